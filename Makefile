@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT
+#
+# ccom top-level Makefile.
+#   make run         build ccom-perf (gcc + make only) and run the main job
+#   make check       install what is missing (as root), build everything, run
+#                    the library tests, their ASan/UBSan run and the driver
+#                    selftests in a VM on Debian's 6.1 and 6.12 kernels
+#   make             libccom (shared + static) and the userspace tools
+#   make kmod        nccom.ko against KDIR (default: the running kernel)
+#
+# Userspace objects go to $(BUILD); the library sources are picked up by
+# wildcard, so adding a file in libccom/<layer>/ needs no edit here.
+
+BUILD ?= build
+CC ?= gcc
+KDIR ?= /lib/modules/$(shell uname -r)/build
+V ?= 0
+Q := $(if $(filter 1,$(V)),,@)
+
+# SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
+SAN ?= 0
+SANFLAGS := $(if $(filter 1,$(SAN)),-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
+OPT ?= -O2
+
+LIB_SRCS := $(sort $(wildcard libccom/*/*.c libccom/*/*/*.c))
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
+LIB_HASH := $(shell cat $(LIB_SRCS) libccom/include/ccom.h 2>/dev/null | cksum | cut -d' ' -f1)
+
+CPPFLAGS_COMMON := -Ilibccom/include -Ilibccom -Iuapi -D_GNU_SOURCE
+CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g $(OPT) -pthread $(SANFLAGS)
+LIB_CFLAGS := $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -fPIC -fvisibility=hidden \
+	-DCCOM_BUILD_HASH=$(LIB_HASH)ULL -DCCOM_BUILDING_LIB
+LDLIBS_COMMON := -pthread -lm $(SANFLAGS)
+
+LIBSO := $(BUILD)/lib/libccom.so.1
+LIBA := $(BUILD)/lib/libccom.a
+
+PERF_SRCS := $(sort $(wildcard tools/ccom-perf/*.c))
+PERF_BIN := $(BUILD)/bin/ccom-perf
+
+TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
+TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
+
+.PHONY: all lib perf tests run check check-lib check-asan check-kmod deps kmod \
+	kmod-clean install install-kmod clean
+
+all: lib perf tests
+
+lib: $(LIBSO) $(LIBA) $(BUILD)/lib/ccom.pc
+
+$(BUILD)/libccom/%.o: libccom/%.c $(wildcard libccom/include/*.h) $(wildcard libccom/*/*.h)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(LIBSO): $(LIB_OBJS) libccom/libccom.map
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -shared -o $@ $(LIB_OBJS) -Wl,-soname,libccom.so.1 \
+		-Wl,--version-script=libccom/libccom.map $(LDLIBS_COMMON)
+	$(Q)ln -sf libccom.so.1 $(BUILD)/lib/libccom.so
+
+$(LIBA): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	$(Q)rm -f $@ && ar rcs $@ $(LIB_OBJS)
+
+$(BUILD)/lib/ccom.pc: libccom/ccom.pc.in
+	@mkdir -p $(dir $@)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|; s|@VERSION@|0.1.0|' $< > $@
+
+perf: $(PERF_BIN)
+
+# ccom-perf links the static library: `make run` needs no install step.
+$(PERF_BIN): $(PERF_SRCS) $(wildcard tools/ccom-perf/*.h) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -o $@ $(PERF_SRCS) $(LIBA) $(LDLIBS_COMMON)
+
+tests: $(TEST_BINS)
+
+$(BUILD)/selftests/libccom/%: selftests/libccom/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
+
+run: $(PERF_BIN)
+	$(PERF_BIN) allreduce -n 4 -b 8 -e 64M -f 4
+
+deps:
+	tools/deps/install
+
+check-lib: all
+	selftests/libccom/run $(BUILD)
+
+check-asan:
+	$(MAKE) BUILD=$(BUILD)/asan SAN=1 OPT=-O1 all
+	CCOM_TEST_SANITIZER=1 selftests/libccom/run $(BUILD)/asan
+
+check-kmod:
+	tools/vm/check-kmod
+
+# Every part runs even if an earlier one failed; the exit status says
+# whether all passed.
+check: deps
+	@rc=0; \
+	$(MAKE) check-lib || rc=1; \
+	$(MAKE) check-asan || rc=1; \
+	$(MAKE) check-kmod || rc=1; \
+	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
+	exit $$rc
+
+kmod:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+kmod-clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+
+PREFIX ?= /usr/local
+install: lib perf
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libccom.so.1 $(DESTDIR)$(PREFIX)/lib/libccom.so
+	install -m 0644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
+	install -m 0644 libccom/include/ccom.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 $(BUILD)/lib/ccom.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 0755 $(PERF_BIN) $(DESTDIR)$(PREFIX)/bin/
+
+install-kmod:
+	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
+	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+
+clean:
+	rm -rf $(BUILD)

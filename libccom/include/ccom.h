@@ -1,0 +1,438 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ccom.h - the public API of libccom, the only header users include.
+ *
+ * NCCL-shaped: an NCCL user ports by changing the prefix.  Ranks are
+ * processes (or threads with ccomCommInitAll); data lives in host memory.
+ * Every call returns a ccomResult_t; ccomGetLastError() returns the human
+ * sentence of the calling thread's last failure.
+ *
+ * Thread safety: unless a comment says otherwise, a communicator is not
+ * thread-safe: use it from one thread at a time (ccomCommAbort() and
+ * ccomCommGetAsyncError() may be called from any thread at any time).
+ */
+#ifndef CCOM_H
+#define CCOM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CCOM_MAJOR 0
+#define CCOM_MINOR 1
+#define CCOM_PATCH 0
+/* Version code as NCCL computes it: MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define CCOM_VERSION_CODE (CCOM_MAJOR * 10000 + CCOM_MINOR * 100 + CCOM_PATCH)
+/*
+ * ABI compat id: bumped on any incompatible change of the library ABI or of
+ * the bootstrap wire protocol.  Runtimes that dlopen libccom compare it.
+ */
+#define CCOM_ABI_COMPAT_ID 1
+
+#define CCOM_UNIQUE_ID_BYTES 128
+
+/**
+ * typedef ccomUniqueId - opaque identifier of a bootstrap rendezvous.
+ *
+ * Holds the root's listen address and a random 64-bit magic; it does not
+ * identify a communicator.  Copy it to every rank out of band.
+ */
+typedef struct {
+	char internal[CCOM_UNIQUE_ID_BYTES];
+} ccomUniqueId;
+
+/**
+ * enum ccomResult_t - result codes of every API call.
+ * @ccomSuccess: the call succeeded.
+ * @ccomUnhandledDeviceError: the nccom device (driver) failed or is unusable.
+ * @ccomSystemError: a system call failed (socket, mmap, memfd, ...).
+ * @ccomInternalError: a bug or unexpected state inside libccom.
+ * @ccomInvalidArgument: an argument is out of range or NULL.
+ * @ccomInvalidUsage: the call is not allowed in this state or combination
+ *	(duplicate device, version skew, nranks mismatch, duplicate rank).
+ * @ccomRemoteError: a peer failed, died or was aborted; the message names it.
+ * @ccomInProgress: a nonblocking operation has not completed yet.
+ * @ccomTimeout: a bounded wait expired; the message names what was awaited.
+ * @ccomNumResults: number of codes.
+ */
+typedef enum {
+	ccomSuccess = 0,
+	ccomUnhandledDeviceError = 1,
+	ccomSystemError = 2,
+	ccomInternalError = 3,
+	ccomInvalidArgument = 4,
+	ccomInvalidUsage = 5,
+	ccomRemoteError = 6,
+	ccomInProgress = 7,
+	ccomTimeout = 8,
+	ccomNumResults = 9
+} ccomResult_t;
+
+/**
+ * enum ccomDataType_t - element types of collectives.
+ */
+typedef enum {
+	ccomInt8 = 0,
+	ccomChar = 0,
+	ccomUint8 = 1,
+	ccomInt32 = 2,
+	ccomInt = 2,
+	ccomUint32 = 3,
+	ccomInt64 = 4,
+	ccomUint64 = 5,
+	ccomFloat16 = 6,
+	ccomHalf = 6,
+	ccomFloat32 = 7,
+	ccomFloat = 7,
+	ccomFloat64 = 8,
+	ccomDouble = 8,
+	ccomBfloat16 = 9,
+	ccomNumTypes = 10
+} ccomDataType_t;
+
+/**
+ * enum ccomRedOp_t - reduction operations.  ccomAvg is a sum divided by the
+ * number of ranks (integer types: truncating division).
+ */
+typedef enum {
+	ccomSum = 0,
+	ccomProd = 1,
+	ccomMax = 2,
+	ccomMin = 3,
+	ccomAvg = 4,
+	ccomNumOps = 5
+} ccomRedOp_t;
+
+/** typedef ccomComm_t - opaque communicator handle. */
+typedef struct ccomComm *ccomComm_t;
+
+/**
+ * typedef ccomStream_t - opaque in-order execution queue of a communicator.
+ * NULL means the communicator's default stream.
+ */
+typedef struct ccomStream *ccomStream_t;
+
+#define CCOM_CONFIG_MAGIC 0xcc0fc0f1u
+#define CCOM_CONFIG_UNDEF_INT INT32_MIN
+
+/**
+ * struct ccomConfig_t - options of ccomCommInitRankConfig().
+ * @size: sizeof(ccomConfig_t) as the caller was compiled.
+ * @magic: %CCOM_CONFIG_MAGIC.
+ * @version: %CCOM_VERSION_CODE the caller was compiled with.
+ * @blocking: 1 (default) waits for init to finish; 0 returns
+ *	ccomInProgress at once and the caller polls ccomCommGetAsyncError().
+ * @device: nccom device index to bind to, or %CCOM_CONFIG_UNDEF_INT for the
+ *	default (local rank modulo the device count; CCOM_DEVICE overrides).
+ * @timeoutSec: bootstrap timeout in seconds, or %CCOM_CONFIG_UNDEF_INT for
+ *	CCOM_BOOTSTRAP_TIMEOUT / the default.
+ * @reserved: must be zero.
+ *
+ * Initialise with CCOM_CONFIG_INITIALIZER.
+ */
+typedef struct {
+	size_t size;
+	unsigned int magic;
+	unsigned int version;
+	int blocking;
+	int device;
+	int timeoutSec;
+	int reserved[9];
+} ccomConfig_t;
+
+#define CCOM_CONFIG_INITIALIZER {					\
+	sizeof(ccomConfig_t), CCOM_CONFIG_MAGIC, CCOM_VERSION_CODE,	\
+	1, CCOM_CONFIG_UNDEF_INT, CCOM_CONFIG_UNDEF_INT, { 0 } }
+
+/* ---------------------------------------------------------------- */
+/* Version, errors                                                   */
+
+/**
+ * ccomGetVersion() - get the library version code.
+ * @version: set to MAJOR * 10000 + MINOR * 100 + PATCH.
+ *
+ * Thread-safe.  Return: ccomSuccess, or ccomInvalidArgument if NULL.
+ */
+ccomResult_t ccomGetVersion(int *version);
+
+/**
+ * struct ccomVersionInfo - what a runtime checks after dlopen("libccom.so.1").
+ * @size: set by the caller to sizeof(struct ccomVersionInfo).
+ * @major: library major version.
+ * @minor: library minor version.
+ * @patch: library patch version.
+ * @abiCompatId: %CCOM_ABI_COMPAT_ID the library was built with.
+ * @buildHash: 64-bit hash of the library build (sources and flags).
+ * @versionString: NUL-terminated, e.g. "0.1.0".
+ */
+struct ccomVersionInfo {
+	uint32_t size;
+	uint32_t major;
+	uint32_t minor;
+	uint32_t patch;
+	uint32_t abiCompatId;
+	uint32_t reserved;
+	uint64_t buildHash;
+	char versionString[32];
+};
+
+/**
+ * ccomGetVersionInfo() - the version handshake for runtimes that dlopen.
+ * @info: filled in; info->size must be set by the caller (smaller sizes
+ *	get a truncated copy, for compatibility with older callers).
+ *
+ * Thread-safe.  Return: ccomSuccess or ccomInvalidArgument.
+ */
+ccomResult_t ccomGetVersionInfo(struct ccomVersionInfo *info);
+
+/**
+ * ccomGetErrorString() - the name and meaning of a result code.
+ * @result: a ccomResult_t.
+ *
+ * Thread-safe.  Return: a static string, never NULL.
+ */
+const char *ccomGetErrorString(ccomResult_t result);
+
+/**
+ * ccomGetLastError() - the sentence describing the calling thread's last error.
+ * @comm: unused, for NCCL compatibility; may be NULL.
+ *
+ * Return: a thread-local string valid until the thread's next ccom call;
+ * empty if no error happened.
+ */
+const char *ccomGetLastError(ccomComm_t comm);
+
+/* ---------------------------------------------------------------- */
+/* Communicator lifecycle                                            */
+
+/**
+ * ccomGetUniqueId() - create a rendezvous id and start its root thread.
+ * @uniqueId: filled with 128 opaque bytes to send to every rank.
+ *
+ * Call once, in one process (usually rank 0's).  With CCOM_COMM_ID set the
+ * address comes from the environment, no root is started here and rank 0
+ * hosts the root inside ccomCommInitRank().
+ *
+ * Return: ccomSuccess, ccomInvalidArgument (NULL or a malformed
+ * CCOM_COMM_ID), ccomSystemError (no usable interface, socket failure).
+ */
+ccomResult_t ccomGetUniqueId(ccomUniqueId *uniqueId);
+
+/**
+ * ccomCommInitRank() - create this rank's communicator (blocking).
+ * @comm: receives the handle; the caller owns it and frees it with
+ *	ccomCommDestroy() (also after a failure that returned a handle).
+ * @nranks: number of ranks, >= 1.
+ * @commId: the id from ccomGetUniqueId(), identical on every rank.
+ * @rank: this rank, 0 <= rank < nranks.
+ *
+ * Collective over all @nranks ranks.  Every wait is bounded by
+ * CCOM_BOOTSTRAP_TIMEOUT.  Return: ccomSuccess or the code of the stage
+ * that failed; ccomGetLastError() names the cause.
+ */
+ccomResult_t ccomCommInitRank(ccomComm_t *comm, int nranks, ccomUniqueId commId, int rank);
+
+/**
+ * ccomCommInitRankConfig() - ccomCommInitRank() with options.
+ * @comm: as ccomCommInitRank().
+ * @nranks: as ccomCommInitRank().
+ * @commId: as ccomCommInitRank().
+ * @rank: as ccomCommInitRank().
+ * @config: options, or NULL for defaults.  With blocking = 0 the call
+ *	returns ccomInProgress and a valid *@comm at once; poll
+ *	ccomCommGetAsyncError() until it is no longer ccomInProgress.
+ */
+ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId commId,
+				    int rank, ccomConfig_t *config);
+
+/**
+ * ccomCommInitAll() - create @ndev communicators in this process, one per device.
+ * @comms: array of @ndev handles to fill; rank i is devlist[i].
+ * @ndev: number of ranks, >= 1.
+ * @devlist: device index of each rank, or NULL for 0..ndev-1.  Checked
+ *	before anything is created: an out-of-range device is
+ *	ccomInvalidArgument, a duplicate device is ccomInvalidUsage.
+ *
+ * Runs every rank's init on its own thread and returns when all are ready.
+ * Collectives on these comms must then be issued inside
+ * ccomGroupStart()/ccomGroupEnd() when one thread drives several ranks.
+ */
+ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist);
+
+/**
+ * ccomCommSplit() - create child communicators by color and key.
+ * @comm: parent communicator.
+ * @color: ranks with the same color form a child; CCOM_SPLIT_NOCOLOR opts out.
+ * @key: orders ranks within a child (ties broken by parent rank).
+ * @newcomm: receives the child, or NULL with CCOM_SPLIT_NOCOLOR.
+ * @config: options for the child, or NULL to inherit the parent's.
+ *
+ * Collective over every rank of @comm.
+ */
+ccomResult_t ccomCommSplit(ccomComm_t comm, int color, int key, ccomComm_t *newcomm,
+			   ccomConfig_t *config);
+#define CCOM_SPLIT_NOCOLOR -1
+
+/**
+ * ccomCommFinalize() - flush every operation issued on @comm.
+ * @comm: communicator.
+ *
+ * Collective.  Blocking config: returns when all operations completed.
+ * Nonblocking: returns ccomInProgress; poll ccomCommGetAsyncError().
+ */
+ccomResult_t ccomCommFinalize(ccomComm_t comm);
+
+/**
+ * ccomCommDestroy() - free @comm's local resources.
+ * @comm: communicator; invalid after the call.  NULL is accepted.
+ *
+ * Not collective; call ccomCommFinalize() first for a clean shutdown.
+ */
+ccomResult_t ccomCommDestroy(ccomComm_t comm);
+
+/**
+ * ccomCommAbort() - stop everything on @comm and free it.
+ * @comm: communicator; invalid after the call.
+ *
+ * Safe to call from another thread while an init or collective on @comm is
+ * blocked: that call returns promptly with an error.  Peers see the abort as
+ * a ccomRemoteError naming this rank.
+ */
+ccomResult_t ccomCommAbort(ccomComm_t comm);
+
+/**
+ * ccomCommGetAsyncError() - the state of a nonblocking init or of past errors.
+ * @comm: communicator.
+ * @asyncError: ccomSuccess, ccomInProgress, or the error that happened.
+ *
+ * Thread-safe.
+ */
+ccomResult_t ccomCommGetAsyncError(ccomComm_t comm, ccomResult_t *asyncError);
+
+/** ccomCommCount() - number of ranks of @comm into *@count. */
+ccomResult_t ccomCommCount(const ccomComm_t comm, int *count);
+
+/** ccomCommUserRank() - this rank of @comm into *@rank. */
+ccomResult_t ccomCommUserRank(const ccomComm_t comm, int *rank);
+
+/**
+ * ccomCommDevice() - the nccom device index this rank is bound to.
+ * @comm: communicator.
+ * @device: device index, or -1 when the comm does not use /dev/nccom.
+ */
+ccomResult_t ccomCommDevice(const ccomComm_t comm, int *device);
+
+/* ---------------------------------------------------------------- */
+/* Groups                                                            */
+
+/**
+ * ccomGroupStart() - start batching calls of this thread.
+ *
+ * Calls until the matching ccomGroupEnd() are recorded, not executed.
+ * Groups nest.  Per thread.
+ */
+ccomResult_t ccomGroupStart(void);
+
+/**
+ * ccomGroupEnd() - submit every call recorded since ccomGroupStart().
+ *
+ * Guarantees enqueue, not completion: synchronize the streams for that.
+ */
+ccomResult_t ccomGroupEnd(void);
+
+/* ---------------------------------------------------------------- */
+/* Streams and memory                                                */
+
+/**
+ * ccomStreamCreate() - create an in-order execution queue on @comm.
+ * @comm: communicator.
+ * @stream: receives the stream; destroy it with ccomStreamDestroy()
+ *	before destroying @comm.
+ */
+ccomResult_t ccomStreamCreate(ccomComm_t comm, ccomStream_t *stream);
+
+/** ccomStreamDestroy() - wait for @stream's work and free it. */
+ccomResult_t ccomStreamDestroy(ccomStream_t stream);
+
+/**
+ * ccomStreamSynchronize() - wait until every operation on @stream completed.
+ * @stream: a stream; NULL is not accepted (use ccomCommSynchronize()).
+ *
+ * Bounded by CCOM_OP_TIMEOUT and honours abort.  Return: the first error of
+ * an operation on the stream, or ccomSuccess.
+ */
+ccomResult_t ccomStreamSynchronize(ccomStream_t stream);
+
+/**
+ * ccomStreamQuery() - ccomSuccess if @stream is idle, ccomInProgress if it
+ * still has work, or the error of a failed operation.
+ */
+ccomResult_t ccomStreamQuery(ccomStream_t stream);
+
+/** ccomCommSynchronize() - ccomStreamSynchronize() on @comm's default stream. */
+ccomResult_t ccomCommSynchronize(ccomComm_t comm);
+
+/**
+ * ccomMemAlloc() - allocate memory that local peers of @comm can read.
+ * @comm: communicator.
+ * @ptr: receives the buffer (page-aligned).
+ * @size: bytes.
+ *
+ * Buffers from here let collectives use single-copy direct algorithms
+ * between ranks of one host.  Free with ccomMemFree() before destroying @comm.
+ */
+ccomResult_t ccomMemAlloc(ccomComm_t comm, void **ptr, size_t size);
+
+/** ccomMemFree() - free a buffer from ccomMemAlloc(). */
+ccomResult_t ccomMemFree(ccomComm_t comm, void *ptr);
+
+/* ---------------------------------------------------------------- */
+/* Collectives: enqueue on @stream (NULL = default) and return.      */
+
+/** ccomAllReduce() - recvbuff[i] = op over ranks of sendbuff[i], on every rank. */
+ccomResult_t ccomAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ccomDataType_t datatype, ccomRedOp_t op, ccomComm_t comm,
+			   ccomStream_t stream);
+
+/** ccomBroadcast() - copy @root's sendbuff to every rank's recvbuff. */
+ccomResult_t ccomBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ccomDataType_t datatype, int root, ccomComm_t comm,
+			   ccomStream_t stream);
+
+/** ccomReduce() - reduce into @root's recvbuff (recvbuff ignored elsewhere). */
+ccomResult_t ccomReduce(const void *sendbuff, void *recvbuff, size_t count,
+			ccomDataType_t datatype, ccomRedOp_t op, int root,
+			ccomComm_t comm, ccomStream_t stream);
+
+/** ccomAllGather() - recvbuff[r * sendcount ...] = rank r's sendbuff. */
+ccomResult_t ccomAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+			   ccomDataType_t datatype, ccomComm_t comm, ccomStream_t stream);
+
+/** ccomReduceScatter() - rank r gets block r (recvcount elements) of the reduction. */
+ccomResult_t ccomReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+			       ccomDataType_t datatype, ccomRedOp_t op, ccomComm_t comm,
+			       ccomStream_t stream);
+
+/** ccomAlltoAll() - block p of rank r's sendbuff goes to block r of rank p's recvbuff. */
+ccomResult_t ccomAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+			  ccomDataType_t datatype, ccomComm_t comm, ccomStream_t stream);
+
+/**
+ * ccomSend() - send @count elements to @peer.  Matches the peer's ccomRecv()
+ * in issue order.  Sends and receives that depend on each other must be in
+ * one ccomGroupStart()/ccomGroupEnd() (as in NCCL) or they may deadlock.
+ */
+ccomResult_t ccomSend(const void *sendbuff, size_t count, ccomDataType_t datatype,
+		      int peer, ccomComm_t comm, ccomStream_t stream);
+
+/** ccomRecv() - receive @count elements from @peer; see ccomSend(). */
+ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
+		      int peer, ccomComm_t comm, ccomStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* CCOM_H */
