@@ -28,7 +28,7 @@ LIB_HASH := $(shell cat $(LIB_SRCS) libccom/include/ccom.h 2>/dev/null | cksum |
 
 CPPFLAGS_COMMON := -Ilibccom/include -Ilibccom -Iuapi -D_GNU_SOURCE
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g $(OPT) -pthread $(SANFLAGS)
-LIB_CFLAGS := $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -fPIC -fvisibility=hidden \
+LIB_CFLAGS := $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -fPIC \
 	-DCCOM_BUILD_HASH=$(LIB_HASH)ULL -DCCOM_BUILDING_LIB
 LDLIBS_COMMON := -pthread -lm $(SANFLAGS)
 
