@@ -64,6 +64,9 @@ struct ccomComm {
 	/* ccomInProgress during init, ccomSuccess after, or the first error. */
 	_Atomic ccomResult_t async_result;
 
+	/* Topology and graphs, set by ccom_topo_init() (topo/topo.h). */
+	struct ccom_topo *topo;
+
 	/* Data-path state owned by coll/ (opaque here). */
 	struct ccom_coll_state *coll;
 

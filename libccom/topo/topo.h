@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * topo.h - topology of a communicator: which ranks share a host (from the
+ * peer-info host hashes), this host's CPUs / NUMA nodes / NICs / nccom
+ * devices (sysfs, getifaddrs, the nccom uapi), and the graphs built from
+ * them (a ring that keeps the ranks of one host together, and a two-level
+ * tree).  CCOM_TOPO_DUMP_FILE writes all of it as JSON.
+ *
+ * Lifecycle: init/ calls ccom_topo_init() at the topology stage (after the
+ * peer-info all-gather has filled comm->peers) and ccom_topo_fini() when
+ * the communicator is freed.  The result hangs off comm->topo and is
+ * constant afterwards, so every layer may read it without locking.
+ */
+#ifndef CCOM_TOPO_H
+#define CCOM_TOPO_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <net/if.h>
+#include <netinet/in.h>
+
+struct ccomComm;
+
+#define CCOM_TOPO_MAX_NICS 64
+#define CCOM_TOPO_NIC_ADDRS 4
+#define CCOM_TOPO_ADDR_LEN 64	/* INET6_ADDRSTRLEN plus "%scope" */
+#define CCOM_TOPO_CPULIST_LEN 256
+
+/* One NUMA node of this host (from /sys/devices/system/node/nodeN). */
+struct ccom_topo_numa {
+	int id;
+	int ncpus;
+	uint64_t mem_kb;			/* MemTotal of the node, 0 if unknown */
+	char cpulist[CCOM_TOPO_CPULIST_LEN];	/* as sysfs prints it */
+};
+
+/* One network interface of this host (from /sys/class/net and getifaddrs). */
+struct ccom_topo_nic {
+	char name[IF_NAMESIZE];
+	int speed_mbps;			/* -1 when the driver does not report it */
+	int mtu;
+	int numa_node;			/* -1 for virtual devices */
+	bool up;			/* operstate "up" or "unknown" with IFF_UP */
+	bool loopback;
+	int naddrs;
+	char addrs[CCOM_TOPO_NIC_ADDRS][CCOM_TOPO_ADDR_LEN];
+};
+
+/* Ranks of one host, sorted by rank. */
+struct ccom_topo_host {
+	uint64_t host_hash;
+	int nranks;
+	int *ranks;
+};
+
+/* Presence of /dev/nccom and what GET_INFO says about it. */
+struct ccom_topo_nccom {
+	bool present;			/* /dev/nccom exists */
+	bool usable;			/* opened and GET_INFO succeeded */
+	int ndevs;
+	uint32_t abi_version;
+	uint64_t features;
+	char status[96];		/* why not usable, or "ok" */
+};
+
+struct ccom_topo {
+	/* Hosts, in order of their lowest rank; rank_host[r] indexes hosts[]. */
+	int nhosts;
+	struct ccom_topo_host *hosts;
+	int *rank_host;
+
+	/* This host (the calling rank's view). */
+	char hostname[256];
+	int ncpus_online;
+	int naffinity;				/* CPUs this rank may run on */
+	char affinity[CCOM_TOPO_CPULIST_LEN];
+	int nnuma;
+	struct ccom_topo_numa *numa;
+	int local_numa;				/* NUMA node of the affinity, -1 if several */
+	int nnics;
+	struct ccom_topo_nic *nics;
+	int bootstrap_nic;			/* nics[] index carrying the bootstrap address, -1 */
+	struct ccom_topo_nccom nccom;
+
+	/*
+	 * Graphs over all ranks.  ring[i] is the rank at ring position i;
+	 * ring_pos[r] is rank r's position.  tree_parent[r] is -1 for the root
+	 * (rank ring[0]); the tree is a binary tree over host leaders with a
+	 * binary tree inside each host.
+	 */
+	int nranks;
+	int *ring;
+	int *ring_pos;
+	int *tree_parent;
+};
+
+/**
+ * ccom_topo_init() - discover the topology of @comm and build its graphs.
+ * @comm: communicator whose rank, nranks and peers[] are set.
+ *
+ * Stores the result in comm->topo (freed by ccom_topo_fini()).  Writes the
+ * dump when CCOM_TOPO_DUMP_FILE is set (a failure to write it is logged and
+ * not fatal).  Local only: no communication.
+ *
+ * Return: 0, -EINVAL for an inconsistent comm, -ENOMEM, or -EPROTO when the
+ * host grouping disagrees with comm->rank_to_node.
+ */
+int ccom_topo_init(struct ccomComm *comm);
+
+/** ccom_topo_fini() - free comm->topo (NULL-safe) and clear the pointer. */
+void ccom_topo_fini(struct ccomComm *comm);
+
+/* The ranks before and after @rank in the ring. */
+int ccom_topo_ring_next(const struct ccom_topo *topo, int rank);
+int ccom_topo_ring_prev(const struct ccom_topo *topo, int rank);
+
+/* True if ranks @a and @b are on the same host. */
+bool ccom_topo_same_host(const struct ccom_topo *topo, int a, int b);
+
+/*
+ * Building blocks, exposed for the tests.
+ *
+ * ccom_topo_group_hosts() fills topo->hosts / rank_host from @nranks host
+ * hashes (hosts ordered by their lowest rank).  ccom_topo_build_graphs()
+ * fills ring, ring_pos and tree_parent from the host grouping.
+ * ccom_topo_discover_local() fills the "this host" part.
+ * ccom_topo_parse_cpulist() parses "0-3,8,10-11" into a bitmap of @nbits bits
+ * (returns the number of CPUs or -EINVAL).
+ * ccom_topo_free() frees a topo built by these.
+ */
+int ccom_topo_group_hosts(struct ccom_topo *topo, const uint64_t *host_hash, int nranks);
+int ccom_topo_build_graphs(struct ccom_topo *topo);
+int ccom_topo_discover_local(struct ccom_topo *topo, const struct sockaddr_in6 *bootstrap_addr);
+int ccom_topo_parse_cpulist(const char *s, uint64_t *bits, int nbits);
+void ccom_topo_free(struct ccom_topo *topo);
+
+/*
+ * ccom_topo_dump_write() - write @topo as JSON to @path ("%r" is replaced by
+ * @rank, "%h" by the hostname, "%p" by the pid).  Return 0 or -errno.
+ */
+int ccom_topo_dump_write(const struct ccom_topo *topo, const struct ccomComm *comm,
+			 const char *path);
+
+#endif
