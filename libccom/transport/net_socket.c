@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+/*
+ * net_socket.c - the TCP transport between hosts.
+ *
+ * Each pair of ranks gets CCOM_NSOCKS TCP connections (the smaller of the
+ * two sides' values).  The byte stream of the pair is cut into pieces of
+ * CCOM_NET_CHUNK bytes that go round-robin over the sockets; the receiver
+ * drains the sockets in the same order, so the stream stays ordered while
+ * large transfers use every socket.  Data calls are nonblocking
+ * (MSG_DONTWAIT) and never wait: coll/ drives progress and sleeps in
+ * ->wait() (ppoll on the socket the stream is stuck on).
+ *
+ * Setup (collective over the peer list): every rank with peers listens on
+ * the address of its bootstrap socket (so CCOM_SOCKET_IFNAME selects the
+ * data interface too), sends its address and socket count to each peer over
+ * the bootstrap p2p, then the higher rank of each pair connects.  Each
+ * connection starts with a hello {comm magic, comm hash, rank, socket
+ * index}; the accepting side drops connections with a wrong hello and keeps
+ * waiting.  Connect never waits for the peer's accept (the kernel completes
+ * the handshake), so "connect all, then accept all" cannot deadlock.
+ *
+ * A peer that closed its socket or died turns into -ECONNRESET with a
+ * sentence naming it (coll/ maps it to ccomRemoteError).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/socket.h>
+
+#include "init/comm.h"
+#include "transport/net_socket.h"
+#include "transport/transport.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+#include "util/params.h"
+#include "util/socket.h"
+
+#define NET_TAG_ADDR (CCOM_TAG_NET_BASE + 0)
+#define NET_WIRE_VERSION 1u
+#define NET_MIN_CHUNK 4096
+#define NET_MAX_CHUNK (64 << 20)
+#define NET_HELLO_TIMEOUT_US 5000000LL
+
+/* Address card each rank sends to each of its peers over the bootstrap. */
+struct net_card {
+	uint32_t version;
+	int32_t nsocks;
+	uint32_t chunk;
+	uint32_t pad;
+	union ccom_sockaddr addr;
+};
+
+/* First bytes of every TCP connection, from the connecting side. */
+struct net_hello {
+	uint64_t magic;
+	uint64_t comm_hash;
+	int32_t rank;
+	int32_t sock;
+};
+
+/* One direction of the striped stream: which socket, and what is left of its piece. */
+struct net_dir {
+	int cur;
+	size_t left;
+};
+
+struct net_conn {
+	struct ccom_transport_conn base;	/* first: coll/ casts */
+	struct ccomComm *comm;
+	int nsocks;
+	size_t chunk;
+	int fds[CCOM_NET_MAX_SOCKS];
+	size_t sent[CCOM_NET_MAX_SOCKS];
+	size_t rcvd[CCOM_NET_MAX_SOCKS];
+	struct net_dir tx;
+	struct net_dir rx;
+	bool dead;
+};
+
+static struct net_conn *to_net(struct ccom_transport_conn *conn)
+{
+	return (struct net_conn *)conn;
+}
+
+/* ---------------------------------------------------------------- data path */
+
+static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
+{
+	if (!c->dead)
+		ccom_set_last_error("net_socket: connection to peer rank %d %s (%s); that rank died, aborted or lost its network",
+				    c->base.peer, what, err ? strerror(err) : "end of stream");
+	c->dead = true;
+	return -ECONNRESET;
+}
+
+static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
+{
+	struct net_conn *c = to_net(conn);
+	size_t done = 0;
+
+	if (c->dead)
+		return -ECONNRESET;
+	while (done < size) {
+		size_t n = size - done < c->tx.left ? size - done : c->tx.left;
+		ssize_t r = send(c->fds[c->tx.cur], (const char *)buf + done, n,
+				 MSG_DONTWAIT | MSG_NOSIGNAL);
+
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return peer_gone(c, "failed on send", errno);
+		}
+		c->sent[c->tx.cur] += r;
+		done += r;
+		c->tx.left -= r;
+		if (!c->tx.left) {
+			c->tx.cur = (c->tx.cur + 1) % c->nsocks;
+			c->tx.left = c->chunk;
+		}
+	}
+	return (ssize_t)done;
+}
+
+static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
+{
+	struct net_conn *c = to_net(conn);
+	size_t done = 0;
+
+	if (c->dead)
+		return -ECONNRESET;
+	while (done < size) {
+		size_t n = size - done < c->rx.left ? size - done : c->rx.left;
+		ssize_t r = recv(c->fds[c->rx.cur], (char *)buf + done, n, MSG_DONTWAIT);
+
+		if (r == 0)
+			return peer_gone(c, "was closed by the peer", 0);
+		if (r < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == EINTR)
+				continue;
+			return peer_gone(c, "failed on receive", errno);
+		}
+		c->rcvd[c->rx.cur] += r;
+		done += r;
+		c->rx.left -= r;
+		if (!c->rx.left) {
+			c->rx.cur = (c->rx.cur + 1) % c->nsocks;
+			c->rx.left = c->chunk;
+		}
+	}
+	return (ssize_t)done;
+}
+
+/*
+ * Sleep until the socket the stream is stuck on can move.  Readable data is
+ * reported even with POLLHUP (the rest of the stream must be drained first;
+ * recv() then sees the end and reports the peer).
+ */
+static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
+{
+	struct net_conn *c = to_net(conn);
+	struct pollfd pfd[2];
+	struct timespec ts;
+	int n = 0, i, r;
+
+	if (c->dead)
+		return -ECONNRESET;
+	if (dir & CCOM_TRANSPORT_WAIT_SEND)
+		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
+	if (dir & CCOM_TRANSPORT_WAIT_RECV)
+		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
+	if (!n || timeout_us <= 0)
+		return 0;
+	ts.tv_sec = timeout_us / 1000000;
+	ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
+	r = ppoll(pfd, n, &ts, NULL);
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (i = 0; i < n; i++) {
+		if (pfd[i].revents & POLLIN)
+			continue;
+		if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+			return (int)peer_gone(c, "reported an error or hang-up", 0);
+	}
+	return 0;
+}
+
+int ccom_net_conn_nsocks(const struct ccom_transport_conn *conn)
+{
+	if (!conn || conn->ops != &ccom_transport_net_socket)
+		return -EINVAL;
+	return ((const struct net_conn *)conn)->nsocks;
+}
+
+int ccom_net_conn_sock_bytes(const struct ccom_transport_conn *conn, int i, size_t *sent,
+			     size_t *received)
+{
+	const struct net_conn *c = (const struct net_conn *)conn;
+
+	if (ccom_net_conn_nsocks(conn) < 0 || i < 0 || i >= c->nsocks)
+		return -EINVAL;
+	*sent = c->sent[i];
+	*received = c->rcvd[i];
+	return 0;
+}
+
+/* ---------------------------------------------------------------- setup */
+
+static void conn_free(struct net_conn *c)
+{
+	int i;
+
+	if (!c)
+		return;
+	for (i = 0; i < CCOM_NET_MAX_SOCKS; i++)
+		if (c->fds[i] >= 0)
+			close(c->fds[i]);
+	free(c);
+}
+
+static struct net_conn *conn_alloc(struct ccomComm *comm, int peer, int nsocks, size_t chunk)
+{
+	struct net_conn *c = calloc(1, sizeof(*c));
+	int i;
+
+	if (!c)
+		return NULL;
+	c->base.ops = &ccom_transport_net_socket;
+	c->base.peer = peer;
+	c->comm = comm;
+	c->nsocks = nsocks;
+	c->chunk = chunk;
+	c->tx.left = chunk;
+	c->rx.left = chunk;
+	for (i = 0; i < CCOM_NET_MAX_SOCKS; i++)
+		c->fds[i] = -1;
+	return c;
+}
+
+/* The address of our bootstrap socket with port 0: where the data listener goes. */
+static int local_addr(const struct ccomComm *comm, union ccom_sockaddr *a)
+{
+	const struct sockaddr_in6 *b = &comm->peers[comm->rank].listen_addr;
+
+	memset(a, 0, sizeof(*a));
+	if (b->sin6_family == AF_INET) {
+		memcpy(&a->sin, b, sizeof(a->sin));
+	} else if (b->sin6_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&b->sin6_addr)) {
+		a->sin.sin_family = AF_INET;
+		memcpy(&a->sin.sin_addr, &b->sin6_addr.s6_addr[12], 4);
+	} else if (b->sin6_family == AF_INET6) {
+		a->sin6 = *b;
+	} else {
+		ccom_set_last_error("net_socket: rank %d has no bootstrap address (family %d); init must fill peer info first",
+				    comm->rank, b->sin6_family);
+		return -EINVAL;
+	}
+	if (a->sa.sa_family == AF_INET)
+		a->sin.sin_port = 0;
+	else
+		a->sin6.sin6_port = 0;
+	return 0;
+}
+
+struct net_params {
+	int nsocks;
+	size_t chunk;
+	int64_t deadline;
+};
+
+static int read_params(const struct ccomComm *comm, struct net_params *p)
+{
+	int64_t ns = ccom_param_int("CCOM_NSOCKS");
+	int64_t ch = ccom_param_int("CCOM_NET_CHUNK");
+	int64_t tmo = comm->config.timeoutSec > 0 ? comm->config.timeoutSec :
+		      ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
+
+	if (ns < 1 || ns > CCOM_NET_MAX_SOCKS) {
+		ccom_set_last_error("net_socket: CCOM_NSOCKS=%lld is out of range; use 1 to %d",
+				    (long long)ns, CCOM_NET_MAX_SOCKS);
+		return -EINVAL;
+	}
+	if (ch < NET_MIN_CHUNK || ch > NET_MAX_CHUNK) {
+		ccom_set_last_error("net_socket: CCOM_NET_CHUNK=%lld is out of range; use %d to %d bytes",
+				    (long long)ch, NET_MIN_CHUNK, NET_MAX_CHUNK);
+		return -EINVAL;
+	}
+	p->nsocks = (int)ns;
+	p->chunk = (size_t)ch;
+	p->deadline = ccom_now_us() + (tmo > 0 ? tmo : 300) * 1000000;
+	return 0;
+}
+
+/* Send our card to every peer, then receive theirs (sends never wait for receives). */
+static int exchange_cards(struct ccomComm *comm, const int *peers, int npeers,
+			  const struct net_card *mine, struct net_card *theirs)
+{
+	int i, err;
+
+	for (i = 0; i < npeers; i++) {
+		err = ccom_bootstrap_send(comm->bootstrap, peers[i], NET_TAG_ADDR, mine,
+					  sizeof(*mine));
+		if (err)
+			return err;
+	}
+	for (i = 0; i < npeers; i++) {
+		err = ccom_bootstrap_recv(comm->bootstrap, peers[i], NET_TAG_ADDR, &theirs[i],
+					  sizeof(theirs[i]));
+		if (err)
+			return err;
+		if (theirs[i].version != NET_WIRE_VERSION || theirs[i].nsocks < 1 ||
+		    theirs[i].nsocks > CCOM_NET_MAX_SOCKS || theirs[i].chunk != mine->chunk) {
+			ccom_set_last_error("net_socket: peer rank %d runs an incompatible TCP transport (wire version %u, %d sockets, chunk %u; ours %u, chunk %u); use one libccom build and the same CCOM_NET_CHUNK on every rank",
+					    peers[i], theirs[i].version, theirs[i].nsocks,
+					    theirs[i].chunk, NET_WIRE_VERSION, mine->chunk);
+			return -EBADE;
+		}
+	}
+	return 0;
+}
+
+static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
+		       const union ccom_sockaddr *to, int64_t deadline)
+{
+	struct net_hello h = {
+		.magic = comm->magic, .comm_hash = comm->comm_hash,
+		.rank = comm->rank, .sock = idx,
+	};
+	char as[96];
+	int fd, err;
+
+	err = ccom_sock_connect(to, deadline, &comm->abort_flag, &fd);
+	if (!err) {
+		c->fds[idx] = fd;
+		err = ccom_sock_setup(fd);
+	}
+	if (!err)
+		err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
+	if (err)
+		ccom_set_last_error("net_socket: cannot connect socket %d to peer rank %d at %s: %s%s",
+				    idx, c->base.peer, ccom_addr_str(to, as, sizeof(as)),
+				    strerror(-err),
+				    err == -ECANCELED ? " (aborted)" :
+				    "; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts can reach");
+	return err;
+}
+
+/*
+ * Read the hello of an accepted connection and file it under its (peer,
+ * socket).  Returns 1 if filed, 0 if dropped (foreign, malformed,
+ * duplicate, silent), or -ECANCELED.
+ */
+static int file_accepted(struct ccomComm *comm, int fd, const int *peers, int npeers,
+			 struct ccom_transport_conn **conns, const union ccom_sockaddr *from)
+{
+	int64_t dl = ccom_now_us() + NET_HELLO_TIMEOUT_US;
+	struct net_hello h;
+	char as[96];
+	int i, err;
+
+	err = ccom_sock_recv_all(fd, &h, sizeof(h), dl, &comm->abort_flag);
+	if (err == -ECANCELED)
+		return err;
+	for (i = 0; !err && i < npeers; i++) {
+		struct net_conn *c = to_net(conns[i]);
+
+		if (peers[i] != h.rank || h.magic != comm->magic || h.comm_hash != comm->comm_hash)
+			continue;
+		if (h.rank <= comm->rank || h.sock < 0 || h.sock >= c->nsocks || c->fds[h.sock] >= 0)
+			break;
+		c->fds[h.sock] = fd;
+		return 1;
+	}
+	ccom_warn("net_socket: dropped a connection from %s: %s; a foreign or stale process is connecting to this rank's data port",
+		  ccom_addr_str(from, as, sizeof(as)),
+		  err ? strerror(-err) : "its hello does not match an expected peer socket");
+	return 0;
+}
+
+static int accept_all(struct ccomComm *comm, int lfd, const int *peers, int npeers,
+		      struct ccom_transport_conn **conns, int expected, int64_t deadline)
+{
+	union ccom_sockaddr from;
+	int got = 0, fd, err, r;
+
+	while (got < expected) {
+		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
+		if (err)
+			return err;
+		r = ccom_sock_setup(fd) ? 0 : file_accepted(comm, fd, peers, npeers, conns, &from);
+		if (r == 1) {
+			got++;
+			continue;
+		}
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Name the higher-ranked peers (they connect to us) that did not connect every socket. */
+static void report_missing(const struct ccomComm *comm, const int *peers, int npeers,
+			   struct ccom_transport_conn **conns, int err)
+{
+	char list[256];
+	size_t off = 0;
+	int i, s;
+
+	list[0] = '\0';
+	for (i = 0; i < npeers && off < sizeof(list) - 16; i++) {
+		struct net_conn *c = to_net(conns[i]);
+
+		if (peers[i] < comm->rank)
+			continue;
+		for (s = 0; s < c->nsocks; s++)
+			if (c->fds[s] < 0)
+				break;
+		if (s < c->nsocks)
+			off += snprintf(list + off, sizeof(list) - off, "%s%d", off ? "," : "",
+					peers[i]);
+	}
+	ccom_set_last_error("net_socket: rank %d %s waiting for TCP connections from peer rank(s) %s; %s",
+			    comm->rank, err == -ECANCELED ? "was aborted while" : "timed out",
+			    list, err == -ECANCELED ? "ccomCommAbort was called" :
+			    "those ranks died or cannot reach this rank's address (check CCOM_SOCKET_IFNAME and firewalls)");
+}
+
+static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
+		       struct ccom_transport_conn **conns, const struct net_card *cards,
+		       const struct net_params *p, int lfd)
+{
+	int i, s, expected = 0, err;
+
+	for (i = 0; i < npeers; i++) {
+		int ns = cards[i].nsocks < p->nsocks ? cards[i].nsocks : p->nsocks;
+
+		struct net_conn *c = conn_alloc(comm, peers[i], ns, p->chunk);
+
+		if (!c) {
+			ccom_set_last_error("net_socket: out of memory for the connection to peer rank %d",
+					    peers[i]);
+			return -ENOMEM;
+		}
+		conns[i] = &c->base;
+		if (peers[i] > comm->rank)
+			expected += ns;
+	}
+	/* Higher rank connects: never waits for the accept, so no cycle. */
+	for (i = 0; i < npeers; i++) {
+		if (peers[i] > comm->rank)
+			continue;
+		for (s = 0; s < to_net(conns[i])->nsocks; s++) {
+			err = connect_one(comm, to_net(conns[i]), s, &cards[i].addr, p->deadline);
+			if (err)
+				return err;
+		}
+	}
+	err = accept_all(comm, lfd, peers, npeers, conns, expected, p->deadline);
+	if (err)
+		report_missing(comm, peers, npeers, conns, err);
+	return err;
+}
+
+static void net_teardown(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers)
+{
+	int i;
+
+	(void)comm;
+	if (!conns)
+		return;
+	for (i = 0; i < npeers; i++) {
+		conn_free(conns[i] ? to_net(conns[i]) : NULL);
+		conns[i] = NULL;
+	}
+}
+
+static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
+		     struct ccom_transport_conn **conns)
+{
+	struct net_card mine = { .version = NET_WIRE_VERSION }, *cards;
+	struct net_params p;
+	char as[96];
+	int lfd = -1, err;
+
+	if (npeers <= 0)
+		return 0;
+	err = read_params(comm, &p);
+	if (!err)
+		err = local_addr(comm, &mine.addr);
+	if (err)
+		return err;
+	mine.nsocks = p.nsocks;
+	mine.chunk = (uint32_t)p.chunk;
+	cards = calloc(npeers, sizeof(*cards));
+	if (!cards)
+		return -ENOMEM;
+	memset(conns, 0, npeers * sizeof(*conns));
+	err = ccom_sock_listen(&mine.addr, 4096, &lfd);
+	if (err) {
+		ccom_set_last_error("net_socket: cannot listen on %s: %s; check CCOM_SOCKET_IFNAME",
+				    ccom_addr_str(&mine.addr, as, sizeof(as)), strerror(-err));
+		goto out_free_cards;
+	}
+	err = exchange_cards(comm, peers, npeers, &mine, cards);
+	if (!err)
+		err = connect_all(comm, peers, npeers, conns, cards, &p, lfd);
+	if (err)
+		net_teardown(comm, conns, npeers);
+	else
+		ccom_info(CCOM_SUBSYS_NET, "net_socket: rank %d connected to %d peer(s) from %s, %d socket(s) per peer, %zu-byte pieces",
+			  comm->rank, npeers, ccom_addr_str(&mine.addr, as, sizeof(as)),
+			  p.nsocks, p.chunk);
+	close(lfd);
+out_free_cards:
+	free(cards);
+	return err;
+}
+
+const struct ccom_transport_ops ccom_transport_net_socket = {
+	.name = "net_socket",
+	.setup = net_setup,
+	.send = net_send,
+	.recv = net_recv,
+	.wait = net_wait,
+	.teardown = net_teardown,
+};
