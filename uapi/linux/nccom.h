@@ -156,6 +156,7 @@ struct nccom_info {
 	__aligned_u64 out_fd_objects;
 	__aligned_u64 out_fd_pinned_pages;
 };
+
 #define NCCOM_IOC_GET_INFO _IO(NCCOM_TYPE, NCCOM_CMD_GET_INFO)
 
 /**
@@ -176,6 +177,7 @@ struct nccom_destroy {
 	__u32 handle;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_DESTROY _IO(NCCOM_TYPE, NCCOM_CMD_DESTROY)
 
 /**
@@ -213,6 +215,7 @@ struct nccom_mem_register {
 	__u32 out_handle;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_MEM_REGISTER _IO(NCCOM_TYPE, NCCOM_CMD_MEM_REGISTER)
 
 /**
@@ -235,6 +238,7 @@ struct nccom_mem_export_dmabuf {
 	__u32 handle;
 	__s32 out_fd;
 };
+
 #define NCCOM_IOC_MEM_EXPORT_DMABUF _IO(NCCOM_TYPE, NCCOM_CMD_MEM_EXPORT_DMABUF)
 
 /**
@@ -265,6 +269,7 @@ struct nccom_mem_import_dmabuf {
 	__aligned_u64 length;
 	__aligned_u64 out_length;
 };
+
 #define NCCOM_IOC_MEM_IMPORT_DMABUF _IO(NCCOM_TYPE, NCCOM_CMD_MEM_IMPORT_DMABUF)
 
 /**
@@ -296,6 +301,7 @@ struct nccom_queue_create {
 	__aligned_u64 out_mmap_offset;
 	__aligned_u64 out_mmap_size;
 };
+
 #define NCCOM_IOC_QUEUE_CREATE _IO(NCCOM_TYPE, NCCOM_CMD_QUEUE_CREATE)
 
 /**
@@ -315,6 +321,7 @@ struct nccom_queue_doorbell {
 	__u32 handle;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_QUEUE_DOORBELL _IO(NCCOM_TYPE, NCCOM_CMD_QUEUE_DOORBELL)
 
 /**
@@ -350,12 +357,13 @@ struct nccom_queue_get_state {
 	__aligned_u64 out_error_cookie;
 	__aligned_u64 out_completed;
 };
+
 #define NCCOM_IOC_QUEUE_GET_STATE _IO(NCCOM_TYPE, NCCOM_CMD_QUEUE_GET_STATE)
 
 /**
  * enum nccom_queue_reset_flags - flags of %NCCOM_IOC_QUEUE_RESET
- * @NCCOM_QUEUE_RESET_DISCARD: complete every descriptor that is still in the
- *	submission ring with -ECANCELED instead of running it
+ * @NCCOM_QUEUE_RESET_DISCARD: drop every descriptor that is still in the
+ *	submission ring (sq_head jumps to sq_tail); they produce no completion
  */
 enum nccom_queue_reset_flags {
 	NCCOM_QUEUE_RESET_DISCARD = 1 << 0,
@@ -378,6 +386,7 @@ struct nccom_queue_reset {
 	__u32 handle;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_QUEUE_RESET _IO(NCCOM_TYPE, NCCOM_CMD_QUEUE_RESET)
 
 /**
@@ -402,6 +411,7 @@ struct nccom_queue_wait {
 	__u32 out_cq_tail;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_QUEUE_WAIT _IO(NCCOM_TYPE, NCCOM_CMD_QUEUE_WAIT)
 
 /**
@@ -419,6 +429,7 @@ struct nccom_sem_create {
 	__u32 out_handle;
 	__u32 __reserved;
 };
+
 #define NCCOM_IOC_SEM_CREATE _IO(NCCOM_TYPE, NCCOM_CMD_SEM_CREATE)
 
 /**
@@ -439,6 +450,7 @@ struct nccom_sem_signal {
 	__u32 __reserved;
 	__aligned_u64 value;
 };
+
 #define NCCOM_IOC_SEM_SIGNAL _IO(NCCOM_TYPE, NCCOM_CMD_SEM_SIGNAL)
 
 /**
@@ -456,6 +468,7 @@ struct nccom_sem_read {
 	__u32 out_owner_alive;
 	__aligned_u64 out_value;
 };
+
 #define NCCOM_IOC_SEM_READ _IO(NCCOM_TYPE, NCCOM_CMD_SEM_READ)
 
 /**
@@ -481,6 +494,7 @@ struct nccom_sem_wait {
 	__aligned_u64 timeout_ns;
 	__aligned_u64 out_value;
 };
+
 #define NCCOM_IOC_SEM_WAIT _IO(NCCOM_TYPE, NCCOM_CMD_SEM_WAIT)
 
 /**
@@ -502,6 +516,7 @@ struct nccom_sem_export {
 	__u32 handle;
 	__s32 out_fd;
 };
+
 #define NCCOM_IOC_SEM_EXPORT _IO(NCCOM_TYPE, NCCOM_CMD_SEM_EXPORT)
 
 /**
@@ -517,6 +532,7 @@ struct nccom_sem_import {
 	__s32 fd;
 	__u32 out_handle;
 };
+
 #define NCCOM_IOC_SEM_IMPORT _IO(NCCOM_TYPE, NCCOM_CMD_SEM_IMPORT)
 
 /**

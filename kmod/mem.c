@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * nccom memory: registration of user memory (long-term pins accounted
+ * against RLIMIT_MEMLOCK on mm->pinned_vm), invalidation through an
+ * mmu_interval_notifier, the refcounted region that backs registrations,
+ * dma-buf exports and imports, and the memory handle object.
+ *
+ * Copyright (C) 2026 The ccom authors.
+ */
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/highmem.h>
+#include <linux/capability.h>
+
+#include "nccom_private.h"
+
+#define NCCOM_PIN_BATCH 512
+
+/*
+ * Invalidation callback. Protection changes and soft-dirty updates keep the
+ * same pages mapped (pinned pages are never write-protected for fork and
+ * never migrated), so they leave the registration alone. Every other event
+ * (unmap, clear, release at exit) means the user's range no longer maps the
+ * pinned pages: mark the region dead under @lock, which the engine holds
+ * while touching the pages, so no descriptor uses it afterwards.
+ */
+static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
+				    const struct mmu_notifier_range *range,
+				    unsigned long cur_seq)
+{
+	struct nccom_region *region =
+		container_of(mni, struct nccom_region, notifier);
+
+	if (range->event == MMU_NOTIFY_PROTECTION_VMA ||
+	    range->event == MMU_NOTIFY_PROTECTION_PAGE ||
+	    range->event == MMU_NOTIFY_SOFT_DIRTY ||
+	    range->event == MMU_NOTIFY_MIGRATE)
+		return true;
+
+	if (mmu_notifier_range_blockable(range))
+		mutex_lock(&region->lock);
+	else if (!mutex_trylock(&region->lock))
+		return false;
+	mmu_interval_set_seq(mni, cur_seq);
+	region->dead = true;
+	mutex_unlock(&region->lock);
+	return true;
+}
+
+static const struct mmu_interval_notifier_ops nccom_region_mn_ops = {
+	.invalidate = nccom_region_invalidate,
+};
+
+static int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
+{
+	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	s64 total;
+
+	total = atomic64_add_return(npages, &mm->pinned_vm);
+	if (total > limit && !capable(CAP_IPC_LOCK)) {
+		atomic64_sub(npages, &mm->pinned_vm);
+		nccom_warn_rl("MEM_REGISTER: %lu pages over RLIMIT_MEMLOCK (%lu): raise ulimit -l\n",
+			      npages, limit);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void nccom_unpin(struct nccom_region *region, unsigned long npinned)
+{
+	unpin_user_pages_dirty_lock(region->pages, npinned,
+				    region->access & NCCOM_MEM_WRITE);
+}
+
+static int nccom_pin_pages(struct nccom_region *region)
+{
+	unsigned int gup = FOLL_LONGTERM;
+	unsigned long done = 0;
+	int ret;
+
+	if (region->access & NCCOM_MEM_WRITE)
+		gup |= FOLL_WRITE;
+	while (done < region->npages) {
+		int batch = min_t(unsigned long, region->npages - done,
+				  NCCOM_PIN_BATCH);
+
+		ret = pin_user_pages_fast(region->uaddr + done * PAGE_SIZE,
+					  batch, gup, region->pages + done);
+		if (ret <= 0) {
+			ret = ret ? ret : -EFAULT;
+			goto err_unpin;
+		}
+		done += ret;
+		if (fatal_signal_pending(current)) {
+			ret = -EINTR;
+			goto err_unpin;
+		}
+	}
+	return 0;
+
+err_unpin:
+	nccom_unpin(region, done);
+	return ret;
+}
+
+static struct nccom_region *nccom_region_alloc(u32 access, u64 length)
+{
+	struct nccom_region *region;
+
+	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
+	if (!region)
+		return NULL;
+	kref_init(&region->kref);
+	mutex_init(&region->lock);
+	region->access = access;
+	region->length = length;
+	return region;
+}
+
+static struct nccom_region *nccom_region_pin(unsigned long uaddr, u64 length,
+					     u32 access)
+{
+	struct mm_struct *mm = current->mm;
+	struct nccom_region *region;
+	int ret;
+
+	region = nccom_region_alloc(access, length);
+	if (!region)
+		return ERR_PTR(-ENOMEM);
+	region->kind = NCCOM_REGION_PAGES;
+	region->uaddr = uaddr;
+	region->npages = length >> PAGE_SHIFT;
+	region->pages = kvmalloc_array(region->npages, sizeof(*region->pages),
+				       GFP_KERNEL_ACCOUNT);
+	ret = -ENOMEM;
+	if (!region->pages)
+		goto err_free_region;
+	ret = nccom_account_pinned(mm, region->npages);
+	if (ret)
+		goto err_free_pages;
+	mmgrab(mm);
+	region->mm = mm;
+	/* Insert first: any later change of the range marks the region dead. */
+	ret = mmu_interval_notifier_insert(&region->notifier, mm, uaddr, length,
+					   &nccom_region_mn_ops);
+	if (ret)
+		goto err_unaccount;
+	region->notifier_live = true;
+	ret = nccom_pin_pages(region);
+	if (ret)
+		goto err_remove_notifier;
+	if (region->dead) {
+		/* The range changed while we pinned it. */
+		ret = -EAGAIN;
+		goto err_unpin;
+	}
+	atomic64_add(region->npages, &nccom_stats.pinned_pages);
+	return region;
+
+err_unpin:
+	nccom_unpin(region, region->npages);
+err_remove_notifier:
+	mmu_interval_notifier_remove(&region->notifier);
+err_unaccount:
+	atomic64_sub(region->npages, &mm->pinned_vm);
+	mmdrop(mm);
+err_free_pages:
+	kvfree(region->pages);
+err_free_region:
+	kfree(region);
+	return ERR_PTR(ret);
+}
+
+static void nccom_region_release(struct kref *kref)
+{
+	struct nccom_region *region =
+		container_of(kref, struct nccom_region, kref);
+
+	if (region->kind == NCCOM_REGION_VMAP) {
+		nccom_region_free_dmabuf(region);
+	} else {
+		if (region->notifier_live)
+			mmu_interval_notifier_remove(&region->notifier);
+		nccom_unpin(region, region->npages);
+		atomic64_sub(region->npages, &region->mm->pinned_vm);
+		atomic64_sub(region->npages, &nccom_stats.pinned_pages);
+		mmdrop(region->mm);
+		kvfree(region->pages);
+	}
+	mutex_destroy(&region->lock);
+	kfree(region);
+}
+
+struct nccom_region *nccom_region_get(struct nccom_region *region)
+{
+	kref_get(&region->kref);
+	return region;
+}
+
+void nccom_region_put(struct nccom_region *region)
+{
+	kref_put(&region->kref, nccom_region_release);
+}
+
+/**
+ * nccom_region_map() - map part of a region for CPU access
+ * @region: the region; the caller holds @region->lock and checked !dead
+ * @off: byte offset into the region
+ * @len: in: bytes wanted; out: bytes mapped (stops at a page boundary)
+ *
+ * Return: kernel address; undo with nccom_region_unmap() in LIFO order.
+ */
+void *nccom_region_map(struct nccom_region *region, u64 off, size_t *len)
+{
+	size_t in_page;
+
+	lockdep_assert_held(&region->lock);
+	if (region->kind == NCCOM_REGION_VMAP)
+		return region->map.vaddr + off;
+	in_page = offset_in_page(off);
+	*len = min_t(size_t, *len, PAGE_SIZE - in_page);
+	return kmap_local_page(region->pages[off >> PAGE_SHIFT]) + in_page;
+}
+
+void nccom_region_unmap(struct nccom_region *region, void *addr)
+{
+	if (region->kind == NCCOM_REGION_PAGES)
+		kunmap_local(addr);
+}
+
+/**
+ * nccom_mem_create() - create a memory handle for a window of a region
+ * @ctx: file context
+ * @region: the backing region; the handle takes its own reference
+ * @access: &enum nccom_mem_flags, a subset of the region's
+ * @offset: window start
+ * @length: window length
+ *
+ * Return: the unpublished handle object (finalize or abort it) or ERR_PTR.
+ */
+struct nccom_mem *nccom_mem_create(struct nccom_ctx *ctx,
+				   struct nccom_region *region, u32 access,
+				   u64 offset, u64 length)
+{
+	struct nccom_mem *mem;
+
+	mem = nccom_obj_alloc(ctx, sizeof(*mem), NCCOM_OBJ_MEM);
+	if (IS_ERR(mem))
+		return mem;
+	mem->region = nccom_region_get(region);
+	mem->access = access;
+	mem->offset = offset;
+	mem->length = length;
+	return mem;
+}
+
+static int nccom_mem_register_check(struct nccom_mem_register *cmd)
+{
+	u64 end;
+
+	if (cmd->__reserved || !cmd->flags ||
+	    (cmd->flags & ~(u32)(NCCOM_MEM_READ | NCCOM_MEM_WRITE)))
+		return -EINVAL;
+	if (!cmd->length || !PAGE_ALIGNED(cmd->addr) ||
+	    !PAGE_ALIGNED(cmd->length))
+		return -EINVAL;
+	if (cmd->length > READ_ONCE(nccom_max_reg_size))
+		return -EINVAL;
+	if (check_add_overflow(cmd->addr, cmd->length, &end) ||
+	    end > TASK_SIZE)
+		return -EOVERFLOW;
+	if (!access_ok(u64_to_user_ptr(cmd->addr), cmd->length))
+		return -EFAULT;
+	return 0;
+}
+
+int nccom_ioctl_mem_register(struct nccom_ucmd *ucmd)
+{
+	struct nccom_mem_register *cmd = ucmd->cmd;
+	struct nccom_region *region;
+	struct nccom_mem *mem;
+	int ret;
+
+	ret = nccom_mem_register_check(cmd);
+	if (ret) {
+		nccom_dbg("MEM_REGISTER: bad arguments (%d)\n", ret);
+		return ret;
+	}
+	region = nccom_region_pin(cmd->addr, cmd->length, cmd->flags);
+	if (IS_ERR(region))
+		return PTR_ERR(region);
+	mem = nccom_mem_create(ucmd->ctx, region, cmd->flags, 0, cmd->length);
+	nccom_region_put(region);
+	if (IS_ERR(mem))
+		return PTR_ERR(mem);
+	mem->registration = true;
+	atomic64_add(region->npages, &ucmd->ctx->pinned_pages);
+	cmd->out_handle = mem->obj.id;
+	ret = nccom_ucmd_respond(ucmd, sizeof(*cmd));
+	if (ret) {
+		atomic64_sub(region->npages, &ucmd->ctx->pinned_pages);
+		nccom_region_put(mem->region);
+		nccom_obj_abort(&mem->obj);
+		return ret;
+	}
+	nccom_obj_finalize(&mem->obj);
+	return 0;
+}
+
+static void nccom_mem_destroy(struct nccom_object *obj)
+{
+	struct nccom_mem *mem = to_nccom_mem(obj);
+
+	if (mem->registration)
+		atomic64_sub(mem->region->npages, &obj->ctx->pinned_pages);
+}
+
+static void nccom_mem_free(struct nccom_object *obj)
+{
+	struct nccom_mem *mem = to_nccom_mem(obj);
+
+	nccom_region_put(mem->region);
+	kfree(mem);
+}
+
+const struct nccom_obj_ops nccom_mem_ops = {
+	.destroy = nccom_mem_destroy,
+	.free = nccom_mem_free,
+};
