@@ -61,7 +61,7 @@ static int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
 	total = atomic64_add_return(npages, &mm->pinned_vm);
 	if (total > limit && !capable(CAP_IPC_LOCK)) {
 		atomic64_sub(npages, &mm->pinned_vm);
-		nccom_warn_rl("MEM_REGISTER: %lu pages over RLIMIT_MEMLOCK (%lu): raise ulimit -l\n",
+		nccom_warn_rl("MEM_REGISTER: %lu pages over RLIMIT_MEMLOCK %lu: raise ulimit -l\n",
 			      npages, limit);
 		return -ENOMEM;
 	}
