@@ -19,7 +19,8 @@ Q := $(if $(filter 1,$(V)),,@)
 
 # SAN=1 builds with AddressSanitizer + UndefinedBehaviorSanitizer.
 SAN ?= 0
-SANFLAGS := $(if $(filter 1,$(SAN)),-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
+comma := ,
+SANFLAGS := $(if $(filter 1,$(SAN)),-fsanitize=address$(comma)undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined,)
 OPT ?= -O2
 
 LIB_SRCS := $(sort $(wildcard libccom/*/*.c libccom/*/*/*.c))

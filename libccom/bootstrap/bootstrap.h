@@ -11,9 +11,54 @@
 #ifndef CCOM_BOOTSTRAP_H
 #define CCOM_BOOTSTRAP_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+
+#include "ccom.h"
 
 struct ccom_bootstrap;
+
+/*
+ * Fill @id: with CCOM_COMM_ID set, its address and a fixed magic (rank 0
+ * hosts the root in ccom_bootstrap_init); otherwise a fresh root thread
+ * listening on the selected interface and a random magic.
+ */
+int ccom_bootstrap_get_unique_id(ccomUniqueId *id);
+
+/* Build a unique id for CCOM_COMM_ID-style @addr_str (rank 0 hosts the root). */
+int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniqueId *id);
+
+/* Magic carried by @id (the comm magic of connections between ranks). */
+uint64_t ccom_bootstrap_id_magic(const ccomUniqueId *id);
+
+/*
+ * Rendezvous with the root of @id, then connect the ring and gather every
+ * rank's listen address.  Every wait ends by @timeout_ms after the call
+ * started (@start_us, CLOCK_MONOTONIC) or as soon as *@abort is set.
+ * @build_hash/@version/@abi are what this rank announces to the root.
+ * Returns 0 and *@out, or -errno after ccom_set_last_error().
+ */
+struct ccom_bootstrap_args {
+	const ccomUniqueId *id;
+	int rank;
+	int nranks;
+	int64_t start_us;
+	int64_t timeout_ms;
+	const atomic_int *abort;
+};
+int ccom_bootstrap_init(const struct ccom_bootstrap_args *args, struct ccom_bootstrap **out);
+
+/* This rank's bootstrap listen address (a struct sockaddr_in or _in6). */
+const void *ccom_bootstrap_listen_addr(const struct ccom_bootstrap *bs, size_t *len);
+
+/* Close every socket and free @bs (NULL is fine).  Not collective. */
+void ccom_bootstrap_close(struct ccom_bootstrap *bs);
+
+/* Identity this library announces (test hooks CCOM_TEST_FAKE_* applied). */
+uint64_t ccom_build_hash(void);
+uint32_t ccom_version_code(void);
+uint32_t ccom_abi_id(void);
 
 /*
  * All-gather: @buf holds nranks slots of @slot_size bytes; this rank's slot

@@ -9,6 +9,7 @@
 #ifndef CCOM_INIT_COMM_H
 #define CCOM_INIT_COMM_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <netinet/in.h>
@@ -17,6 +18,23 @@
 #include "ccom.h"
 
 #define CCOM_COMM_MAGIC 0x0cc0c0aa0cc0c0aaULL
+
+/* Init stages, in order (see Documentation/libccom/init-stages.rst). */
+enum ccom_init_stage {
+	CCOM_STAGE_VALIDATE,
+	CCOM_STAGE_BOOTSTRAP,
+	CCOM_STAGE_PEERINFO,
+	CCOM_STAGE_RANKS,
+	CCOM_STAGE_TOPO,
+	CCOM_STAGE_ALIGN,
+	CCOM_STAGE_CONNECT,
+	CCOM_STAGE_BARRIER,
+	CCOM_STAGE_READY,
+	CCOM_INIT_NSTAGES,
+};
+
+/* Name of @stage ("bootstrap", ...). */
+const char *ccom_init_stage_name(int stage);
 
 /* Per-rank identity exchanged in the peer-info all-gather. */
 struct ccom_peer_info {
@@ -28,8 +46,11 @@ struct ccom_peer_info {
 	uint32_t version;	/* CCOM_VERSION_CODE */
 	uint64_t build_hash;
 	uint64_t shm_dev;	/* st_dev of /dev/shm: same value => shm usable */
+	uint64_t config_digest;	/* hash of settings every rank must share */
 	struct sockaddr_in6 listen_addr; /* bootstrap p2p listen address (v4 mapped or v6) */
-	uint8_t reserved[32];
+	char host[40];		/* host name, for messages */
+	int32_t ndevices;	/* nccom devices visible on this host (0: no driver) */
+	uint8_t reserved[20];
 };
 
 /* The communicator.  Fields marked [init] are set by init and then constant. */
@@ -70,6 +91,19 @@ struct ccomComm {
 	/* Data-path state owned by coll/ (opaque here). */
 	struct ccom_coll_state *coll;
 
+	/* Lifecycle, owned by init/. */
+	pthread_mutex_t lock;		/* protects the fields below */
+	pthread_cond_t cond;		/* signalled when init_running drops */
+	int init_running;		/* an init (thread or caller) still uses the comm */
+	int init_thread_valid;		/* init_thread must be joined */
+	pthread_t init_thread;
+	int finalized;
+	int split_count;		/* children created by ccomCommSplit */
+	ccomUniqueId id;		/* [init] copy of the rendezvous id */
+	int64_t init_start_us;
+	int64_t timings_us[CCOM_INIT_NSTAGES]; /* time spent in each stage */
+	char last_error[1024];		/* sentence of the error in async_result */
+
 	uint64_t end_magic;
 };
 
@@ -84,6 +118,23 @@ int ccom_coll_comm_init(struct ccomComm *comm);
 int ccom_coll_comm_finalize(struct ccomComm *comm);
 void ccom_coll_comm_abort(struct ccomComm *comm);
 void ccom_coll_comm_fini(struct ccomComm *comm);
+
+/* Init internals shared by the files of init/. */
+struct ccom_init_args {
+	int nranks;
+	int rank;
+	ccomUniqueId id;
+	ccomConfig_t config;	/* validated, effective */
+	uint64_t hash_salt;	/* 0, or a split child's salt */
+};
+/* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
+int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);
+/* Allocate, publish into *@comm and run (or start) the init; returns a ccomResult_t. */
+ccomResult_t ccom_comm_init_rank(ccomComm_t *comm, const struct ccom_init_args *args);
+/* Number of nccom devices (0 when /dev/nccom is absent). */
+int ccom_device_count(void);
+/* Raise RLIMIT_NOFILE etc. once per process. */
+void ccom_global_init(void);
 
 /* Record an asynchronous error (first one wins) and its sentence. */
 void ccom_comm_set_async_error(struct ccomComm *comm, ccomResult_t res);

@@ -33,5 +33,7 @@ void ccom_set_last_error_at(const char *file, int line, const char *fmt, ...)
 /* Thread-local last error text ("" if none). */
 const char *ccom_last_error(void);
 void ccom_clear_last_error(void);
+/* Set the calling thread's last error without logging (copying another thread's). */
+void ccom_set_last_error_quiet(const char *msg);
 
 #endif

@@ -34,6 +34,8 @@ void ccom_log(enum ccom_log_level level, unsigned int subsys, const char *file, 
 	      const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 /* True if a message at @level for @subsys would be printed (to skip costly formatting). */
 int ccom_log_enabled(enum ccom_log_level level, unsigned int subsys);
+/* Rank printed in the line prefix of the calling thread's messages (-1: none). */
+void ccom_log_set_rank(int rank);
 
 #define ccom_warn(fmt, ...) \
 	ccom_log(CCOM_LOG_WARN, CCOM_SUBSYS_ALL, __FILE__, __LINE__, fmt, ##__VA_ARGS__)

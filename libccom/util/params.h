@@ -16,6 +16,8 @@
 int64_t ccom_param_int(const char *name);
 /* String value (NULL if unset and no default).  Pointer valid for the process. */
 const char *ccom_param_str(const char *name);
+/* True if the variable is set (non-empty) in the environment. */
+int ccom_param_is_set(const char *name);
 
 struct ccom_param_desc {
 	const char *name;

@@ -1,0 +1,830 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bootstrap.c - the rank side of the bootstrap: unique ids, the check-in
+ * with the root, the socket ring and its all-gather, point-to-point
+ * messages by (peer, tag) and barriers.
+ *
+ * Connections between ranks: one ring connection to the next rank (and one
+ * from the previous), plus one p2p connection per ordered pair of ranks,
+ * opened lazily by the sender.  A p2p connection carries frames
+ * {tag, size, payload}; the receiver reads every readable connection into a
+ * FIFO of unexpected messages while it waits, so messages of one (peer, tag)
+ * keep their order and sends never wait for the matching receive.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/wire.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+#include "util/params.h"
+
+#define BS_TAG_ALLGATHER_CHECK 1
+#define BS_TAG_SUBSET_BASE 0x100
+#define BS_HELLO_WAIT_US 5000000
+
+struct bs_msg {
+	struct bs_msg *next;
+	int peer;
+	uint32_t tag;
+	size_t size;
+	char data[];
+};
+
+/* Receive state of the p2p connection from one peer. */
+struct bs_rx {
+	int fd;			/* -1: not connected yet */
+	int closed;		/* peer closed it */
+	struct ccom_bs_frame hdr;
+	size_t hdr_got;
+	struct bs_msg *msg;	/* payload being read */
+	size_t got;
+};
+
+struct ccom_bootstrap {
+	int rank;
+	int nranks;
+	uint64_t magic;		/* comm magic of rank-to-rank connections */
+	int64_t timeout_us;
+	const atomic_int *abort;
+	pthread_mutex_t lock;	/* serialises every operation on this bootstrap */
+	int listen_fd;
+	union ccom_sockaddr listen_addr;
+	int ring_send_fd;
+	int ring_recv_fd;
+	union ccom_sockaddr *addrs;	/* listen address of every rank */
+	int *send_fds;			/* p2p connection to each peer, -1 until used */
+	struct bs_rx *rx;		/* p2p connection from each peer */
+	struct bs_msg *q_head;		/* arrived, unmatched messages (FIFO) */
+	struct bs_msg *q_tail;
+};
+
+/* ------------------------------------------------------------------ */
+/* Identity announced to the root                                      */
+
+uint64_t ccom_build_hash(void)
+{
+	if (ccom_param_is_set("CCOM_TEST_FAKE_BUILD_HASH"))
+		return strtoull(ccom_param_str("CCOM_TEST_FAKE_BUILD_HASH"), NULL, 16);
+	return CCOM_BUILD_HASH;
+}
+
+uint32_t ccom_version_code(void)
+{
+	if (ccom_param_is_set("CCOM_TEST_FAKE_VERSION"))
+		return (uint32_t)ccom_param_int("CCOM_TEST_FAKE_VERSION");
+	return CCOM_VERSION_CODE;
+}
+
+uint32_t ccom_abi_id(void)
+{
+	if (ccom_param_is_set("CCOM_TEST_FAKE_ABI"))
+		return (uint32_t)ccom_param_int("CCOM_TEST_FAKE_ABI");
+	return CCOM_ABI_COMPAT_ID;
+}
+
+/* ------------------------------------------------------------------ */
+/* Unique id                                                           */
+
+uint64_t ccom_bootstrap_id_magic(const ccomUniqueId *id)
+{
+	struct ccom_bs_id h;
+
+	memcpy(&h, id->internal, sizeof(h));
+	return h.magic;
+}
+
+int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniqueId *id)
+{
+	struct ccom_bs_id h;
+	char why[160];
+	int rc;
+
+	memset(&h, 0, sizeof(h));
+	rc = ccom_addr_parse(addr_str, &h.root, why, sizeof(why));
+	if (rc) {
+		ccom_set_last_error("Invalid %s [%s] (%s), please use format: <ipv4>:<port> | [<ipv6>]:<port> | <hostname>:<port>",
+				    what, addr_str ? addr_str : "", why);
+		return -EINVAL;
+	}
+	h.magic = CCOM_BS_FIXED_MAGIC;
+	h.id_version = CCOM_BS_ID_VERSION;
+	h.flags = CCOM_BS_ID_ROOT_AT_RANK0;
+	memset(id, 0, sizeof(*id));
+	memcpy(id->internal, &h, sizeof(h));
+	return 0;
+}
+
+/* Listen socket on the selected interface, for the root or a rank. */
+static int bs_listen(union ccom_sockaddr *addr, int *fd, const char *role)
+{
+	char ifname[64], why[400], a[80];
+	int rc;
+
+	rc = ccom_iface_select(addr, ifname, sizeof(ifname), why, sizeof(why));
+	if (rc) {
+		ccom_set_last_error("Bootstrap: %s", why);
+		return rc == -EINVAL ? -EINVAL : -ENETDOWN;
+	}
+	rc = ccom_sock_listen(addr, SOMAXCONN, fd);
+	if (rc) {
+		ccom_set_last_error("Bootstrap: cannot listen for the %s on %s: %s", role,
+				    ccom_addr_str(addr, a, sizeof(a)), strerror(-rc));
+		return rc;
+	}
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : Using %s:%s for the %s", ifname,
+		  ccom_addr_str(addr, a, sizeof(a)), role);
+	return 0;
+}
+
+int ccom_bootstrap_get_unique_id(ccomUniqueId *id)
+{
+	struct ccom_bs_id h;
+	int fd, rc;
+
+	if (ccom_param_is_set("CCOM_COMM_ID"))
+		return ccom_bootstrap_id_from_addr(ccom_param_str("CCOM_COMM_ID"), "CCOM_COMM_ID", id);
+	memset(&h, 0, sizeof(h));
+	rc = bs_listen(&h.root, &fd, "bootstrap root");
+	if (rc)
+		return rc;
+	do {
+		ccom_random_bytes(&h.magic, sizeof(h.magic));
+	} while (h.magic == CCOM_BS_FIXED_MAGIC || !h.magic);
+	h.id_version = CCOM_BS_ID_VERSION;
+	rc = ccom_bs_root_start(fd, h.magic);
+	if (rc) {
+		close(fd);
+		ccom_set_last_error("Bootstrap: cannot start the root thread: %s", strerror(-rc));
+		return rc;
+	}
+	memset(id, 0, sizeof(*id));
+	memcpy(id->internal, &h, sizeof(h));
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages of one peer connection                                    */
+
+static const char *bs_err_str(int rc)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECANCELED:
+		return "aborted by ccomCommAbort()";
+	case -ECONNRESET:
+		return "the peer closed the connection (it failed, aborted or exited)";
+	default:
+		return strerror(-rc);
+	}
+}
+
+static void bs_enqueue(struct ccom_bootstrap *bs, struct bs_msg *m)
+{
+	m->next = NULL;
+	if (bs->q_tail)
+		bs->q_tail->next = m;
+	else
+		bs->q_head = m;
+	bs->q_tail = m;
+}
+
+/* Pop the first queued message of (peer, tag), or NULL. */
+static struct bs_msg *bs_dequeue(struct ccom_bootstrap *bs, int peer, uint32_t tag)
+{
+	struct bs_msg **pp, *prev = NULL;
+
+	for (pp = &bs->q_head; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct bs_msg *m = *pp;
+
+		if (m->peer != peer || m->tag != tag)
+			continue;
+		*pp = m->next;
+		if (bs->q_tail == m)
+			bs->q_tail = prev;
+		return m;
+	}
+	return NULL;
+}
+
+/* Read what is available from @peer's connection into the queue. */
+static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
+{
+	struct bs_rx *rx = &bs->rx[peer];
+	ssize_t n;
+
+	for (;;) {
+		if (rx->hdr_got < sizeof(rx->hdr)) {
+			n = recv(rx->fd, (char *)&rx->hdr + rx->hdr_got,
+				 sizeof(rx->hdr) - rx->hdr_got, 0);
+			if (n <= 0)
+				break;
+			rx->hdr_got += n;
+			if (rx->hdr_got < sizeof(rx->hdr))
+				continue;
+			if (rx->hdr.size > ((uint64_t)1 << 34))
+				return -EPROTO;
+			rx->msg = malloc(sizeof(*rx->msg) + rx->hdr.size);
+			if (!rx->msg)
+				return -ENOMEM;
+			rx->msg->peer = peer;
+			rx->msg->tag = rx->hdr.tag;
+			rx->msg->size = rx->hdr.size;
+			rx->got = 0;
+		}
+		if (rx->got < rx->hdr.size) {
+			n = recv(rx->fd, rx->msg->data + rx->got, rx->hdr.size - rx->got, 0);
+			if (n <= 0)
+				break;
+			rx->got += n;
+		}
+		if (rx->got == rx->hdr.size) {
+			bs_enqueue(bs, rx->msg);
+			rx->msg = NULL;
+			rx->hdr_got = 0;
+		}
+	}
+	if (n == 0 || errno == ECONNRESET) {
+		rx->closed = 1;
+		return 0;
+	}
+	return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+}
+
+/* Read a connection hello from a freshly accepted socket. */
+static int bs_accept_one(struct ccom_bootstrap *bs, int fd, const union ccom_sockaddr *from,
+			 int64_t deadline)
+{
+	struct ccom_bs_conn_hello h;
+	int64_t dl = ccom_now_us() + BS_HELLO_WAIT_US;
+	char a[80];
+	int rc;
+
+	rc = ccom_sock_recv_all(fd, &h, sizeof(h), dl < deadline ? dl : deadline, bs->abort);
+	if (rc == -ECANCELED) {
+		close(fd);
+		return rc;
+	}
+	if (rc || h.magic != bs->magic || h.rank < 0 || h.rank >= bs->nranks ||
+	    (h.type != CCOM_BS_RING && h.type != CCOM_BS_P2P)) {
+		ccom_warn("Bootstrap: dropped connection from %s: %s",
+			  ccom_addr_str(from, a, sizeof(a)),
+			  rc ? bs_err_str(rc) : h.magic != bs->magic ? "wrong magic" :
+									  "malformed hello");
+		close(fd);
+		return 0;
+	}
+	if (h.type == CCOM_BS_RING) {
+		if (bs->ring_recv_fd >= 0 || h.rank != (bs->rank - 1 + bs->nranks) % bs->nranks) {
+			ccom_warn("Bootstrap: unexpected ring connection from rank %d", h.rank);
+			close(fd);
+			return 0;
+		}
+		bs->ring_recv_fd = fd;
+		return 0;
+	}
+	if (bs->rx[h.rank].fd >= 0) {
+		ccom_warn("Bootstrap: second p2p connection from rank %d dropped", h.rank);
+		close(fd);
+		return 0;
+	}
+	bs->rx[h.rank].fd = fd;
+	return 0;
+}
+
+/*
+ * Wait up to one poll slice for incoming connections and messages; queue
+ * everything that arrived.  @wfd (or -1) is also polled for writability.
+ */
+static int bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
+{
+	struct pollfd *pfd = NULL;
+	int *who = NULL;
+	int n = 0, i, rc = 0;
+	int64_t left;
+
+	if (atomic_load(bs->abort))
+		return -ECANCELED;
+	left = deadline - ccom_now_us();
+	if (left <= 0)
+		return -ETIMEDOUT;
+	pfd = calloc(bs->nranks + 2, sizeof(*pfd));
+	who = calloc(bs->nranks + 2, sizeof(*who));
+	if (!pfd || !who) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	pfd[n] = (struct pollfd){ .fd = bs->listen_fd, .events = POLLIN };
+	who[n++] = -1;
+	if (wfd >= 0) {
+		pfd[n] = (struct pollfd){ .fd = wfd, .events = POLLOUT };
+		who[n++] = -2;
+	}
+	for (i = 0; i < bs->nranks; i++) {
+		if (bs->rx[i].fd < 0 || bs->rx[i].closed)
+			continue;
+		pfd[n] = (struct pollfd){ .fd = bs->rx[i].fd, .events = POLLIN };
+		who[n++] = i;
+	}
+	if (poll(pfd, n, left / 1000 + 1 < CCOM_SOCK_POLL_MS ? left / 1000 + 1 :
+							   CCOM_SOCK_POLL_MS) < 0 &&
+	    errno != EINTR) {
+		rc = -errno;
+		goto out_free;
+	}
+	for (i = 0; i < n && !rc; i++) {
+		if (!pfd[i].revents || who[i] == -2)
+			continue;
+		if (who[i] >= 0) {
+			rc = bs_rx_progress(bs, who[i]);
+			continue;
+		}
+		for (;;) {
+			union ccom_sockaddr from;
+			int fd;
+
+			if (ccom_sock_accept(bs->listen_fd, 0, NULL, &fd, &from))
+				break;
+			rc = bs_accept_one(bs, fd, &from, deadline);
+			if (rc)
+				break;
+		}
+	}
+out_free:
+	free(pfd);
+	free(who);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Point-to-point                                                      */
+
+static int bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int64_t deadline,
+			   int *out)
+{
+	struct ccom_bs_conn_hello h = { .magic = bs->magic, .type = type, .rank = bs->rank };
+	int fd, rc;
+
+	rc = ccom_sock_connect(&bs->addrs[peer], deadline, bs->abort, &fd);
+	if (rc)
+		return rc;
+	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, bs->abort);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Send all of @buf on @fd, draining incoming messages whenever the socket is full. */
+static int bs_send_draining(struct ccom_bootstrap *bs, int fd, const void *buf, size_t len,
+			    int64_t deadline)
+{
+	size_t sent = 0;
+
+	while (sent < len) {
+		ssize_t w = send(fd, (const char *)buf + sent, len - sent, MSG_NOSIGNAL);
+		int rc;
+
+		if (w > 0) {
+			sent += w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		rc = bs_progress(bs, deadline, fd);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+static int bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
+			  size_t size)
+{
+	struct ccom_bs_frame f = { .tag = (uint32_t)tag, .size = size };
+	int64_t deadline = ccom_now_us() + bs->timeout_us;
+	int rc;
+
+	if (peer == bs->rank) {
+		struct bs_msg *m = malloc(sizeof(*m) + size);
+
+		if (!m)
+			return -ENOMEM;
+		m->peer = peer;
+		m->tag = (uint32_t)tag;
+		m->size = size;
+		memcpy(m->data, data, size);
+		bs_enqueue(bs, m);
+		return 0;
+	}
+	if (bs->send_fds[peer] < 0) {
+		rc = bs_connect_peer(bs, peer, CCOM_BS_P2P, deadline, &bs->send_fds[peer]);
+		if (rc)
+			goto err;
+	}
+	rc = bs_send_draining(bs, bs->send_fds[peer], &f, sizeof(f), deadline);
+	if (!rc)
+		rc = bs_send_draining(bs, bs->send_fds[peer], data, size, deadline);
+	if (!rc)
+		return 0;
+err:
+	ccom_set_last_error("Bootstrap: rank %d could not send %zu bytes (tag %d) to rank %d: %s",
+			    bs->rank, size, tag, peer, bs_err_str(rc));
+	return rc;
+}
+
+static int bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
+{
+	int64_t deadline = ccom_now_us() + bs->timeout_us;
+	struct bs_msg *m;
+	int rc = 0;
+
+	for (;;) {
+		m = bs_dequeue(bs, peer, (uint32_t)tag);
+		if (m)
+			break;
+		if (bs->rx[peer].closed) {
+			rc = -ECONNRESET;
+			break;
+		}
+		rc = bs_progress(bs, deadline, -1);
+		if (rc)
+			break;
+	}
+	if (rc) {
+		ccom_set_last_error("Bootstrap: rank %d waiting for a message from rank %d (tag %d): %s%s",
+				    bs->rank, peer, tag, bs_err_str(rc),
+				    rc == -ETIMEDOUT ? " (CCOM_BOOTSTRAP_TIMEOUT)" : "");
+		return rc;
+	}
+	if (m->size != size) {
+		ccom_set_last_error("Bootstrap: rank %d expected %zu bytes from rank %d (tag %d) but got %zu: the ranks disagree (different libccom builds or calls?)",
+				    bs->rank, size, peer, tag, m->size);
+		free(m);
+		return -EPROTO;
+	}
+	memcpy(data, m->data, size);
+	free(m);
+	return 0;
+}
+
+static int bs_check_peer(struct ccom_bootstrap *bs, int peer)
+{
+	if (peer < 0 || peer >= bs->nranks) {
+		ccom_set_last_error("Bootstrap: peer %d out of range [0, %d)", peer, bs->nranks);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ccom_bootstrap_send(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
+			size_t size)
+{
+	int rc = bs_check_peer(bs, peer);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&bs->lock);
+	rc = bs_send_locked(bs, peer, tag, data, size);
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}
+
+int ccom_bootstrap_recv(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
+{
+	int rc = bs_check_peer(bs, peer);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&bs->lock);
+	rc = bs_recv_locked(bs, peer, tag, data, size);
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ring all-gather and barriers                                        */
+
+static int bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot)
+{
+	int64_t deadline = ccom_now_us() + bs->timeout_us;
+	int n = bs->nranks, r = bs->rank, i, rc = 0;
+	char *b = buf;
+
+	for (i = 0; i < n - 1 && !rc; i++) {
+		int s = (r - i + n) % n, v = (r - i - 1 + n) % n;
+		uint64_t ssz = slot, rsz = 0;
+
+		/* Each step carries the slot size first, so disagreeing ranks are caught. */
+		rc = ccom_sock_sendrecv(bs->ring_send_fd, &ssz, sizeof(ssz), bs->ring_recv_fd, &rsz,
+					sizeof(rsz), deadline, bs->abort);
+		if (!rc && rsz != slot) {
+			ccom_set_last_error("Bootstrap: all-gather size mismatch: rank %d uses %zu-byte slots, its predecessor %llu bytes",
+					    r, slot, (unsigned long long)rsz);
+			return -EPROTO;
+		}
+		if (!rc)
+			rc = ccom_sock_sendrecv(bs->ring_send_fd, b + s * slot, slot,
+						bs->ring_recv_fd, b + v * slot, slot, deadline,
+						bs->abort);
+	}
+	if (rc)
+		ccom_set_last_error("Bootstrap: ring all-gather on rank %d of %d (neighbours %d and %d): %s",
+				    r, n, (r - 1 + n) % n, (r + 1) % n, bs_err_str(rc));
+	return rc;
+}
+
+int ccom_bootstrap_allgather(struct ccom_bootstrap *bs, void *buf, size_t slot_size)
+{
+	int rc;
+
+	pthread_mutex_lock(&bs->lock);
+	rc = bs_ring_allgather_locked(bs, buf, slot_size);
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}
+
+int ccom_bootstrap_barrier(struct ccom_bootstrap *bs)
+{
+	char *tmp = calloc(bs->nranks, 1);
+	int rc;
+
+	if (!tmp)
+		return -ENOMEM;
+	rc = ccom_bootstrap_allgather(bs, tmp, 1);
+	free(tmp);
+	return rc;
+}
+
+int ccom_bootstrap_subset_allgather(struct ccom_bootstrap *bs, const int *ranks, int n, int tag,
+				    void *buf, size_t slot_size)
+{
+	int me = -1, i, rc = 0;
+	char *b = buf;
+
+	for (i = 0; i < n; i++) {
+		if (bs_check_peer(bs, ranks[i]))
+			return -EINVAL;
+		if (ranks[i] == bs->rank)
+			me = i;
+	}
+	if (me < 0) {
+		ccom_set_last_error("Bootstrap: subset operation on rank %d which is not in the subset",
+				    bs->rank);
+		return -EINVAL;
+	}
+	tag += BS_TAG_SUBSET_BASE;
+	pthread_mutex_lock(&bs->lock);
+	for (i = 1; i < n && !rc; i++)
+		rc = bs_send_locked(bs, ranks[(me + i) % n], tag, b + me * slot_size, slot_size);
+	for (i = 1; i < n && !rc; i++) {
+		int j = (me - i + n) % n;
+
+		rc = bs_recv_locked(bs, ranks[j], tag, b + j * slot_size, slot_size);
+	}
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}
+
+int ccom_bootstrap_subset_barrier(struct ccom_bootstrap *bs, const int *ranks, int n, int tag)
+{
+	char *tmp = calloc(n, 1);
+	int rc;
+
+	if (!tmp)
+		return -ENOMEM;
+	rc = ccom_bootstrap_subset_allgather(bs, ranks, n, tag, tmp, 1);
+	free(tmp);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rendezvous                                                          */
+
+static void bs_stagger(const struct ccom_bootstrap_args *a)
+{
+	int64_t thr = ccom_param_int("CCOM_UID_STAGGER_THRESHOLD");
+	int64_t rate = ccom_param_int("CCOM_UID_STAGGER_RATE");
+
+	if (a->nranks <= thr || rate <= 0)
+		return;
+	ccom_sleep_us((int64_t)a->rank * 1000000 / rate, a->abort);
+}
+
+static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+		      const struct ccom_bs_id *id, union ccom_sockaddr *next)
+{
+	int64_t deadline = a->start_us + a->timeout_ms * 1000;
+	struct ccom_bs_hello h;
+	struct ccom_bs_reply rep;
+	char msg[CCOM_BS_MAX_MSG + 1], ra[80];
+	int fd, rc;
+
+	ccom_addr_str(&id->root, ra, sizeof(ra));
+	rc = ccom_sock_connect(&id->root, deadline, a->abort, &fd);
+	if (rc) {
+		ccom_set_last_error("Bootstrap: rank %d could not connect to the bootstrap root at %s: %s%s",
+				    a->rank, ra, bs_err_str(rc),
+				    rc == -ECANCELED ? "" :
+				    " (is the process that called ccomGetUniqueId, or rank 0 with CCOM_COMM_ID, alive and reachable?)");
+		return rc == -ECONNREFUSED ? -ETIMEDOUT : rc;
+	}
+	memset(&h, 0, sizeof(h));
+	h.magic = id->magic;
+	h.type = CCOM_BS_HELLO;
+	h.abi = ccom_abi_id();
+	h.size = sizeof(h);
+	h.rank = a->rank;
+	h.nranks = a->nranks;
+	h.version = ccom_version_code();
+	h.build_hash = ccom_build_hash();
+	h.remaining_ms = (uint32_t)((deadline - ccom_now_us()) / 1000);
+	h.pid = getpid();
+	gethostname(h.host, sizeof(h.host) - 1);
+	h.listen = bs->listen_addr;
+	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, a->abort);
+	if (!rc) {
+		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
+			  a->rank, a->nranks, ra);
+		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, a->abort);
+	}
+	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY ||
+		    rep.msg_len > CCOM_BS_MAX_MSG))
+		rc = -EPROTO;
+	if (!rc && rep.msg_len)
+		rc = ccom_sock_recv_all(fd, msg, rep.msg_len, deadline, a->abort);
+	close(fd);
+	if (rc) {
+		ccom_set_last_error("Bootstrap: rank %d of %d got no answer from the bootstrap root at %s: %s%s",
+				    a->rank, a->nranks, ra, bs_err_str(rc),
+				    rc == -ETIMEDOUT ? " (other ranks did not check in and the root did not report in time; CCOM_BOOTSTRAP_TIMEOUT)" : "");
+		return rc;
+	}
+	if (rep.err) {
+		msg[rep.msg_len] = '\0';
+		ccom_set_last_error("Bootstrap: rank %d: the root refused the job: %s", a->rank,
+				    rep.msg_len ? msg : "(no reason given)");
+		return rep.err < 0 ? rep.err : -EPROTO;
+	}
+	*next = rep.next;
+	return 0;
+}
+
+static int bs_ring_connect(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+			   const union ccom_sockaddr *next)
+{
+	int64_t deadline = a->start_us + a->timeout_ms * 1000;
+	int nxt = (bs->rank + 1) % bs->nranks;
+	char na[80];
+	int rc;
+
+	bs->addrs[nxt] = *next;
+	rc = bs_connect_peer(bs, nxt, CCOM_BS_RING, deadline, &bs->ring_send_fd);
+	if (rc) {
+		ccom_set_last_error("Bootstrap: rank %d could not connect to rank %d at %s: %s",
+				    bs->rank, nxt, ccom_addr_str(next, na, sizeof(na)), bs_err_str(rc));
+		return rc;
+	}
+	while (bs->ring_recv_fd < 0) {
+		rc = bs_progress(bs, deadline, -1);
+		if (rc) {
+			ccom_set_last_error("Bootstrap: rank %d waiting for the ring connection from rank %d: %s",
+					    bs->rank, (bs->rank - 1 + bs->nranks) % bs->nranks,
+					    bs_err_str(rc));
+			return rc;
+		}
+	}
+	bs->addrs[bs->rank] = bs->listen_addr;
+	return bs_ring_allgather_locked(bs, bs->addrs, sizeof(*bs->addrs));
+}
+
+static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint64_t magic)
+{
+	struct ccom_bootstrap *bs = calloc(1, sizeof(*bs));
+	int i;
+
+	if (!bs)
+		return NULL;
+	bs->rank = a->rank;
+	bs->nranks = a->nranks;
+	bs->magic = magic;
+	bs->timeout_us = a->timeout_ms * 1000;
+	bs->abort = a->abort;
+	bs->listen_fd = bs->ring_send_fd = bs->ring_recv_fd = -1;
+	pthread_mutex_init(&bs->lock, NULL);
+	bs->addrs = calloc(a->nranks, sizeof(*bs->addrs));
+	bs->send_fds = calloc(a->nranks, sizeof(*bs->send_fds));
+	bs->rx = calloc(a->nranks, sizeof(*bs->rx));
+	if (!bs->addrs || !bs->send_fds || !bs->rx) {
+		ccom_bootstrap_close(bs);
+		return NULL;
+	}
+	for (i = 0; i < a->nranks; i++)
+		bs->send_fds[i] = bs->rx[i].fd = -1;
+	return bs;
+}
+
+int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstrap **out)
+{
+	struct ccom_bs_id id;
+	struct ccom_bootstrap *bs;
+	union ccom_sockaddr next;
+	int rc;
+
+	memcpy(&id, a->id->internal, sizeof(id));
+	if (id.id_version != CCOM_BS_ID_VERSION || !id.magic) {
+		ccom_set_last_error("Bootstrap: the unique id is not one from ccomGetUniqueId (version %u, magic %016llx): pass the same 128 bytes to every rank",
+				    id.id_version, (unsigned long long)id.magic);
+		return -EINVAL;
+	}
+	bs = bs_alloc(a, id.magic);
+	if (!bs) {
+		ccom_set_last_error("Bootstrap: out of memory for %d ranks", a->nranks);
+		return -ENOMEM;
+	}
+	if ((id.flags & CCOM_BS_ID_ROOT_AT_RANK0) && a->rank == 0) {
+		union ccom_sockaddr ra = id.root;
+		char s[80];
+		int lfd;
+
+		rc = ccom_sock_listen(&ra, SOMAXCONN, &lfd);
+		if (rc) {
+			ccom_set_last_error("Bootstrap: rank 0 cannot host the root at %s (CCOM_COMM_ID): %s; the address must belong to rank 0's host and the port be free",
+					    ccom_addr_str(&ra, s, sizeof(s)), strerror(-rc));
+			goto err_close;
+		}
+		rc = ccom_bs_root_start(lfd, id.magic);
+		if (rc) {
+			close(lfd);
+			ccom_set_last_error("Bootstrap: cannot start the root thread: %s", strerror(-rc));
+			goto err_close;
+		}
+		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank 0 hosts the root at %s", s);
+	}
+	rc = bs_listen(&bs->listen_addr, &bs->listen_fd, "bootstrap ring and p2p");
+	if (rc)
+		goto err_close;
+	bs_stagger(a);
+	rc = bs_checkin(bs, a, &id, &next);
+	if (rc)
+		goto err_close;
+	rc = bs_ring_connect(bs, a, &next);
+	if (rc)
+		goto err_close;
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : ring of %d ranks connected, addresses gathered",
+		  bs->nranks);
+	*out = bs;
+	return 0;
+err_close:
+	ccom_bootstrap_close(bs);
+	return rc;
+}
+
+const void *ccom_bootstrap_listen_addr(const struct ccom_bootstrap *bs, size_t *len)
+{
+	*len = ccom_addr_len(&bs->listen_addr);
+	return &bs->listen_addr;
+}
+
+void ccom_bootstrap_close(struct ccom_bootstrap *bs)
+{
+	struct bs_msg *m;
+	int i;
+
+	if (!bs)
+		return;
+	for (i = 0; bs->send_fds && i < bs->nranks; i++) {
+		if (bs->send_fds[i] >= 0)
+			close(bs->send_fds[i]);
+	}
+	for (i = 0; bs->rx && i < bs->nranks; i++) {
+		if (bs->rx[i].fd >= 0)
+			close(bs->rx[i].fd);
+		free(bs->rx[i].msg);
+	}
+	while ((m = bs->q_head)) {
+		bs->q_head = m->next;
+		free(m);
+	}
+	if (bs->listen_fd >= 0)
+		close(bs->listen_fd);
+	if (bs->ring_send_fd >= 0)
+		close(bs->ring_send_fd);
+	if (bs->ring_recv_fd >= 0)
+		close(bs->ring_recv_fd);
+	pthread_mutex_destroy(&bs->lock);
+	free(bs->addrs);
+	free(bs->send_fds);
+	free(bs->rx);
+	free(bs);
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * misc.c - time, hashing, random bytes and rank-list formatting.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/misc.h"
+
+int64_t ccom_now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+uint64_t ccom_hash_bytes(uint64_t seed, const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = seed ? seed : 0xcbf29ce484222325ULL;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+uint64_t ccom_hash_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+int ccom_sleep_us(int64_t us, const atomic_int *abort)
+{
+	int64_t end = ccom_now_us() + us;
+
+	for (;;) {
+		int64_t left = end - ccom_now_us();
+		struct timespec ts;
+
+		if (abort && atomic_load(abort))
+			return -ECANCELED;
+		if (left <= 0)
+			return 0;
+		if (left > 50000)
+			left = 50000;
+		ts.tv_sec = 0;
+		ts.tv_nsec = left * 1000;
+		nanosleep(&ts, NULL);
+	}
+}
+
+void ccom_random_bytes(void *buf, size_t len)
+{
+	unsigned char *p = buf;
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = getrandom(p + got, len - got, 0);
+
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	if (got < len) {
+		uint64_t x = ccom_hash_mix((uint64_t)ccom_now_us() ^ ((uint64_t)getpid() << 32));
+
+		for (; got < len; got++) {
+			x = ccom_hash_mix(x);
+			p[got] = (unsigned char)x;
+		}
+	}
+}
+
+void ccom_format_rank_list(const unsigned char *flags, int n, int want, char *buf, size_t len)
+{
+	size_t o = 0;
+	int i = 0;
+
+	buf[0] = '\0';
+	while (i < n) {
+		int j;
+		int w;
+
+		if (!!flags[i] != !!want) {
+			i++;
+			continue;
+		}
+		for (j = i; j + 1 < n && !!flags[j + 1] == !!want; j++)
+			;
+		if (j == i)
+			w = snprintf(buf + o, len - o, "%s%d", o ? "," : "", i);
+		else
+			w = snprintf(buf + o, len - o, "%s%d-%d", o ? "," : "", i, j);
+		if (w < 0 || (size_t)w >= len - o) {
+			if (len > 4)
+				snprintf(buf + len - 4, 4, "...");
+			return;
+		}
+		o += w;
+		i = j + 1;
+	}
+}

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: MIT
+/*
+ * params.c - THE table of CCOM_* environment variables.  Every variable
+ * libccom reads is declared here once, with its default and a one-line doc
+ * (Documentation/libccom/environment.rst is written from this table).  Other
+ * layers add rows here instead of calling getenv() themselves.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/log.h"
+#include "util/params.h"
+
+static const struct ccom_param_desc params[] = {
+	/* Logging */
+	{ "CCOM_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE." },
+	{ "CCOM_DEBUG_SUBSYS", "ALL",
+	  "Comma-separated subsystems logged at INFO/TRACE (INIT,BOOT,NET,SHM,COLL,TUNE,TOPO,PROXY,KDEV,ENV,ALL); ^ excludes." },
+	{ "CCOM_DEBUG_FILE", NULL, "Log to this file instead of stderr; %h expands to the host name, %p to the pid." },
+	/* Bootstrap */
+	{ "CCOM_COMM_ID", NULL,
+	  "Fixed rendezvous address <ipv4>:<port> | [<ipv6>]:<port> | <host>:<port>; rank 0 hosts the root there." },
+	{ "CCOM_BOOTSTRAP_TIMEOUT", "300",
+	  "Seconds every bootstrap wait (rendezvous, ring, all-gather, p2p) may last before ccomTimeout." },
+	{ "CCOM_SOCKET_IFNAME", NULL,
+	  "Interfaces for bootstrap sockets: comma-separated prefixes; ^ excludes, = requires exact names (e.g. =eth0)." },
+	{ "CCOM_SOCKET_FAMILY", NULL, "Address family of bootstrap sockets: AF_INET (4) or AF_INET6 (6)." },
+	{ "CCOM_UID_STAGGER_THRESHOLD", "256", "Above this many ranks, ranks spread their root check-ins over time." },
+	{ "CCOM_UID_STAGGER_RATE", "7000", "Check-ins per second the root is offered when staggering." },
+	{ "CCOM_HOSTID", NULL, "Overrides the host identity used to group ranks into nodes (default: hostname + boot id)." },
+	/* Launchers (ccomCommInitFromEnv) */
+	{ "CCOM_RANK", NULL, "This process's rank for ccomCommInitFromEnv (wins over launcher variables)." },
+	{ "CCOM_NRANKS", NULL, "Number of ranks for ccomCommInitFromEnv (wins over launcher variables)." },
+	/* Devices */
+	{ "CCOM_DEVICE", NULL, "nccom device index this process binds to (when config.device is unset)." },
+	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host on the same nccom device." },
+	/* Data path (coll/, transport/, tune/) */
+	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
+	{ "CCOM_ALGO", NULL, "Force a collective algorithm (e.g. ring, tree, direct)." },
+	{ "CCOM_PROTO", NULL, "Force a protocol (e.g. simple, ll)." },
+	{ "CCOM_NSOCKS", "1", "Sockets per peer connection of the TCP transport." },
+	{ "CCOM_NTHREADS", "1", "Helper threads per TCP connection." },
+	/* Test hooks: never set in production */
+	{ "CCOM_TEST_FAKE_BUILD_HASH", NULL, "TEST ONLY: pretend this library has this build hash (hex)." },
+	{ "CCOM_TEST_FAKE_VERSION", NULL, "TEST ONLY: pretend this library has this version code." },
+	{ "CCOM_TEST_FAKE_ABI", NULL, "TEST ONLY: pretend this library has this ABI compat id." },
+	{ "CCOM_TEST_FORCE_DEVICE", NULL,
+	  "TEST ONLY: bind to this device index even without /dev/nccom (duplicate-device tests)." },
+};
+
+#define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
+
+static const struct ccom_param_desc *find(const char *name)
+{
+	int i;
+
+	for (i = 0; i < NPARAMS; i++)
+		if (!strcmp(params[i].name, name))
+			return &params[i];
+	ccom_warn("internal: parameter %s is not declared in util/params.c", name);
+	return NULL;
+}
+
+const char *ccom_param_str(const char *name)
+{
+	const struct ccom_param_desc *p = find(name);
+	const char *v;
+
+	if (!p)
+		return NULL;
+	v = getenv(name);
+	if (v && v[0])
+		return v;
+	return p->def;
+}
+
+int64_t ccom_param_int(const char *name)
+{
+	const struct ccom_param_desc *p = find(name);
+	const char *v;
+	char *end;
+	long long x;
+
+	if (!p)
+		return 0;
+	v = getenv(name);
+	if (v && v[0]) {
+		errno = 0;
+		x = strtoll(v, &end, 0);
+		if (!errno && end != v && *end == '\0')
+			return x;
+		ccom_warn("%s=%s is not an integer; using the default %s", name, v,
+			  p->def ? p->def : "(none)");
+	}
+	if (!p->def)
+		return 0;
+	return strtoll(p->def, NULL, 0);
+}
+
+int ccom_param_is_set(const char *name)
+{
+	const char *v = getenv(name);
+
+	return find(name) && v && v[0];
+}
+
+int ccom_params_list(const struct ccom_param_desc **table)
+{
+	*table = params;
+	return NPARAMS;
+}

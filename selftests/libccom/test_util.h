@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_util.h - helpers shared by the libccom selftests (boot_*, init_*,
+ * coll_*): forking N ranks and collecting their exit codes, skip/fail
+ * reporting, and fd / RSS counters for leak checks.
+ *
+ * Exit codes follow liburing: 0 pass, 1 fail, 77 skip (T_SKIP).
+ */
+#ifndef CCOM_TEST_UTIL_H
+#define CCOM_TEST_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ccom.h"
+
+#define T_PASS 0
+#define T_FAIL 1
+#define T_SKIP 77
+
+/* Print "FAIL <file>:<line>: msg" and return T_FAIL from the calling function. */
+#define T_CHECK(cond, ...)							\
+	do {									\
+		if (!(cond)) {							\
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
+			fprintf(stderr, __VA_ARGS__);				\
+			fprintf(stderr, "\n");					\
+			return T_FAIL;						\
+		}								\
+	} while (0)
+
+/* Check a ccom call returned @want; prints the last error otherwise. */
+#define T_CCOM(call, want)							\
+	do {									\
+		ccomResult_t t_res_ = (call);					\
+		if (t_res_ != (want)) {						\
+			fprintf(stderr, "FAIL %s:%d: %s returned %d (%s), want %d; last error: %s\n", \
+				__FILE__, __LINE__, #call, t_res_,		\
+				ccomGetErrorString(t_res_), (int)(want),	\
+				ccomGetLastError(NULL));			\
+			return T_FAIL;						\
+		}								\
+	} while (0)
+
+static inline int t_skip(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("SKIP: ");
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+	return T_SKIP;
+}
+
+static inline double t_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Case-insensitive "all of these words appear in @s" (NULL-terminated list). */
+static inline int t_has_words(const char *s, ...)
+{
+	va_list ap;
+	const char *w;
+	int ok = 1;
+
+	va_start(ap, s);
+	while ((w = va_arg(ap, const char *))) {
+		if (!strcasestr(s, w)) {
+			fprintf(stderr, "  message lacks \"%s\": %s\n", w, s);
+			ok = 0;
+		}
+	}
+	va_end(ap);
+	return ok;
+}
+
+typedef int (*t_rank_fn)(int rank, int nranks, void *arg);
+
+/*
+ * Fork @nranks processes running fn(rank, nranks, arg) and exiting with its
+ * return value.  Waits up to @timeout_s; stragglers are killed and get code
+ * 124.  codes[r] receives each rank's exit code (may be NULL).  Returns the
+ * number of ranks whose code was not 0.
+ */
+static inline int t_fork_ranks(int nranks, t_rank_fn fn, void *arg, int *codes, int timeout_s)
+{
+	pid_t *pids = calloc(nranks, sizeof(*pids));
+	int *rc = calloc(nranks, sizeof(*rc));
+	int r, left = nranks, bad = 0;
+	double end = t_now() + timeout_s;
+
+	if (!pids || !rc) {
+		free(pids);
+		free(rc);
+		return nranks;
+	}
+	fflush(NULL);
+	for (r = 0; r < nranks; r++) {
+		pids[r] = fork();
+		if (pids[r] == 0)
+			_exit(fn(r, nranks, arg));
+		if (pids[r] < 0) {
+			rc[r] = 125;
+			left--;
+		}
+	}
+	while (left > 0) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			for (r = 0; r < nranks; r++) {
+				if (pids[r] != p)
+					continue;
+				rc[r] = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+				pids[r] = 0;
+				left--;
+			}
+			continue;
+		}
+		if (p < 0 && errno == ECHILD)
+			break;
+		if (t_now() > end) {
+			for (r = 0; r < nranks; r++) {
+				if (pids[r] > 0) {
+					fprintf(stderr, "rank %d (pid %d) still running after %d s: killed\n",
+						r, (int)pids[r], timeout_s);
+					kill(pids[r], SIGKILL);
+					waitpid(pids[r], NULL, 0);
+					rc[r] = 124;
+					pids[r] = 0;
+					left--;
+				}
+			}
+			break;
+		}
+		usleep(2000);
+	}
+	for (r = 0; r < nranks; r++) {
+		if (rc[r])
+			bad++;
+		if (codes)
+			codes[r] = rc[r];
+	}
+	free(pids);
+	free(rc);
+	return bad;
+}
+
+/* Number of open file descriptors of this process. */
+static inline int t_count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n - 1; /* the DIR's own fd */
+}
+
+/* Resident set size in KiB. */
+static inline long t_rss_kb(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	long pages = 0, rss = 0;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &rss) != 2)
+		rss = -1;
+	fclose(f);
+	return rss * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+/* Running under ASan/UBSan (make check-asan sets it): tests may shrink loops. */
+static inline int t_sanitizer(void)
+{
+	const char *s = getenv("CCOM_TEST_SANITIZER");
+
+	return s && s[0] && strcmp(s, "0");
+}
+
+#endif
