@@ -40,7 +40,11 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
 	{ "CCOM_ALGO", NULL, "Force a collective algorithm (e.g. ring, tree, direct)." },
 	{ "CCOM_PROTO", NULL, "Force a protocol (e.g. simple, ll)." },
-	{ "CCOM_NSOCKS", "1", "Sockets per peer connection of the TCP transport." },
+	{ "CCOM_NSOCKS", "2",
+	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },
+	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
+	{ "CCOM_TOPO_DUMP_FILE", NULL,
+	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
 	{ "CCOM_NTHREADS", "1", "Helper threads per TCP connection." },
 	/* Test hooks: never set in production */
 	{ "CCOM_TEST_FAKE_BUILD_HASH", NULL, "TEST ONLY: pretend this library has this build hash (hex)." },
