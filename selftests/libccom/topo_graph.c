@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the topology building blocks without a communicator: host
+ * grouping from host hashes (hosts ordered by lowest rank), the ring keeps
+ * the ranks of one host together (interleaved and uneven hosts), the
+ * two-level tree has one root and parents inside the host or among host
+ * leaders, cpulist parsing accepts sysfs syntax and rejects garbage, local
+ * discovery finds CPUs, a NUMA node and the loopback interface, and the
+ * JSON dump is written (with %r expanded) and holds the graphs.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "init/comm.h"
+#include "topo/topo.h"
+
+static int fails;
+
+#define CHECK(cond, ...) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);	\
+		fprintf(stderr, __VA_ARGS__);				\
+		fprintf(stderr, "\n");					\
+		fails++;						\
+	}								\
+} while (0)
+
+static struct ccom_topo *build(const uint64_t *hashes, int n)
+{
+	struct ccom_topo *t = calloc(1, sizeof(*t));
+
+	if (!t || ccom_topo_group_hosts(t, hashes, n) || ccom_topo_build_graphs(t)) {
+		fprintf(stderr, "cannot build a topology of %d ranks\n", n);
+		exit(1);
+	}
+	return t;
+}
+
+static void test_ring_interleaved(void)
+{
+	/* Hosts A B A B C A: three hosts, A = {0,2,5}, B = {1,3}, C = {4}. */
+	static const uint64_t h[] = { 0xa, 0xb, 0xa, 0xb, 0xc, 0xa };
+	static const int want[] = { 0, 2, 5, 1, 3, 4 };
+	struct ccom_topo *t = build(h, 6);
+	int i, cross = 0, roots = 0;
+
+	CHECK(t->nhosts == 3, "%d hosts, want 3", t->nhosts);
+	for (i = 0; i < 6; i++) {
+		CHECK(t->ring[i] == want[i], "ring[%d] = %d, want %d", i, t->ring[i], want[i]);
+		CHECK(t->ring[t->ring_pos[i]] == i, "ring_pos of %d inconsistent", i);
+		if (!ccom_topo_same_host(t, t->ring[i], t->ring[(i + 1) % 6]))
+			cross++;
+	}
+	CHECK(cross == 3, "ring crosses hosts %d times, want 3 (once per host)", cross);
+	CHECK(ccom_topo_ring_next(t, 5) == 1 && ccom_topo_ring_prev(t, 0) == 4,
+	      "ring neighbours wrong");
+	for (i = 0; i < 6; i++) {
+		int p = t->tree_parent[i];
+
+		if (p < 0) {
+			roots++;
+			continue;
+		}
+		/* Parent is on the same host, or i is a host leader and p a leader. */
+		CHECK(ccom_topo_same_host(t, i, p) ||
+		      (t->hosts[t->rank_host[i]].ranks[0] == i && t->hosts[t->rank_host[p]].ranks[0] == p),
+		      "tree parent of %d is %d: neither same host nor leader link", i, p);
+	}
+	CHECK(roots == 1 && t->tree_parent[0] == -1, "tree has %d roots, want only rank 0", roots);
+	ccom_topo_free(t);
+}
+
+static void test_single_host(void)
+{
+	static const uint64_t h[] = { 7, 7, 7, 7, 7, 7, 7, 7 };
+	struct ccom_topo *t = build(h, 8);
+	int i;
+
+	CHECK(t->nhosts == 1 && t->hosts[0].nranks == 8, "one host of 8 expected");
+	for (i = 0; i < 8; i++)
+		CHECK(t->ring[i] == i, "single-host ring is not rank order at %d", i);
+	CHECK(t->tree_parent[7] == 3 && t->tree_parent[1] == 0, "binary tree parents wrong");
+	ccom_topo_free(t);
+}
+
+static void test_cpulist(void)
+{
+	uint64_t bits[16];
+
+	CHECK(ccom_topo_parse_cpulist("0-3,8,10-11\n", bits, 1024) == 7, "count of 0-3,8,10-11");
+	CHECK(bits[0] == 0xd0fULL, "bits of 0-3,8,10-11: %llx", (unsigned long long)bits[0]);
+	CHECK(ccom_topo_parse_cpulist("5", bits, 1024) == 1, "single cpu");
+	CHECK(ccom_topo_parse_cpulist("", bits, 1024) == 0, "empty list");
+	CHECK(ccom_topo_parse_cpulist("3-1", bits, 1024) < 0, "reversed range accepted");
+	CHECK(ccom_topo_parse_cpulist("1,x", bits, 1024) < 0, "garbage accepted");
+	CHECK(ccom_topo_parse_cpulist("2000", bits, 1024) < 0, "out-of-range cpu accepted");
+}
+
+static void test_discover_and_dump(void)
+{
+	static const uint64_t h[] = { 1, 2 };
+	struct ccom_topo *t = build(h, 2);
+	struct ccomComm comm = { .rank = 1, .nranks = 2, .comm_hash = 0x1234 };
+	char path[128], want[128], buf[65536];
+	int i, lo = -1;
+	size_t n;
+	FILE *f;
+
+	CHECK(ccom_topo_discover_local(t, NULL) == 0, "local discovery failed");
+	CHECK(t->ncpus_online >= 1 && t->naffinity >= 1, "no CPUs found");
+	CHECK(t->nnuma >= 1 && t->numa[0].ncpus >= 1, "no NUMA node with CPUs");
+	for (i = 0; i < t->nnics; i++)
+		if (t->nics[i].loopback)
+			lo = i;
+	CHECK(lo >= 0, "loopback interface not found among %d NICs", t->nnics);
+	if (lo >= 0)
+		CHECK(t->nics[lo].naddrs >= 1 && !strcmp(t->nics[lo].addrs[0], "127.0.0.1"),
+		      "loopback address not found");
+	snprintf(path, sizeof(path), "/tmp/ccom-topo-graph-%d-%%r.json", (int)getpid());
+	snprintf(want, sizeof(want), "/tmp/ccom-topo-graph-%d-1.json", (int)getpid());
+	CHECK(ccom_topo_dump_write(t, &comm, path) == 0, "dump failed");
+	f = fopen(want, "r");
+	CHECK(f, "dump not written to %s", want);
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		buf[n] = '\0';
+		fclose(f);
+		CHECK(strstr(buf, "\"ring\": [0, 1]") && strstr(buf, "\"ring_host_crossings\": 2") &&
+		      strstr(buf, "\"nranks\": 2") && strstr(buf, "\"comm_hash\": \"0x0000000000001234\""),
+		      "dump content wrong:\n%s", buf);
+		CHECK(buf[n - 2] == '}', "dump does not end with a closing brace");
+		unlink(want);
+	}
+	CHECK(ccom_topo_dump_write(t, &comm, "/nonexistent-dir/x.json") < 0,
+	      "dump to a missing directory did not fail");
+	ccom_topo_free(t);
+}
+
+int main(void)
+{
+	test_ring_interleaved();
+	test_single_host();
+	test_cpulist();
+	test_discover_and_dump();
+	printf("%s: topology graphs, discovery and dump\n", fails ? "FAIL" : "PASS");
+	return fails ? 1 : 0;
+}
