@@ -146,11 +146,16 @@ static int bs_listen(union ccom_sockaddr *addr, int *fd, const char *role)
 
 int ccom_bootstrap_get_unique_id(ccomUniqueId *id)
 {
+	if (ccom_param_is_set("CCOM_COMM_ID"))
+		return ccom_bootstrap_id_from_addr(ccom_param_str("CCOM_COMM_ID"), "CCOM_COMM_ID", id);
+	return ccom_bootstrap_new_root(id);
+}
+
+int ccom_bootstrap_new_root(ccomUniqueId *id)
+{
 	struct ccom_bs_id h;
 	int fd, rc;
 
-	if (ccom_param_is_set("CCOM_COMM_ID"))
-		return ccom_bootstrap_id_from_addr(ccom_param_str("CCOM_COMM_ID"), "CCOM_COMM_ID", id);
 	memset(&h, 0, sizeof(h));
 	rc = bs_listen(&h.root, &fd, "bootstrap root");
 	if (rc)

@@ -26,6 +26,9 @@ struct ccom_bootstrap;
  */
 int ccom_bootstrap_get_unique_id(ccomUniqueId *id);
 
+/* Like ccom_bootstrap_get_unique_id() but always starts a root (ignores CCOM_COMM_ID). */
+int ccom_bootstrap_new_root(ccomUniqueId *id);
+
 /* Build a unique id for CCOM_COMM_ID-style @addr_str (rank 0 hosts the root). */
 int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniqueId *id);
 

@@ -263,6 +263,23 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
 ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist);
 
 /**
+ * ccomCommInitFromEnv() - ccomCommInitRankConfig() with rank, size and
+ *	rendezvous address taken from the launcher's environment.
+ * @comm: as ccomCommInitRank().
+ * @config: options, or NULL for defaults.
+ *
+ * Rank and size: the first complete pair of CCOM_RANK/CCOM_NRANKS,
+ * OMPI_COMM_WORLD_RANK/OMPI_COMM_WORLD_SIZE (Open MPI), PMI_RANK/PMI_SIZE,
+ * SLURM_PROCID/SLURM_NTASKS (Slurm), RANK/WORLD_SIZE (torchrun).
+ * Rendezvous: CCOM_COMM_ID, else MASTER_ADDR:MASTER_PORT; rank 0 hosts the
+ * root there, so the address must be one of rank 0's host.  Collective.
+ *
+ * Return: as ccomCommInitRankConfig(); ccomInvalidArgument when no
+ * launcher variables or no address are set, or they are malformed.
+ */
+ccomResult_t ccomCommInitFromEnv(ccomComm_t *comm, ccomConfig_t *config);
+
+/**
  * ccomCommSplit() - create child communicators by color and key.
  * @comm: parent communicator.
  * @color: ranks with the same color form a child; CCOM_SPLIT_NOCOLOR opts out.

@@ -1,0 +1,37 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: three processes of a 3-rank job check in as ranks 0, 1 and
+ * 1.  Every one of them must get ccomInvalidUsage with a message naming
+ * the duplicate rank ("duplicate rank", "rank 1", "checked in twice").
+ */
+#include "test_util.h"
+
+static ccomUniqueId id;
+
+static int rank_main(int proc, int nranks, void *arg)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomComm_t comm;
+	ccomResult_t res;
+	int rank = proc == 2 ? 1 : proc;
+
+	(void)arg;
+	cfg.timeoutSec = 30;
+	res = ccomCommInitRankConfig(&comm, nranks, id, rank, &cfg);
+	T_CHECK(res == ccomInvalidUsage, "process %d: got %d (%s): %s", proc, res,
+		ccomGetErrorString(res), ccomGetLastError(NULL));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "duplicate rank", "rank 1", "checked in twice",
+			    NULL), "process %d: message", proc);
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return 0;
+}
+
+int main(void)
+{
+	int codes[3];
+
+	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
+	T_CHECK(!t_fork_ranks(3, rank_main, NULL, codes, 60), "ranks failed: %d %d %d", codes[0],
+		codes[1], codes[2]);
+	return T_PASS;
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: three processes check in with one unique id, two saying
+ * nranks 3 and one saying nranks 4.  The root must refuse the job and tell
+ * every rank that checked in: each gets ccomInvalidUsage and a message with
+ * "nranks mismatch", both counts and the advice to pass the same nranks.
+ * Nobody waits for the timeout.
+ */
+#include "test_util.h"
+
+static ccomUniqueId id;
+
+static int rank_main(int rank, int nranks, void *arg)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomComm_t comm;
+	ccomResult_t res;
+	int my_n = rank == 2 ? 4 : nranks;
+
+	(void)arg;
+	cfg.timeoutSec = 30;
+	res = ccomCommInitRankConfig(&comm, my_n, id, rank, &cfg);
+	T_CHECK(res == ccomInvalidUsage, "rank %d: got %d (%s), want ccomInvalidUsage: %s", rank, res,
+		ccomGetErrorString(res), ccomGetLastError(NULL));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "nranks mismatch", "nranks 3", "nranks 4",
+			    "same nranks", NULL), "rank %d: message", rank);
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return 0;
+}
+
+int main(void)
+{
+	int codes[3];
+
+	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
+	T_CHECK(!t_fork_ranks(3, rank_main, NULL, codes, 60), "ranks failed: %d %d %d", codes[0],
+		codes[1], codes[2]);
+	return T_PASS;
+}
