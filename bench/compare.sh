@@ -195,7 +195,7 @@ EOF
 run_ompi_tcp() {
 	local bytes=$1 w=$2 i=$3 f=$4
 	timeout 600 ip netns exec "$NS0" mpirun.openmpi --allow-run-as-root -np 2 \
-		--hostfile "$B/netns-hosts" --map-by node \
+		--hostfile "$B/netns-hosts" --map-by node --bind-to none \
 		--mca plm_rsh_agent "$B/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
 		--mca oob_tcp_if_include 10.231.0.0/24 \
 		--mca btl tcp,self --mca btl_tcp_if_include 10.231.0.0/24 \
