@@ -48,6 +48,15 @@ struct bs_rx {
 	size_t got;
 };
 
+/* An accepted connection that has not sent its whole hello yet. */
+struct bs_pending {
+	int fd;
+	size_t got;
+	int64_t since;
+	union ccom_sockaddr from;
+	struct ccom_bs_conn_hello h;
+};
+
 struct ccom_bootstrap {
 	int rank;
 	int nranks;
@@ -62,6 +71,9 @@ struct ccom_bootstrap {
 	union ccom_sockaddr *addrs;	/* listen address of every rank */
 	int *send_fds;			/* p2p connection to each peer, -1 until used */
 	struct bs_rx *rx;		/* p2p connection from each peer */
+	struct bs_pending *pend;	/* accepted connections whose hello is incomplete */
+	int npend;
+	int pend_cap;
 	struct bs_msg *q_head;		/* arrived, unmatched messages (FIFO) */
 	struct bs_msg *q_tail;
 };
@@ -264,45 +276,93 @@ static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
 	return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 }
 
-/* Read a connection hello from a freshly accepted socket. */
-static int bs_accept_one(struct ccom_bootstrap *bs, int fd, const union ccom_sockaddr *from,
-			 int64_t deadline)
+/* A complete hello arrived on a pending connection: file it or drop it. */
+static void bs_classify(struct ccom_bootstrap *bs, const struct bs_pending *p)
 {
-	struct ccom_bs_conn_hello h;
-	int64_t dl = ccom_now_us() + BS_HELLO_WAIT_US;
+	const struct ccom_bs_conn_hello *h = &p->h;
 	char a[80];
-	int rc;
 
-	rc = ccom_sock_recv_all(fd, &h, sizeof(h), dl < deadline ? dl : deadline, bs->abort);
-	if (rc == -ECANCELED) {
-		close(fd);
-		return rc;
+	if (h->magic != bs->magic || h->rank < 0 || h->rank >= bs->nranks ||
+	    (h->type != CCOM_BS_RING && h->type != CCOM_BS_P2P)) {
+		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
+			  ccom_addr_str(&p->from, a, sizeof(a)),
+			  h->magic != bs->magic ? "wrong magic" : "malformed hello");
+		close(p->fd);
+		return;
 	}
-	if (rc || h.magic != bs->magic || h.rank < 0 || h.rank >= bs->nranks ||
-	    (h.type != CCOM_BS_RING && h.type != CCOM_BS_P2P)) {
-		ccom_warn("Bootstrap: dropped connection from %s: %s",
-			  ccom_addr_str(from, a, sizeof(a)),
-			  rc ? bs_err_str(rc) : h.magic != bs->magic ? "wrong magic" :
-									  "malformed hello");
-		close(fd);
-		return 0;
-	}
-	if (h.type == CCOM_BS_RING) {
-		if (bs->ring_recv_fd >= 0 || h.rank != (bs->rank - 1 + bs->nranks) % bs->nranks) {
-			ccom_warn("Bootstrap: unexpected ring connection from rank %d", h.rank);
-			close(fd);
-			return 0;
+	if (h->type == CCOM_BS_RING) {
+		if (bs->ring_recv_fd >= 0 || h->rank != (bs->rank - 1 + bs->nranks) % bs->nranks) {
+			ccom_warn("Bootstrap: rank %d dropped an unexpected ring connection from rank %d",
+				  bs->rank, h->rank);
+			close(p->fd);
+			return;
 		}
-		bs->ring_recv_fd = fd;
-		return 0;
+		bs->ring_recv_fd = p->fd;
+		return;
 	}
-	if (bs->rx[h.rank].fd >= 0) {
-		ccom_warn("Bootstrap: second p2p connection from rank %d dropped", h.rank);
-		close(fd);
-		return 0;
+	if (bs->rx[h->rank].fd >= 0) {
+		ccom_warn("Bootstrap: rank %d dropped a second p2p connection from rank %d", bs->rank,
+			  h->rank);
+		close(p->fd);
+		return;
 	}
-	bs->rx[h.rank].fd = fd;
-	return 0;
+	bs->rx[h->rank].fd = p->fd;
+}
+
+/* Read from pending connection @i; drop it on EOF, error or when it is too slow. */
+static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
+{
+	struct bs_pending *p = &bs->pend[i];
+	const char *why = NULL;
+	char a[80];
+
+	if (readable) {
+		ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, 0);
+
+		if (n > 0)
+			p->got += n;
+		else if (n == 0)
+			why = "closed before its hello";
+		else if (errno != EAGAIN && errno != EINTR)
+			why = strerror(errno);
+	}
+	if (!why && p->got == sizeof(p->h)) {
+		bs_classify(bs, p);
+		bs->pend[i] = bs->pend[--bs->npend];
+		return;
+	}
+	if (!why && ccom_now_us() - p->since > BS_HELLO_WAIT_US)
+		why = "no hello within 5 s";
+	if (why) {
+		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
+			  ccom_addr_str(&p->from, a, sizeof(a)), why);
+		close(p->fd);
+		bs->pend[i] = bs->pend[--bs->npend];
+	}
+}
+
+static void bs_accept_all(struct ccom_bootstrap *bs)
+{
+	for (;;) {
+		struct bs_pending p;
+
+		memset(&p, 0, sizeof(p));
+		if (ccom_sock_accept(bs->listen_fd, 0, NULL, &p.fd, &p.from))
+			return;
+		if (bs->npend == bs->pend_cap) {
+			int cap = bs->pend_cap ? bs->pend_cap * 2 : 8;
+			struct bs_pending *np = realloc(bs->pend, cap * sizeof(*np));
+
+			if (!np) {
+				close(p.fd);
+				return;
+			}
+			bs->pend = np;
+			bs->pend_cap = cap;
+		}
+		p.since = ccom_now_us();
+		bs->pend[bs->npend++] = p;
+	}
 }
 
 /*
@@ -311,9 +371,10 @@ static int bs_accept_one(struct ccom_bootstrap *bs, int fd, const union ccom_soc
  */
 static int bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
 {
-	struct pollfd *pfd = NULL;
-	int *who = NULL;
-	int n = 0, i, rc = 0;
+	int cap = bs->nranks + bs->npend + 2;
+	struct pollfd *pfd;
+	int *who;
+	int n = 0, i, rc = 0, npend = bs->npend;
 	int64_t left;
 
 	if (atomic_load(bs->abort))
@@ -321,8 +382,8 @@ static int bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
 	left = deadline - ccom_now_us();
 	if (left <= 0)
 		return -ETIMEDOUT;
-	pfd = calloc(bs->nranks + 2, sizeof(*pfd));
-	who = calloc(bs->nranks + 2, sizeof(*who));
+	pfd = calloc(cap, sizeof(*pfd));
+	who = calloc(cap, sizeof(*who));
 	if (!pfd || !who) {
 		rc = -ENOMEM;
 		goto out_free;
@@ -339,30 +400,23 @@ static int bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
 		pfd[n] = (struct pollfd){ .fd = bs->rx[i].fd, .events = POLLIN };
 		who[n++] = i;
 	}
-	if (poll(pfd, n, left / 1000 + 1 < CCOM_SOCK_POLL_MS ? left / 1000 + 1 :
-							   CCOM_SOCK_POLL_MS) < 0 &&
+	for (i = 0; i < npend; i++)
+		pfd[n + i] = (struct pollfd){ .fd = bs->pend[i].fd, .events = POLLIN };
+	if (poll(pfd, n + npend, left / 1000 + 1 < CCOM_SOCK_POLL_MS ? left / 1000 + 1 :
+								       CCOM_SOCK_POLL_MS) < 0 &&
 	    errno != EINTR) {
 		rc = -errno;
 		goto out_free;
 	}
 	for (i = 0; i < n && !rc; i++) {
-		if (!pfd[i].revents || who[i] == -2)
-			continue;
-		if (who[i] >= 0) {
+		if (pfd[i].revents && who[i] >= 0)
 			rc = bs_rx_progress(bs, who[i]);
-			continue;
-		}
-		for (;;) {
-			union ccom_sockaddr from;
-			int fd;
-
-			if (ccom_sock_accept(bs->listen_fd, 0, NULL, &fd, &from))
-				break;
-			rc = bs_accept_one(bs, fd, &from, deadline);
-			if (rc)
-				break;
-		}
 	}
+	/* Backwards: finishing entry i moves the last entry into its slot. */
+	for (i = npend - 1; i >= 0; i--)
+		bs_pending_progress(bs, i, pfd[n + i].revents != 0);
+	if (pfd[0].revents)
+		bs_accept_all(bs);
 out_free:
 	free(pfd);
 	free(who);
@@ -817,6 +871,9 @@ void ccom_bootstrap_close(struct ccom_bootstrap *bs)
 			close(bs->rx[i].fd);
 		free(bs->rx[i].msg);
 	}
+	for (i = 0; i < bs->npend; i++)
+		close(bs->pend[i].fd);
+	free(bs->pend);
 	while ((m = bs->q_head)) {
 		bs->q_head = m->next;
 		free(m);

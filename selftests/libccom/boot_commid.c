@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: CCOM_COMM_ID.  Malformed values make ccomGetUniqueId fail
+ * at once with ccomInvalidArgument and the message "Invalid CCOM_COMM_ID
+ * [...], please use format: <ipv4>:<port> | [<ipv6>]:<port> |
+ * <hostname>:<port>" (no network wait).  Well-formed values
+ * (<ipv4>:<port>, [<ipv6>]:<port>, <hostname>:<port>) bootstrap a 3-rank
+ * job in which rank 0 hosts the root at that address.
+ */
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "test_util.h"
+
+static int free_port(int family)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = family == AF_INET ? sizeof(a4) : sizeof(a6);
+	struct sockaddr *a = family == AF_INET ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6;
+	int fd = socket(family, SOCK_STREAM, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, a, len) && !getsockname(fd, a, &len))
+		port = ntohs(family == AF_INET ? a4.sin_port : a6.sin6_port);
+	close(fd);
+	return port;
+}
+
+static int check_invalid(const char *val)
+{
+	ccomUniqueId id;
+	ccomResult_t res;
+
+	setenv("CCOM_COMM_ID", val, 1);
+	res = ccomGetUniqueId(&id);
+	T_CHECK(res == ccomInvalidArgument, "CCOM_COMM_ID=%s: got %d (%s)", val, res,
+		ccomGetErrorString(res));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "Invalid CCOM_COMM_ID", val,
+			    "please use format: <ipv4>:<port> | [<ipv6>]:<port> | <hostname>:<port>",
+			    NULL), "CCOM_COMM_ID=%s: message", val);
+	unsetenv("CCOM_COMM_ID");
+	return 0;
+}
+
+static int rank_main(int rank, int nranks, void *arg)
+{
+	ccomUniqueId id;
+	ccomComm_t comm;
+	int v;
+
+	setenv("CCOM_COMM_ID", arg, 1);
+	/* Every rank builds the id itself from the environment. */
+	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
+	T_CCOM(ccomCommInitRank(&comm, nranks, id, rank), ccomSuccess);
+	T_CCOM(ccomCommUserRank(comm, &v), ccomSuccess);
+	T_CHECK(v == rank, "rank");
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return 0;
+}
+
+static int run_job(const char *addr)
+{
+	int codes[3];
+
+	T_CHECK(!t_fork_ranks(3, rank_main, (void *)addr, codes, 60),
+		"CCOM_COMM_ID=%s: ranks failed %d %d %d", addr, codes[0], codes[1], codes[2]);
+	printf("CCOM_COMM_ID=%s: 3 ranks initialised\n", addr);
+	return 0;
+}
+
+int main(void)
+{
+	static const char *const bad[] = {
+		"not-an-address", "1.2.3.4", "1.2.3.4:", "1.2.3.4:99999", "1.2.3.4:12ab",
+		"[::1:5000", "::1:5000", "[zz::q]:80", "[]:80", ":80",
+	};
+	char addr[64];
+	unsigned int i;
+	int port;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (check_invalid(bad[i]))
+			return T_FAIL;
+	printf("%u malformed CCOM_COMM_ID values refused\n", i);
+
+	port = free_port(AF_INET);
+	T_CHECK(port > 0, "no free port");
+	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
+	if (run_job(addr))
+		return T_FAIL;
+	port = free_port(AF_INET);
+	snprintf(addr, sizeof(addr), "localhost:%d", port);
+	if (run_job(addr))
+		return T_FAIL;
+	port = free_port(AF_INET6);
+	if (port > 0) {
+		snprintf(addr, sizeof(addr), "[::1]:%d", port);
+		if (run_job(addr))
+			return T_FAIL;
+	} else {
+		printf("no IPv6 loopback: [<ipv6>]:<port> case not run\n");
+	}
+	return T_PASS;
+}
