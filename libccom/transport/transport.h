@@ -91,16 +91,15 @@ struct ccom_transport_ops {
 	void (*teardown)(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers);
 };
 
-/* Transports compiled into the library.  net_socket is weak: the library
- * links (and stays single-host) while it is not built. */
+/* Transports compiled into the library. */
 extern const struct ccom_transport_ops ccom_transport_shm;
-extern const struct ccom_transport_ops ccom_transport_net_socket __attribute__((weak));
+extern const struct ccom_transport_ops ccom_transport_net_socket;
 
 /*
  * Which transport coll/ uses between this rank and @peer: shm when both run
  * on the same host (comm->rank_to_node equal), net_socket otherwise (or
  * when CCOM_TRANSPORT=net forces it for testing).  NULL if none can reach
- * the peer (net_socket not built and the peer is remote).
+ * the peer.
  */
 const struct ccom_transport_ops *ccom_transport_select(const struct ccomComm *comm, int peer);
 

@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * api.c - the collective and group entry points (coll/ layer): argument
+ * validation, group recording (ccomGroupStart/End) and submission of
+ * operations to the communicator's queue.
+ *
+ * Groups are per thread.  Inside a group, calls are recorded; at the
+ * outermost ccomGroupEnd() the collectives are enqueued in call order and
+ * the sends/receives of each (communicator, stream) are merged into one
+ * operation that runs them all concurrently, at the position of the first
+ * of them (NCCL's rule: dependent sends and receives belong in one group).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/reduce.h"
+#include "init/comm.h"
+#include "stream/stream.h"
+#include "util/err.h"
+
+struct group_entry {
+	struct ccomComm *comm;
+	struct ccom_op *op;
+};
+
+static __thread int group_depth;
+static __thread struct group_entry *group_ops;
+static __thread int group_n, group_cap;
+
+static const char *const kind_names[CCOM_COLL_NKINDS] = {
+	[CCOM_COLL_ALLREDUCE] = "ccomAllReduce", [CCOM_COLL_BROADCAST] = "ccomBroadcast",
+	[CCOM_COLL_REDUCE] = "ccomReduce", [CCOM_COLL_ALLGATHER] = "ccomAllGather",
+	[CCOM_COLL_REDUCESCATTER] = "ccomReduceScatter", [CCOM_COLL_ALLTOALL] = "ccomAlltoAll",
+	[CCOM_COLL_SEND] = "ccomSend", [CCOM_COLL_RECV] = "ccomRecv",
+	[CCOM_COLL_P2P_GROUP] = "p2p group",
+};
+
+static bool needs_op(enum ccom_coll_kind k)
+{
+	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
+}
+
+static bool needs_root(enum ccom_coll_kind k)
+{
+	return k == CCOM_COLL_BROADCAST || k == CCOM_COLL_REDUCE || k == CCOM_COLL_SEND ||
+	       k == CCOM_COLL_RECV;
+}
+
+static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccomStream **stream)
+{
+	const char *fn = kind_names[op->kind];
+	size_t bytes;
+
+	if (!ccom_comm_valid(comm) || !comm->coll) {
+		ccom_set_last_error("%s: comm is not a ready communicator", fn);
+		return -EINVAL;
+	}
+	if (atomic_load(&comm->async_result) == ccomInProgress) {
+		ccom_set_last_error("%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
+		return -EPERM;
+	}
+	*stream = ccom_stream_resolve(comm, *stream);
+	if (!*stream) {
+		ccom_set_last_error("%s: the stream does not belong to this communicator", fn);
+		return -EINVAL;
+	}
+	if (!ccom_dtype_size(op->dtype)) {
+		ccom_set_last_error("%s: invalid datatype %d", fn, op->dtype);
+		return -EINVAL;
+	}
+	if (needs_op(op->kind) && (unsigned int)op->op >= ccomNumOps) {
+		ccom_set_last_error("%s: invalid reduction op %d", fn, op->op);
+		return -EINVAL;
+	}
+	if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
+		ccom_set_last_error("%s: %s %d is out of range [0, %d)", fn,
+				    op->kind >= CCOM_COLL_SEND ? "peer" : "root", op->root, comm->nranks);
+		return -EINVAL;
+	}
+	if (op->count > (SIZE_MAX >> 8) / (size_t)comm->nranks) {
+		ccom_set_last_error("%s: count %zu is too large", fn, op->count);
+		return -EINVAL;
+	}
+	bytes = ccom_op_bytes(comm, op);
+	if (bytes == 0)
+		return 0;
+	if (!op->sendbuff && op->kind != CCOM_COLL_RECV &&
+	    !(op->kind == CCOM_COLL_BROADCAST && op->root != comm->rank)) {
+		ccom_set_last_error("%s: sendbuff is NULL for %zu elements", fn, op->count);
+		return -EINVAL;
+	}
+	if (!op->recvbuff && op->kind != CCOM_COLL_SEND &&
+	    !(op->kind == CCOM_COLL_REDUCE && op->root != comm->rank)) {
+		ccom_set_last_error("%s: recvbuff is NULL for %zu elements", fn, op->count);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int group_record(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct group_entry *n;
+
+	if (group_n == group_cap) {
+		group_cap = group_cap ? group_cap * 2 : 16;
+		n = realloc(group_ops, (size_t)group_cap * sizeof(*n));
+		if (!n)
+			return -ENOMEM;
+		group_ops = n;
+	}
+	group_ops[group_n++] = (struct group_entry){ comm, op };
+	return 0;
+}
+
+static void submit(struct ccomComm *comm, struct ccom_op *op)
+{
+	op->stream_seq = atomic_fetch_add(&op->stream->enqueued, 1) + 1;
+	ccom_stream_enqueue(comm, op);
+}
+
+/* Wrap a single send/recv (or the first of a group) into a P2P_GROUP op. */
+static struct ccom_op *p2p_wrap(struct ccom_op *first)
+{
+	struct ccom_op *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->kind = CCOM_COLL_P2P_GROUP;
+	g->stream = first->stream;
+	g->subs = first;
+	g->nsubs = 1;
+	return g;
+}
+
+static ccomResult_t enqueue(struct ccomComm *comm, struct ccom_op *tmpl, struct ccomStream *stream)
+{
+	struct ccom_op *op, *g;
+	int err;
+
+	ccom_clear_last_error();
+	err = validate(comm, tmpl, &stream);
+	if (err)
+		return ccom_result_from_errno(err);
+	op = malloc(sizeof(*op));
+	if (!op)
+		return ccomSystemError;
+	*op = *tmpl;
+	op->stream = stream;
+	if (group_depth > 0) {
+		err = group_record(comm, op);
+		if (err)
+			free(op);
+		return ccom_result_from_errno(err);
+	}
+	if (op->kind == CCOM_COLL_SEND || op->kind == CCOM_COLL_RECV) {
+		g = p2p_wrap(op);
+		if (!g) {
+			free(op);
+			return ccomSystemError;
+		}
+		op = g;
+	}
+	submit(comm, op);
+	return ccomSuccess;
+}
+
+ccomResult_t ccomGroupStart(void)
+{
+	ccom_clear_last_error();
+	group_depth++;
+	return ccomSuccess;
+}
+
+/* Merge the p2p ops of entry @i's (comm, stream) from @i on into one op. */
+static struct ccom_op *group_merge_p2p(int i)
+{
+	struct ccom_op *g = calloc(1, sizeof(*g)), *subs;
+	int j, n = 0;
+
+	for (j = i; j < group_n; j++)
+		if (group_ops[j].op && group_ops[j].comm == group_ops[i].comm &&
+		    group_ops[j].op->stream == group_ops[i].op->stream &&
+		    group_ops[j].op->kind >= CCOM_COLL_SEND)
+			n++;
+	subs = calloc((size_t)n, sizeof(*subs));
+	if (!g || !subs) {
+		free(g);
+		free(subs);
+		return NULL;
+	}
+	g->kind = CCOM_COLL_P2P_GROUP;
+	g->stream = group_ops[i].op->stream;
+	g->subs = subs;
+	for (j = i, n = 0; j < group_n; j++) {
+		struct ccom_op *o = group_ops[j].op;
+
+		if (o && group_ops[j].comm == group_ops[i].comm && o->stream == g->stream &&
+		    o->kind >= CCOM_COLL_SEND) {
+			subs[n++] = *o;
+			free(o);
+			group_ops[j].op = NULL;
+		}
+	}
+	g->nsubs = n;
+	return g;
+}
+
+ccomResult_t ccomGroupEnd(void)
+{
+	struct ccom_op *op;
+	int i, err = 0;
+
+	ccom_clear_last_error();
+	if (group_depth <= 0) {
+		ccom_set_last_error("ccomGroupEnd: no matching ccomGroupStart on this thread");
+		return ccomInvalidUsage;
+	}
+	if (--group_depth > 0)
+		return ccomSuccess;
+	for (i = 0; i < group_n; i++) {
+		op = group_ops[i].op;
+		if (!op)
+			continue;
+		if (op->kind == CCOM_COLL_SEND || op->kind == CCOM_COLL_RECV) {
+			op = group_merge_p2p(i);
+			if (!op) {
+				err = -ENOMEM;
+				continue;
+			}
+		}
+		group_ops[i].op = NULL;
+		submit(group_ops[i].comm, op);
+	}
+	group_n = 0;
+	if (err)
+		ccom_set_last_error("ccomGroupEnd: out of memory; some operations were dropped");
+	return ccom_result_from_errno(err);
+}
+
+ccomResult_t ccomAllReduce(const void *sendbuff, void *recvbuff, size_t count,
+			   ccomDataType_t datatype, ccomRedOp_t op, ccomComm_t comm,
+			   ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_ALLREDUCE, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .op = op };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomBroadcast(const void *sendbuff, void *recvbuff, size_t count,
+			   ccomDataType_t datatype, int root, ccomComm_t comm,
+			   ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_BROADCAST, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .root = root };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomReduce(const void *sendbuff, void *recvbuff, size_t count,
+			ccomDataType_t datatype, ccomRedOp_t op, int root,
+			ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_REDUCE, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .op = op,
+			     .root = root };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomAllGather(const void *sendbuff, void *recvbuff, size_t sendcount,
+			   ccomDataType_t datatype, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_ALLGATHER, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = sendcount, .dtype = datatype };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount,
+			       ccomDataType_t datatype, ccomRedOp_t op, ccomComm_t comm,
+			       ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_REDUCESCATTER, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = recvcount, .dtype = datatype,
+			     .op = op };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomAlltoAll(const void *sendbuff, void *recvbuff, size_t count,
+			  ccomDataType_t datatype, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_ALLTOALL, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomSend(const void *sendbuff, size_t count, ccomDataType_t datatype,
+		      int peer, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_SEND, .sendbuff = sendbuff, .count = count,
+			     .dtype = datatype, .root = peer };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
+		      int peer, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
+			     .dtype = datatype, .root = peer };
+
+	return enqueue(comm, &o, stream);
+}

@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: MIT
+/*
+ * coll.c - the data path's communicator hooks and the executor (coll/).
+ *
+ * ccom_coll_comm_init() runs at init's connect stage (collective): the host
+ * segment, one transport connection per peer (shm on this host, net_socket
+ * to other hosts), the ring order, the tuner, the progress thread and the
+ * default stream.  ccom_coll_execute() runs one operation on the progress
+ * thread: picks algorithm and protocol, bounds it by CCOM_OP_TIMEOUT, and
+ * on failure breaks the communicator (every later op fails at once, peers
+ * on this host are told through the segment's broken flag).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+#include "coll/reduce.h"
+#include "init/comm.h"
+#include "stream/stream.h"
+#include "topo/topo.h"
+#include "transport/shm.h"
+#include "transport/transport.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+#include "util/params.h"
+
+static const struct ccom_transport_ops *const transports[] = {
+	&ccom_transport_shm,
+	&ccom_transport_net_socket,
+};
+#define NTRANSPORTS ((int)(sizeof(transports) / sizeof(transports[0])))
+
+static int coll_ring_init(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	int i;
+
+	cs->ring = calloc((size_t)comm->nranks, sizeof(int));
+	if (!cs->ring)
+		return -ENOMEM;
+	for (i = 0; i < comm->nranks; i++)
+		cs->ring[i] = (comm->topo && comm->topo->ring) ? comm->topo->ring[i] : i;
+	for (i = 0; i < comm->nranks; i++)
+		if (cs->ring[i] == comm->rank)
+			cs->ring_pos = i;
+	return 0;
+}
+
+/* Connect every peer with its transport; collective (each transport's setup is). */
+static int coll_connect(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	struct ccom_transport_conn **tmp;
+	int *peers, t, p, n, err = 0;
+
+	cs->conns = calloc((size_t)comm->nranks, sizeof(*cs->conns));
+	peers = calloc((size_t)comm->nranks, sizeof(int));
+	tmp = calloc((size_t)comm->nranks, sizeof(*tmp));
+	if (!cs->conns || !peers || !tmp) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (t = 0; t < NTRANSPORTS && !err; t++) {
+		for (p = 0, n = 0; p < comm->nranks; p++)
+			if (p != comm->rank && ccom_transport_select(comm, p) == transports[t])
+				peers[n++] = p;
+		err = transports[t]->setup(comm, peers, n, tmp);
+		for (p = 0; !err && p < n; p++)
+			cs->conns[peers[p]] = tmp[p];
+	}
+out:
+	free(peers);
+	free(tmp);
+	return err;
+}
+
+static void coll_disconnect(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	int p;
+
+	if (!cs->conns)
+		return;
+	for (p = 0; p < comm->nranks; p++)
+		if (cs->conns[p])
+			cs->conns[p]->ops->teardown(comm, &cs->conns[p], 1);
+	free(cs->conns);
+	cs->conns = NULL;
+}
+
+static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	if (cs->queue)
+		ccom_stream_queue_stop(comm);
+	ccom_stream_free(cs->default_stream);
+	coll_disconnect(comm, cs);
+	ccom_shm_fini(cs->shm);
+	free(cs->ring);
+	free(cs->tmp);
+	free(cs);
+	comm->coll = NULL;
+}
+
+static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	int err;
+
+	cs->op_timeout_us = ccom_param_int("CCOM_OP_TIMEOUT") * 1000000;
+	if (cs->op_timeout_us <= 0)
+		cs->op_timeout_us = 300 * 1000000LL;
+	cs->all_local = comm->nnodes <= 1;
+	cs->tmp_size = (size_t)comm->local_nranks * CCOM_SHM_LL_MAX_BYTES + (4u << 20);
+	cs->tmp = malloc(cs->tmp_size);
+	if (!cs->tmp)
+		return -ENOMEM;
+	err = coll_ring_init(comm, cs);
+	if (!err && comm->local_nranks > 1)
+		err = ccom_shm_init(comm, &cs->shm);
+	if (!err)
+		err = coll_connect(comm, cs);
+	if (!err)
+		err = ccom_tune_init(comm);
+	if (!err)
+		err = ccom_stream_alloc(comm, true, &cs->default_stream);
+	if (!err)
+		err = ccom_stream_queue_start(comm);
+	return err;
+}
+
+int ccom_coll_comm_init(struct ccomComm *comm)
+{
+	struct ccom_coll_state *cs = calloc(1, sizeof(*cs));
+	int err;
+
+	if (!cs)
+		return -ENOMEM;
+	cs->comm = comm;
+	comm->coll = cs;
+	err = coll_init_locked(comm, cs);
+	if (err) {
+		coll_state_free(comm, cs);
+		return err;
+	}
+	ccom_info(CCOM_SUBSYS_COLL, "rank %d: data path ready (%d local ranks, %d hosts, shm %s)",
+		  comm->rank, comm->local_nranks, comm->nnodes, cs->shm ? "yes" : "no");
+	return 0;
+}
+
+int ccom_coll_comm_finalize(struct ccomComm *comm)
+{
+	if (!comm->coll)
+		return 0;
+	return ccom_stream_queue_drain(comm);
+}
+
+void ccom_coll_comm_abort(struct ccomComm *comm)
+{
+	struct ccom_coll_state *cs = comm->coll;
+
+	if (!cs)
+		return;
+	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
+	ccom_shm_mark_broken(cs->shm);
+}
+
+void ccom_coll_comm_fini(struct ccomComm *comm)
+{
+	if (comm->coll)
+		coll_state_free(comm, comm->coll);
+}
+
+size_t ccom_op_bytes(const struct ccomComm *comm, const struct ccom_op *op)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+
+	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER ||
+	    op->kind == CCOM_COLL_ALLTOALL)
+		b *= (size_t)comm->nranks;
+	return b;
+}
+
+/* One rank alone: every collective is a local copy (and avg of one value). */
+static int coll_run_single(struct ccomComm *comm, struct ccom_op *op)
+{
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+
+	if (op->kind == CCOM_COLL_P2P_GROUP)
+		return ccom_p2p_run(comm, op->subs, op->nsubs);
+	if (op->recvbuff != op->sendbuff && bytes)
+		memmove(op->recvbuff, op->sendbuff, bytes);
+	return 0;
+}
+
+static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
+{
+	int algo, proto;
+
+	if (comm->nranks == 1)
+		return coll_run_single(comm, op);
+	if (op->kind == CCOM_COLL_P2P_GROUP)
+		return ccom_p2p_run(comm, op->subs, op->nsubs);
+	if (op->count == 0)
+		return 0;
+	ccom_tune_pick(comm, op, &algo, &proto);
+	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
+		return ccom_ll_run(comm, op);
+	if (algo == CCOM_ALGO_DIRECT)
+		return ccom_direct_run(comm, op);
+	return ccom_ring_run(comm, op);
+}
+
+int ccom_coll_execute(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	int err;
+
+	if (cs->broken_err) {
+		ccom_set_last_error("rank %d: the communicator failed earlier (%s); destroy it and create a new one",
+				    comm->rank, ccomGetErrorString(ccom_result_from_errno(cs->broken_err)));
+		return cs->broken_err;
+	}
+	cs->deadline_us = ccom_now_us() + cs->op_timeout_us;
+	err = coll_dispatch(comm, op);
+	cs->deadline_us = 0;
+	if (err) {
+		cs->broken_err = err;
+		ccom_shm_mark_broken(cs->shm);
+		ccom_comm_set_async_error(comm, ccom_result_from_errno(err));
+	}
+	return err;
+}

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * direct.c - the direct engine (coll/ layer): every collective between the
+ * ranks of one host through the staging area of the host segment.
+ *
+ * Each step moves one chunk: every rank copies the part of its input that
+ * others need into its own staging slot, a host barrier publishes it, and
+ * every rank then computes its part of the output reading its peers' slots
+ * directly (no FIFO, no ring latency, all ranks busy at once).  AllReduce
+ * and Reduce split each chunk into nlocal slices: rank r reduces slice r
+ * from all slots into its own slot, a second barrier publishes the reduced
+ * slices, and everyone copies them out.
+ *
+ * Buffer reuse: step t uses staging buffer t % 2 (t counts steps across
+ * operations, shm->stage_step).  A rank writes buffer b at step t + 2 only
+ * after passing the first barrier of step t + 1, which every rank reaches
+ * only after it finished reading step t: so two buffers and one barrier
+ * per step (two for the reductions) are enough.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/reduce.h"
+#include "init/comm.h"
+#include "transport/shm.h"
+
+struct dstep {
+	struct ccom_shm *s;
+	int b;		/* staging buffer of this step */
+};
+
+static int dstep_begin(struct ccom_shm *s, struct dstep *d)
+{
+	d->s = s;
+	d->b = (int)(s->stage_step++ & 1);
+	return 0;
+}
+
+/* Slice p of @len elements split over @n ranks, 16-element aligned. */
+static void slice(size_t len, int n, int p, size_t *lo, size_t *hi)
+{
+	*lo = p == 0 ? 0 : ((len * (size_t)p / (size_t)n) & ~(size_t)15);
+	*hi = p == n - 1 ? len : ((len * (size_t)(p + 1) / (size_t)n) & ~(size_t)15);
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/*
+ * Reduce slice [lo, hi) of this step: own input + every peer's slot, into
+ * this rank's slot.
+ */
+static void reduce_slice(struct dstep *d, const char *in, size_t lo, size_t hi,
+			 const struct ccom_op *op, size_t esz, int nranks)
+{
+	struct ccom_shm *s = d->s;
+	char *dst = ccom_shm_stage(s, d->b, s->me) + lo * esz;
+	const char *a = in + lo * esz;
+	size_t n = hi - lo;
+	int p;
+
+	if (n == 0)
+		return;
+	for (p = 0; p < s->nlocal; p++) {
+		if (p == s->me)
+			continue;
+		ccom_reduce2(dst, a, ccom_shm_stage(s, d->b, p) + lo * esz, n, op->dtype, op->op);
+		a = dst;
+	}
+	ccom_reduce_finish(dst, n, op->dtype, op->op, nranks);
+}
+
+/* AllReduce (root < 0) and Reduce (root >= 0). */
+static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), per = s->chunk / esz, off, len, lo, hi;
+	const char *in;
+	char *out, *mine;
+	struct dstep d;
+	int p, err;
+
+	for (off = 0; off < op->count; off += len) {
+		len = op->count - off < per ? op->count - off : per;
+		dstep_begin(s, &d);
+		in = (const char *)op->sendbuff + off * esz;
+		mine = ccom_shm_stage(s, d.b, s->me);
+		slice(len, s->nlocal, s->me, &lo, &hi);
+		memcpy(mine, in, lo * esz);
+		memcpy(mine + hi * esz, in + hi * esz, (len - hi) * esz);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		reduce_slice(&d, in, lo, hi, op, esz, comm->nranks);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		if (root >= 0 && root != s->me)
+			continue;
+		out = (char *)op->recvbuff + off * esz;
+		for (p = 0; p < s->nlocal; p++) {
+			slice(len, s->nlocal, p, &lo, &hi);
+			memcpy(out + lo * esz, ccom_shm_stage(s, d.b, p) + lo * esz, (hi - lo) * esz);
+		}
+	}
+	return 0;
+}
+
+static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype), per = s->chunk * s->nlocal, off, len;
+	bool root = op->root == s->me;
+	struct dstep d;
+	int err;
+
+	if (root && op->recvbuff != op->sendbuff)
+		memcpy(op->recvbuff, op->sendbuff, bytes);
+	for (off = 0; off < bytes; off += len) {
+		len = bytes - off < per ? bytes - off : per;
+		dstep_begin(s, &d);
+		if (root)
+			memcpy(ccom_shm_stage(s, d.b, 0), (const char *)op->sendbuff + off, len);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		if (!root)
+			memcpy((char *)op->recvbuff + off, ccom_shm_stage(s, d.b, 0), len);
+	}
+	return 0;
+}
+
+static int direct_allgather(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype), off, len;
+	char *out = op->recvbuff;
+	struct dstep d;
+	int p, err;
+
+	if (out + (size_t)s->me * bytes != op->sendbuff)
+		memcpy(out + (size_t)s->me * bytes, op->sendbuff, bytes);
+	for (off = 0; off < bytes; off += len) {
+		len = bytes - off < s->chunk ? bytes - off : s->chunk;
+		dstep_begin(s, &d);
+		memcpy(ccom_shm_stage(s, d.b, s->me), (const char *)op->sendbuff + off, len);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		for (p = 0; p < s->nlocal; p++)
+			if (p != s->me)
+				memcpy(out + (size_t)p * bytes + off, ccom_shm_stage(s, d.b, p), len);
+	}
+	return 0;
+}
+
+/* Copy block chunk [off, off+len) of every peer's block into my slot's sub-slots. */
+static void stage_blocks(struct dstep *d, const char *in, size_t block, size_t off, size_t len,
+			 size_t sub)
+{
+	struct ccom_shm *s = d->s;
+	char *mine = ccom_shm_stage(s, d->b, s->me);
+	int p;
+
+	for (p = 0; p < s->nlocal; p++)
+		if (p != s->me)
+			memcpy(mine + (size_t)p * sub, in + (size_t)p * block + off, len);
+}
+
+static int direct_reducescatter(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), sub = (s->chunk / s->nlocal) & ~(size_t)63;
+	size_t block = op->count * esz, per = sub / esz, off, len;
+	const char *in = op->sendbuff, *a;
+	char *dst;
+	struct dstep d;
+	int p, err;
+
+	for (off = 0; off < op->count; off += len) {
+		len = op->count - off < per ? op->count - off : per;
+		dstep_begin(s, &d);
+		stage_blocks(&d, in, block, off * esz, len * esz, sub);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		dst = (char *)op->recvbuff + off * esz;
+		a = in + (size_t)s->me * block + off * esz;
+		for (p = 0; p < s->nlocal; p++) {
+			if (p == s->me)
+				continue;
+			ccom_reduce2(dst, a, ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len,
+				     op->dtype, op->op);
+			a = dst;
+		}
+		ccom_reduce_finish(dst, len, op->dtype, op->op, comm->nranks);
+	}
+	return 0;
+}
+
+static int direct_alltoall(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), sub = (s->chunk / s->nlocal) & ~(size_t)63;
+	size_t block = op->count * esz, off, len;
+	char *out = op->recvbuff;
+	struct dstep d;
+	int p, err;
+
+	if (op->sendbuff != op->recvbuff)
+		memcpy(out + (size_t)s->me * block,
+		       (const char *)op->sendbuff + (size_t)s->me * block, block);
+	for (off = 0; off < block; off += len) {
+		len = block - off < sub ? block - off : sub;
+		dstep_begin(s, &d);
+		stage_blocks(&d, op->sendbuff, block, off, len, sub);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		for (p = 0; p < s->nlocal; p++)
+			if (p != s->me)
+				memcpy(out + (size_t)p * block + off,
+				       ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len);
+	}
+	return 0;
+}
+
+int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op)
+{
+	switch (op->kind) {
+	case CCOM_COLL_ALLREDUCE:
+		return direct_reduce(comm, op, -1);
+	case CCOM_COLL_REDUCE:
+		return direct_reduce(comm, op, op->root);
+	case CCOM_COLL_BROADCAST:
+		return direct_broadcast(comm, op);
+	case CCOM_COLL_ALLGATHER:
+		return direct_allgather(comm, op);
+	case CCOM_COLL_REDUCESCATTER:
+		return direct_reducescatter(comm, op);
+	case CCOM_COLL_ALLTOALL:
+		return direct_alltoall(comm, op);
+	default:
+		return -EINVAL;
+	}
+}

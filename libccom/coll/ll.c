@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ll.c - the LL protocol (coll/ layer): latency-bound collectives between
+ * the ranks of one host, with the synchronisation embedded in the data.
+ *
+ * Every rank publishes its whole input into its LL slot as 8-byte words,
+ * 4 data bytes + 4 flag bytes, each word stored with one atomic 64-bit
+ * store; the flag is the operation's LL sequence number.  A reader polls
+ * the words it needs until their flag matches: no barrier, no fence, one
+ * cache-line transfer per 32 bytes.  Each rank then computes its own output
+ * from the published inputs (one-shot).
+ *
+ * Slot reuse: operation k uses set k % 2.  Every rank reads at least the
+ * first word of every peer in every LL operation, so when a rank starts
+ * operation k + 2 every peer has published k + 1, i.e. finished reading k.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "coll/reduce.h"
+#include "init/comm.h"
+#include "transport/shm.h"
+
+/* Bytes this rank publishes for @op (0 means "one empty word"). */
+static size_t ll_publish_bytes(const struct ccom_op *op, int nl, int me)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+
+	switch (op->kind) {
+	case CCOM_COLL_BROADCAST:
+		return op->root == me ? b : 0;
+	case CCOM_COLL_REDUCESCATTER:
+	case CCOM_COLL_ALLTOALL:
+		return b * (size_t)nl;
+	default:
+		return b;
+	}
+}
+
+/* Largest payload the LL path accepts for @op (the tuner's limit). */
+bool ccom_ll_fits(const struct ccom_op *op, int nl);
+bool ccom_ll_fits(const struct ccom_op *op, int nl)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+
+	if (op->kind == CCOM_COLL_REDUCESCATTER || op->kind == CCOM_COLL_ALLTOALL)
+		b *= (size_t)nl;
+	return b <= CCOM_SHM_LL_MAX_BYTES;
+}
+
+static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t flag)
+{
+	size_t nw = bytes ? (bytes + 3) / 4 : 1, i;
+	uint32_t v;
+
+	for (i = 0; i < nw; i++) {
+		v = 0;
+		if (i * 4 < bytes)
+			memcpy(&v, src + i * 4, bytes - i * 4 < 4 ? bytes - i * 4 : 4);
+		__atomic_store_n(&slot[i], ((uint64_t)flag << 32) | v, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * Wait for and unpack bytes [off, off + len) of a peer's slot into @dst.
+ * @off is a multiple of 4 bytes.
+ */
+static int ll_read(struct ccomComm *comm, uint64_t *slot, char *dst, size_t off, size_t len,
+		   uint32_t flag)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t w0 = off / 4, nw = len ? (len + 3) / 4 : 1, i;
+	struct ccom_wait w;
+	uint64_t x;
+	uint32_t v;
+	int err = 0;
+
+	ccom_wait_begin(&w, comm, s);
+	for (i = 0; i < nw; i++) {
+		for (;;) {
+			x = __atomic_load_n(&slot[w0 + i], __ATOMIC_RELAXED);
+			if ((uint32_t)(x >> 32) == flag)
+				break;
+			err = ccom_wait_shm(&w);
+			if (err)
+				goto out;
+		}
+		v = (uint32_t)x;
+		if (i * 4 < len)
+			memcpy(dst + i * 4, &v, len - i * 4 < 4 ? len - i * 4 : 4);
+	}
+out:
+	ccom_wait_end(&w);
+	return err;
+}
+
+/*
+ * Gather from every peer the range each needs into tmp (peer p at
+ * tmp + p * stride), then compute.  @off/@len: range of each peer's slot
+ * this rank needs (len 0: just the first word, as a sync).
+ */
+static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t off, size_t len,
+		      int only, uint32_t flag, int set)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	int p, err;
+
+	for (p = 0; p < s->nlocal; p++) {
+		if (p == s->me)
+			continue;
+		err = ll_read(comm, ccom_shm_ll_slot(s, set, p), tmp + (size_t)p * stride,
+			      (only < 0 || only == p) ? off : 0,
+			      (only < 0 || only == p) ? len : 0, flag);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* out = reduce over ranks of (own @in, every peer's tmp copy). */
+static void ll_reduce(struct ccomComm *comm, const struct ccom_op *op, char *out, const char *in,
+		      const char *tmp, size_t stride, size_t n)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	const char *a = in;
+	int p;
+
+	for (p = 0; p < s->nlocal; p++) {
+		if (p == s->me)
+			continue;
+		ccom_reduce2(out, a, tmp + (size_t)p * stride, n, op->dtype, op->op);
+		a = out;
+	}
+	ccom_reduce_finish(out, n, op->dtype, op->op, comm->nranks);
+}
+
+static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_t stride,
+		     uint32_t flag, int set)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), b = op->count * esz;
+	const char *in = op->sendbuff;
+	char *out = op->recvbuff;
+	int p, err = 0;
+
+	switch (op->kind) {
+	case CCOM_COLL_ALLREDUCE:
+	case CCOM_COLL_REDUCE:
+		if (op->kind == CCOM_COLL_REDUCE && op->root != s->me)
+			return ll_collect(comm, tmp, stride, 0, 0, -2, flag, set);
+		err = ll_collect(comm, tmp, stride, 0, b, -1, flag, set);
+		if (!err)
+			ll_reduce(comm, op, out, in, tmp, stride, op->count);
+		return err;
+	case CCOM_COLL_BROADCAST:
+		err = ll_collect(comm, tmp, stride, 0, b, op->root, flag, set);
+		if (!err && op->root != s->me)
+			memcpy(out, tmp + (size_t)op->root * stride, b);
+		else if (!err && out != in)
+			memcpy(out, in, b);
+		return err;
+	case CCOM_COLL_ALLGATHER:
+		err = ll_collect(comm, tmp, stride, 0, b, -1, flag, set);
+		for (p = 0; !err && p < s->nlocal; p++)
+			if (out + (size_t)p * b != (p == s->me ? in : tmp + (size_t)p * stride))
+				memmove(out + (size_t)p * b, p == s->me ? in : tmp + (size_t)p * stride, b);
+		return err;
+	case CCOM_COLL_REDUCESCATTER:
+		err = ll_collect(comm, tmp, stride, (size_t)s->me * b, b, -1, flag, set);
+		if (!err)
+			ll_reduce(comm, op, out, in + (size_t)s->me * b, tmp, stride, op->count);
+		return err;
+	case CCOM_COLL_ALLTOALL:
+		err = ll_collect(comm, tmp, stride, (size_t)s->me * b, b, -1, flag, set);
+		for (p = 0; !err && p < s->nlocal; p++)
+			if (p != s->me)
+				memcpy(out + (size_t)p * b, tmp + (size_t)p * stride, b);
+			else if (out != in)
+				memcpy(out + (size_t)p * b, in + (size_t)p * b, b);
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	struct ccom_shm *s = cs->shm;
+	size_t stride = CCOM_SHM_LL_MAX_BYTES;
+	uint32_t flag = ++s->ll_seq;
+	int set = (int)(flag & 1);
+
+	if (!flag)			/* never publish flag 0: fresh memory reads as 0 */
+		flag = s->ll_seq = 2;
+	set = (int)(flag & 1);
+	ll_publish(ccom_shm_ll_slot(s, set, s->me), op->sendbuff,
+		   ll_publish_bytes(op, s->nlocal, s->me), flag);
+	ccom_shm_ring(s);
+	return ll_finish(comm, op, cs->tmp, stride, flag, set);
+}

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stream.c - the per-communicator operation queue, its progress thread and
+ * the public stream API (stream/ layer).  See stream.h for the model.
+ *
+ * Completion: the progress thread bumps stream->completed, then
+ * stream->done_seq (the futex word) and wakes it if a synchronizer sleeps.
+ * A synchronizer registers in stream->waiters before its last check, so
+ * the seq_cst pair (waiters++ / completed read) against (completed++ /
+ * waiters read) never loses a wake-up.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+#include "init/comm.h"
+#include "stream/stream.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+
+static long futex_private(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+static void stream_complete(struct ccomStream *s, int err, const char *msg)
+{
+	if (err) {
+		int zero = 0;
+
+		pthread_mutex_lock(&s->err_lock);
+		if (atomic_compare_exchange_strong(&s->err, &zero, err))
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+		pthread_mutex_unlock(&s->err_lock);
+	}
+	atomic_fetch_add(&s->completed, 1);
+	atomic_fetch_add(&s->done_seq, 1);
+	/* Pairs with the waiters increment in stream_wait(). */
+	if (atomic_load(&s->waiters))
+		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+/* Take the next op, or NULL if the queue is empty.  Caller holds q->exec. */
+static struct ccom_op *queue_take(struct ccom_stream_queue *q)
+{
+	struct ccom_op *op;
+
+	if (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&q->lock);
+	op = q->head;
+	if (op) {
+		q->head = op->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return op;
+}
+
+static void op_free(struct ccom_op *op)
+{
+	free(op->subs);
+	free(op);
+}
+
+/* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
+static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
+{
+	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_op *op;
+	int err;
+
+	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
+		ccom_clear_last_error();
+		err = ccom_coll_execute(comm, op);
+		stream_complete(op->stream, err, err ? ccom_last_error() : "");
+		op_free(op);
+		atomic_fetch_sub(&q->pending, 1);
+	}
+}
+
+static void *progress_main(void *arg)
+{
+	struct ccomComm *comm = arg;
+	struct ccom_stream_queue *q = comm->coll->queue;
+
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		while (!q->head && !q->stop) {
+			q->sleeping = true;
+			pthread_cond_wait(&q->cond, &q->lock);
+			q->sleeping = false;
+		}
+		if (!q->head && q->stop) {
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		pthread_mutex_unlock(&q->lock);
+		pthread_mutex_lock(&q->exec);
+		queue_run(comm, NULL, 0);
+		pthread_mutex_unlock(&q->exec);
+	}
+	return NULL;
+}
+
+int ccom_stream_queue_start(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = calloc(1, sizeof(*q));
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_mutex_init(&q->exec, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	comm->coll->queue = q;
+	err = pthread_create(&q->thread, NULL, progress_main, comm);
+	if (err) {
+		ccom_set_last_error("rank %d: cannot start the progress thread: %s", comm->rank,
+				    strerror(err));
+		comm->coll->queue = NULL;
+		free(q);
+		return -err;
+	}
+	q->thread_valid = true;
+	return 0;
+}
+
+void ccom_stream_queue_stop(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_op *op;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	if (q->thread_valid)
+		pthread_join(q->thread, NULL);
+	/* Ops never run (destroy without finalize): complete them as cancelled. */
+	while ((op = q->head)) {
+		q->head = op->next;
+		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
+		op_free(op);
+	}
+	pthread_mutex_destroy(&q->lock);
+	pthread_mutex_destroy(&q->exec);
+	pthread_cond_destroy(&q->cond);
+	free(q);
+	comm->coll->queue = NULL;
+}
+
+void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_stream_queue *q = comm->coll->queue;
+
+	op->next = NULL;
+	atomic_fetch_add(&q->pending, 1);
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = op;
+	else
+		__atomic_store_n(&q->head, op, __ATOMIC_RELEASE);
+	q->tail = op;
+	if (q->sleeping && q->head == op)
+		pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+int ccom_stream_queue_drain(struct ccomComm *comm)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	int64_t deadline = ccom_now_us() + cs->op_timeout_us + 5000000;
+
+	while (atomic_load(&cs->queue->pending) > 0) {
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("rank %d: %d operations still pending after CCOM_OP_TIMEOUT",
+					    comm->rank, atomic_load(&cs->queue->pending));
+			return -ETIMEDOUT;
+		}
+		ccom_sleep_us(200, NULL);
+	}
+	return 0;
+}
+
+int ccom_stream_alloc(struct ccomComm *comm, bool is_default, struct ccomStream **out)
+{
+	struct ccomStream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->magic = CCOM_STREAM_MAGIC;
+	s->comm = comm;
+	s->is_default = is_default;
+	pthread_mutex_init(&s->err_lock, NULL);
+	*out = s;
+	return 0;
+}
+
+void ccom_stream_free(struct ccomStream *s)
+{
+	if (!s)
+		return;
+	s->magic = 0;
+	pthread_mutex_destroy(&s->err_lock);
+	free(s);
+}
+
+struct ccomStream *ccom_stream_resolve(struct ccomComm *comm, struct ccomStream *s)
+{
+	if (!s)
+		return comm->coll ? comm->coll->default_stream : NULL;
+	if (s->magic != CCOM_STREAM_MAGIC || s->comm != comm)
+		return NULL;
+	return s;
+}
+
+static bool stream_valid(struct ccomStream *s)
+{
+	return s && s->magic == CCOM_STREAM_MAGIC && ccom_comm_valid(s->comm) && s->comm->coll;
+}
+
+static ccomResult_t stream_result(struct ccomStream *s)
+{
+	int err = atomic_load(&s->err);
+
+	if (!err)
+		return ccomSuccess;
+	pthread_mutex_lock(&s->err_lock);
+	ccom_set_last_error("%s", s->errmsg);
+	pthread_mutex_unlock(&s->err_lock);
+	return ccom_result_from_errno(err);
+}
+
+/*
+ * Wait until @s completed @target ops.  If no thread executes the queue,
+ * run it here (up to @target); otherwise sleep on the stream's futex.
+ */
+static int stream_wait(struct ccomStream *s, uint64_t target)
+{
+	struct ccomComm *comm = s->comm;
+	struct ccom_stream_queue *q = comm->coll->queue;
+	int64_t deadline = ccom_now_us() + comm->coll->op_timeout_us + 5000000;
+	struct timespec ts = { 0, 1000000 };
+	uint32_t seq;
+
+	while (atomic_load(&s->completed) < target) {
+		if (pthread_mutex_trylock(&q->exec) == 0) {
+			queue_run(comm, s, target);
+			pthread_mutex_unlock(&q->exec);
+			continue;
+		}
+		atomic_fetch_add(&s->waiters, 1);
+		seq = atomic_load(&s->done_seq);
+		if (atomic_load(&s->completed) < target)
+			futex_private(&s->done_seq, FUTEX_WAIT, seq, &ts);
+		atomic_fetch_sub(&s->waiters, 1);
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("rank %d: stream still busy after CCOM_OP_TIMEOUT (%lld s)",
+					    comm->rank, (long long)(comm->coll->op_timeout_us / 1000000));
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+ccomResult_t ccomStreamCreate(ccomComm_t comm, ccomStream_t *stream)
+{
+	int err;
+
+	ccom_clear_last_error();
+	if (!ccom_comm_valid(comm) || !comm->coll || !stream) {
+		ccom_set_last_error("ccomStreamCreate: %s", !stream ? "stream is NULL" :
+				    "comm is not a ready communicator");
+		return ccomInvalidArgument;
+	}
+	err = ccom_stream_alloc(comm, false, stream);
+	return ccom_result_from_errno(err);
+}
+
+ccomResult_t ccomStreamDestroy(ccomStream_t stream)
+{
+	ccomResult_t res;
+
+	ccom_clear_last_error();
+	if (!stream_valid(stream) || stream->is_default) {
+		ccom_set_last_error("ccomStreamDestroy: not a stream from ccomStreamCreate (or its communicator was destroyed first)");
+		return ccomInvalidArgument;
+	}
+	res = ccomStreamSynchronize(stream);
+	ccom_stream_free(stream);
+	return res;
+}
+
+ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
+{
+	int err;
+
+	ccom_clear_last_error();
+	if (!stream_valid(stream)) {
+		ccom_set_last_error("ccomStreamSynchronize: invalid stream (NULL is not accepted: use ccomCommSynchronize)");
+		return ccomInvalidArgument;
+	}
+	err = stream_wait(stream, atomic_load(&stream->enqueued));
+	if (err)
+		return ccom_result_from_errno(err);
+	return stream_result(stream);
+}
+
+ccomResult_t ccomStreamQuery(ccomStream_t stream)
+{
+	ccom_clear_last_error();
+	if (!stream_valid(stream)) {
+		ccom_set_last_error("ccomStreamQuery: invalid stream");
+		return ccomInvalidArgument;
+	}
+	if (atomic_load(&stream->completed) < atomic_load(&stream->enqueued))
+		return atomic_load(&stream->err) ? stream_result(stream) : ccomInProgress;
+	return stream_result(stream);
+}
+
+ccomResult_t ccomCommSynchronize(ccomComm_t comm)
+{
+	ccom_clear_last_error();
+	if (!ccom_comm_valid(comm) || !comm->coll) {
+		ccom_set_last_error("ccomCommSynchronize: comm is not a ready communicator");
+		return ccomInvalidArgument;
+	}
+	return ccomStreamSynchronize(comm->coll->default_stream);
+}

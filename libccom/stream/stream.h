@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * stream.h - streams and the per-communicator progress thread (stream/).
+ *
+ * Every communicator has one operation queue and one progress thread that
+ * executes the queue in issue order, whatever stream each operation was
+ * enqueued on: ranks must run collectives in the same order, so one queue
+ * per communicator keeps them matched.  A stream counts the operations
+ * enqueued on it and those completed; synchronize waits for the count
+ * taken at the call, query compares them.
+ */
+#ifndef CCOM_STREAM_STREAM_H
+#define CCOM_STREAM_STREAM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ccom.h"
+
+struct ccomComm;
+struct ccom_op;
+
+#define CCOM_STREAM_MAGIC 0x63636f6d7374726dULL
+
+struct ccomStream {
+	uint64_t magic;
+	struct ccomComm *comm;
+	bool is_default;
+	_Atomic uint64_t enqueued;	/* by the issuing thread */
+	_Atomic uint64_t completed;	/* by the progress thread */
+	_Atomic uint32_t done_seq;	/* futex word, bumped on every completion */
+	_Atomic uint32_t waiters;
+	_Atomic int err;		/* first error, -errno */
+	pthread_mutex_t err_lock;	/* protects errmsg */
+	char errmsg[256];
+};
+
+struct ccom_stream_queue {
+	pthread_mutex_t lock;		/* protects head, tail, stop, sleeping */
+	/*
+	 * Held by whichever thread executes ops: the progress thread, or a
+	 * thread in ccomStreamSynchronize() that found it idle and runs the
+	 * queue itself (no hand-off latency).  Ops still run one at a time,
+	 * in queue order.
+	 */
+	pthread_mutex_t exec;
+	pthread_cond_t cond;
+	struct ccom_op *head, *tail;
+	bool stop;
+	bool sleeping;
+	_Atomic int pending;		/* ops queued or running */
+	pthread_t thread;
+	bool thread_valid;
+};
+
+int ccom_stream_queue_start(struct ccomComm *comm);
+void ccom_stream_queue_stop(struct ccomComm *comm);
+/* Wait until every queued op ran (finalize).  0, -ETIMEDOUT or -ECANCELED. */
+int ccom_stream_queue_drain(struct ccomComm *comm);
+/* Append @op (its stream and stream_seq set by the caller) and wake the thread. */
+void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op);
+int ccom_stream_alloc(struct ccomComm *comm, bool is_default, struct ccomStream **out);
+void ccom_stream_free(struct ccomStream *s);
+/* Resolve the API's stream argument (NULL = default); NULL if invalid. */
+struct ccomStream *ccom_stream_resolve(struct ccomComm *comm, struct ccomStream *s);
+
+#endif

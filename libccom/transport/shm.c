@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: MIT
+/*
+ * shm.c - the shared-memory segment of the ranks of one host (transport
+ * layer): creation by the first local rank, hand-over of the memfd to the
+ * others with SCM_RIGHTS over a unix socket, the doorbell, the waiting
+ * strategy and the host barrier.  Layout and rules are in shm.h.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <poll.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap.h"
+#include "coll/coll.h"
+#include "init/comm.h"
+#include "transport/shm.h"
+#include "transport/transport.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+#include "util/params.h"
+
+#define SHM_MAGIC 0x63636f6d73686d31ULL	/* "ccomshm1" */
+#define SHM_PAGE 4096UL
+#define SHM_CONNECT_TIMEOUT_US (30 * 1000000LL)
+
+static size_t page_align(size_t x)
+{
+	return (x + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
+}
+
+static long futex_op(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
+}
+
+/* Compute the layout for @nlocal ranks into @s (offsets relative to base). */
+static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, size_t *fifo_off)
+{
+	int64_t chunk = ccom_param_int("CCOM_SHM_CHUNK");
+
+	if (chunk < 4096 || chunk > (64 << 20))
+		chunk = 256 << 10;
+	s->chunk = (size_t)chunk & ~(size_t)4095;
+	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : (64 << 10);
+	s->fifo_stride = sizeof(struct ccom_shm_fifo) + s->fifo_bytes;
+	*ll_off = page_align(sizeof(struct ccom_shm_hdr));
+	*stage_off = *ll_off + page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8);
+	*fifo_off = *stage_off + (size_t)2 * s->nlocal * s->chunk;
+	s->size = *fifo_off + page_align((size_t)s->nlocal * s->nlocal * s->fifo_stride);
+}
+
+static void shm_sock_path(const struct ccomComm *comm, char *buf, size_t len)
+{
+	int leader = comm->local_to_rank[0];
+	const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+
+	snprintf(buf, len, "%s/ccom-%016llx-%d-%d.sock", dir,
+		 (unsigned long long)comm->comm_hash, leader, comm->peers[leader].pid);
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(sock, &msg, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+static int recv_fd(int sock)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1,
+			      .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *c;
+	int fd;
+
+	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
+		return errno ? -errno : -EPROTO;
+	c = CMSG_FIRSTHDR(&msg);
+	if (!c || c->cmsg_type != SCM_RIGHTS)
+		return -EPROTO;
+	memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* Leader: accept nlocal-1 connections and hand each the memfd. */
+static int shm_serve_fd(struct ccomComm *comm, int lsock, int fd, int n)
+{
+	int64_t deadline = ccom_now_us() + SHM_CONNECT_TIMEOUT_US;
+	struct pollfd p = { .fd = lsock, .events = POLLIN };
+	int served = 0, c, err;
+
+	while (served < n) {
+		if (ccom_comm_aborted(comm))
+			return -ECANCELED;
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("shm: only %d of %d local peers fetched the shared segment within %llds; check that every rank of the host reached init",
+					    served, n, SHM_CONNECT_TIMEOUT_US / 1000000);
+			return -ETIMEDOUT;
+		}
+		if (poll(&p, 1, 50) <= 0)
+			continue;
+		c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		err = send_fd(c, fd);
+		close(c);
+		if (err) {
+			ccom_set_last_error("shm: passing the segment fd to a local peer failed: %s",
+					    strerror(-err));
+			return err;
+		}
+		served++;
+	}
+	return 0;
+}
+
+/* Non-leader: connect to the leader's socket and receive the memfd. */
+static int shm_fetch_fd(struct ccomComm *comm, const char *path)
+{
+	int64_t deadline = ccom_now_us() + SHM_CONNECT_TIMEOUT_US;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int sock, fd;
+
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	for (;;) {
+		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (sock < 0)
+			return -errno;
+		if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+			break;
+		close(sock);
+		if (ccom_comm_aborted(comm))
+			return -ECANCELED;
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("shm: cannot connect to the host's segment socket %s: %s; is /dev/shm (or /tmp) shared between the ranks?",
+					    path, strerror(errno));
+			return -ETIMEDOUT;
+		}
+		ccom_sleep_us(1000, &comm->abort_flag);
+	}
+	fd = recv_fd(sock);
+	close(sock);
+	if (fd < 0)
+		ccom_set_last_error("shm: receiving the segment fd from the host's first rank failed: %s",
+				    strerror(-fd));
+	return fd;
+}
+
+static int shm_create_leader(struct ccomComm *comm, struct ccom_shm *s, int *lsock,
+			     const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	s->fd = memfd_create("ccom-shm", MFD_CLOEXEC);
+	if (s->fd < 0 || ftruncate(s->fd, (off_t)s->size) < 0) {
+		ccom_set_last_error("shm: memfd of %zu bytes failed: %s", s->size, strerror(errno));
+		return -errno;
+	}
+	if (comm->local_nranks == 1)
+		return 0;
+	*lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+	unlink(path);
+	if (*lsock < 0 || bind(*lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
+	    listen(*lsock, CCOM_SHM_MAX_LOCAL) < 0) {
+		ccom_set_last_error("shm: cannot listen on %s: %s", path, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int shm_map(struct ccom_shm *s, bool leader)
+{
+	size_t ll_off, stage_off, fifo_off;
+	struct stat st;
+
+	shm_layout(s, &ll_off, &stage_off, &fifo_off);
+	if (!leader && (fstat(s->fd, &st) < 0 || (size_t)st.st_size != s->size)) {
+		ccom_set_last_error("shm: the host segment has %lld bytes, this rank expects %zu: set CCOM_SHM_CHUNK identically on every rank",
+				    (long long)st.st_size, s->size);
+		return -EBADE;
+	}
+	s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
+	if (s->base == MAP_FAILED) {
+		s->base = NULL;
+		ccom_set_last_error("shm: mmap of %zu bytes failed: %s", s->size, strerror(errno));
+		return -errno;
+	}
+	s->hdr = s->base;
+	s->ll = (uint64_t *)((char *)s->base + ll_off);
+	s->stage = (char *)s->base + stage_off;
+	s->fifo = (char *)s->base + fifo_off;
+	if (leader) {
+		s->hdr->magic = SHM_MAGIC;
+		s->hdr->nlocal = (uint32_t)s->nlocal;
+		s->hdr->size = s->size;
+	}
+	return 0;
+}
+
+/* Open a pidfd per local peer of another process, for liveness checks. */
+static void shm_open_pidfds(struct ccomComm *comm, struct ccom_shm *s)
+{
+	int l, r;
+
+	for (l = 0; l < s->nlocal; l++) {
+		r = comm->local_to_rank[l];
+		s->pidfd[l] = -1;
+		if (l == s->me || comm->peers[r].pid == getpid())
+			continue;
+		s->pidfd[l] = (int)syscall(SYS_pidfd_open, comm->peers[r].pid, 0);
+	}
+}
+
+static int shm_exchange(struct ccomComm *comm, struct ccom_shm *s, bool leader, int lsock,
+			const char *path)
+{
+	int err;
+
+	err = ccom_bootstrap_subset_barrier(comm->bootstrap, comm->local_to_rank, s->nlocal,
+					    CCOM_TAG_SHM_BASE + 1);
+	if (err)
+		return err;
+	if (leader)
+		err = shm_serve_fd(comm, lsock, s->fd, s->nlocal - 1);
+	else {
+		s->fd = shm_fetch_fd(comm, path);
+		err = s->fd < 0 ? s->fd : 0;
+	}
+	if (err)
+		return err;
+	return ccom_bootstrap_subset_barrier(comm->bootstrap, comm->local_to_rank, s->nlocal,
+					     CCOM_TAG_SHM_BASE + 2);
+}
+
+int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
+{
+	bool leader = comm->local_rank == 0;
+	char path[108];
+	struct ccom_shm *s;
+	int lsock = -1, err;
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (comm->local_nranks > CCOM_SHM_MAX_LOCAL) {
+		ccom_set_last_error("shm: %d ranks on one host, at most %d are supported",
+				    comm->local_nranks, CCOM_SHM_MAX_LOCAL);
+		return -EINVAL;
+	}
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->comm = comm;
+	s->fd = -1;
+	s->nlocal = comm->local_nranks;
+	s->me = comm->local_rank;
+	shm_sock_path(comm, path, sizeof(path));
+	shm_layout(s, &(size_t){ 0 }, &(size_t){ 0 }, &(size_t){ 0 });
+	err = leader ? shm_create_leader(comm, s, &lsock, path) : 0;
+	if (!err && s->nlocal > 1)
+		err = shm_exchange(comm, s, leader, lsock, path);
+	if (lsock >= 0) {
+		close(lsock);
+		unlink(path);
+	}
+	if (!err)
+		err = shm_map(s, leader);
+	if (err) {
+		ccom_shm_fini(s);
+		return err;
+	}
+	atomic_store(&s->hdr->ctl[s->me].pid, getpid());
+	shm_open_pidfds(comm, s);
+	/* More ranks than CPUs: yield almost at once instead of spinning. */
+	s->spin_limit = s->nlocal > ncpu ? 8 : 4000;
+	s->yield_limit = s->nlocal > ncpu ? 200 : 50;
+	*out = s;
+	return 0;
+}
+
+void ccom_shm_fini(struct ccom_shm *s)
+{
+	int l;
+
+	if (!s)
+		return;
+	if (s->base) {
+		for (l = 0; l < s->nlocal; l++)
+			if (s->pidfd[l] >= 0)
+				close(s->pidfd[l]);
+		munmap(s->base, s->size);
+	}
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s);
+}
+
+void ccom_shm_ring(struct ccom_shm *s)
+{
+	/* Pairs with the fetch_add of bell_sleepers in ccom_wait_shm(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&s->hdr->bell_sleepers, memory_order_relaxed)) {
+		atomic_fetch_add(&s->hdr->bell_seq, 1);
+		futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
+void ccom_shm_mark_broken(struct ccom_shm *s)
+{
+	if (!s || !s->hdr)
+		return;
+	atomic_store(&s->hdr->ctl[s->me].broken, 1);
+	atomic_fetch_add(&s->hdr->bell_seq, 1);
+	futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
+}
+
+void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm)
+{
+	w->comm = comm;
+	w->shm = shm;
+	w->iter = 0;
+	w->registered = false;
+	w->next_check_us = 0;
+}
+
+void ccom_wait_end(struct ccom_wait *w)
+{
+	if (w->registered)
+		atomic_fetch_sub(&w->shm->hdr->bell_sleepers, 1);
+	w->registered = false;
+}
+
+static bool pidfd_dead(int fd)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	return fd >= 0 && poll(&p, 1, 0) > 0;
+}
+
+static int check_local_peers(struct ccom_wait *w)
+{
+	struct ccom_shm *s = w->shm;
+	int l, r;
+
+	for (l = 0; l < s->nlocal; l++) {
+		if (l == s->me)
+			continue;
+		r = w->comm->local_to_rank[l];
+		if (atomic_load(&s->hdr->ctl[l].broken)) {
+			ccom_set_last_error("rank %d: peer rank %d aborted or failed; this operation cannot complete",
+					    w->comm->rank, r);
+			return -ECONNRESET;
+		}
+		if (pidfd_dead(s->pidfd[l])) {
+			ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
+					    w->comm->rank, r, w->comm->peers[r].pid);
+			return -ECONNRESET;
+		}
+	}
+	return 0;
+}
+
+int ccom_wait_check(struct ccom_wait *w)
+{
+	struct ccom_coll_state *cs = w->comm->coll;
+	int64_t now = ccom_now_us();
+
+	if (ccom_comm_aborted(w->comm)) {
+		ccom_set_last_error("rank %d: the communicator was aborted", w->comm->rank);
+		return -ECANCELED;
+	}
+	if (cs && cs->deadline_us && now > cs->deadline_us) {
+		ccom_set_last_error("rank %d: operation did not complete within CCOM_OP_TIMEOUT (%lld s); a peer is stuck or not calling the same collectives",
+				    w->comm->rank, (long long)(cs->op_timeout_us / 1000000));
+		return -ETIMEDOUT;
+	}
+	if (w->shm && now >= w->next_check_us) {
+		w->next_check_us = now + 5000;
+		return check_local_peers(w);
+	}
+	return 0;
+}
+
+int ccom_wait_shm(struct ccom_wait *w)
+{
+	struct ccom_shm *s = w->shm;
+	struct timespec ts = { 0, 2000000 };
+	unsigned int i = ++w->iter;
+
+	if (i < (unsigned int)s->spin_limit) {
+		__builtin_ia32_pause();
+		return (i & 1023) ? 0 : ccom_wait_check(w);
+	}
+	if (i < (unsigned int)(s->spin_limit + s->yield_limit)) {
+		sched_yield();
+		return (i & 15) ? 0 : ccom_wait_check(w);
+	}
+	if (!w->registered) {
+		atomic_fetch_add(&s->hdr->bell_sleepers, 1);
+		w->registered = true;
+		w->bell = atomic_load(&s->hdr->bell_seq);
+		return ccom_wait_check(w);	/* the caller re-checks its condition first */
+	}
+	futex_op(&s->hdr->bell_seq, FUTEX_WAIT, w->bell, &ts);
+	w->bell = atomic_load(&s->hdr->bell_seq);
+	return ccom_wait_check(w);
+}
+
+int ccom_shm_barrier(struct ccom_shm *s)
+{
+	uint64_t target = ++s->barrier_epoch * (uint64_t)s->nlocal;
+	struct ccom_wait w;
+	int err = 0;
+
+	if (atomic_fetch_add(&s->hdr->barrier, 1) + 1 == target) {
+		ccom_shm_ring(s);
+		return 0;
+	}
+	ccom_wait_begin(&w, s->comm, s);
+	while (atomic_load_explicit(&s->hdr->barrier, memory_order_acquire) < target) {
+		err = ccom_wait_shm(&w);
+		if (err)
+			break;
+	}
+	ccom_wait_end(&w);
+	return err;
+}

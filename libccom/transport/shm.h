@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * shm.h - the shared-memory segment of the ranks of one host.
+ *
+ * One memfd per communicator and host, created by the host's first rank and
+ * passed to the others with SCM_RIGHTS.  It holds:
+ *   - a header: the doorbell (a futex word every waiter sleeps on), the
+ *     host barrier counter, and one control line per local rank (pid,
+ *     "broken" flag set on abort or failure so peers stop waiting);
+ *   - the LL area: 2 sets x nlocal slots of 8-byte words (4 data bytes +
+ *     4 flag bytes) for latency-bound operations;
+ *   - the staging area: 2 buffers x nlocal slots of CCOM_SHM_CHUNK bytes,
+ *     where the direct engine (coll/direct.c) publishes pieces of its
+ *     input so that every local rank can read them;
+ *   - nlocal x nlocal FIFOs (head/tail on separate cache lines), the byte
+ *     streams of the shm transport (transport/shm_fifo.c).
+ *
+ * Waiting (ccom_wait_*): spin, then sched_yield, then a futex sleep on the
+ * doorbell, checking abort, the op deadline and the liveness of the local
+ * peers (pidfd) on the way, so that more ranks than cores stay fast and a
+ * dead peer is noticed within milliseconds.
+ */
+#ifndef CCOM_TRANSPORT_SHM_H
+#define CCOM_TRANSPORT_SHM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ccomComm;
+
+#define CCOM_SHM_MAX_LOCAL 64
+#define CCOM_SHM_LINE 64
+#define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
+#define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_SLOT_WORDS * 4)
+
+/* One local rank's control line. */
+struct ccom_shm_ctl {
+	_Atomic int32_t pid;
+	_Atomic int32_t broken;		/* nonzero: aborted or failed, stop waiting on me */
+	_Atomic int64_t ll_seq;		/* debugging aid: last LL sequence published */
+	char pad[CCOM_SHM_LINE - 16];
+};
+
+struct ccom_shm_hdr {
+	uint64_t magic;
+	uint32_t nlocal;
+	uint32_t pad0;
+	uint64_t size;
+	char pad1[CCOM_SHM_LINE - 24];
+	/* Doorbell: seq is the futex word; sleepers counts registered waiters. */
+	_Atomic uint32_t bell_seq;
+	_Atomic uint32_t bell_sleepers;
+	char pad2[CCOM_SHM_LINE - 8];
+	_Atomic uint64_t barrier;	/* monotonic arrivals of the host barrier */
+	char pad3[CCOM_SHM_LINE - 8];
+	struct ccom_shm_ctl ctl[CCOM_SHM_MAX_LOCAL];
+};
+
+struct ccom_shm_fifo {
+	_Atomic uint64_t head;		/* bytes written, by the sender only */
+	char pad0[CCOM_SHM_LINE - 8];
+	_Atomic uint64_t tail;		/* bytes read, by the receiver only */
+	char pad1[CCOM_SHM_LINE - 8];
+	/* followed by fifo_bytes of data */
+};
+
+struct ccom_shm {
+	struct ccomComm *comm;
+	int fd;
+	void *base;
+	size_t size;
+	int nlocal;
+	int me;				/* local rank */
+	struct ccom_shm_hdr *hdr;
+	uint64_t *ll;			/* 2 * nlocal * CCOM_SHM_LL_SLOT_WORDS words */
+	char *stage;			/* 2 * nlocal * chunk bytes */
+	char *fifo;			/* nlocal * nlocal * fifo_stride bytes */
+	size_t chunk;
+	size_t fifo_bytes;
+	size_t fifo_stride;
+	uint64_t barrier_epoch;		/* barriers this rank has passed */
+	uint64_t stage_step;		/* direct-engine steps done (buffer = step % 2) */
+	uint32_t ll_seq;		/* LL operations this rank has done */
+	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
+	int spin_limit;
+	int yield_limit;
+};
+
+/* Create (local rank 0) or attach to the segment; collective over the local ranks. */
+int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out);
+void ccom_shm_fini(struct ccom_shm *shm);
+/* Mark this rank broken (abort / failure) and wake every waiter of the host. */
+void ccom_shm_mark_broken(struct ccom_shm *shm);
+
+static inline char *ccom_shm_stage(struct ccom_shm *s, int buf, int lrank)
+{
+	return s->stage + ((size_t)buf * s->nlocal + lrank) * s->chunk;
+}
+
+static inline uint64_t *ccom_shm_ll_slot(struct ccom_shm *s, int set, int lrank)
+{
+	return s->ll + ((size_t)set * s->nlocal + lrank) * CCOM_SHM_LL_SLOT_WORDS;
+}
+
+static inline struct ccom_shm_fifo *ccom_shm_fifo(struct ccom_shm *s, int from, int to)
+{
+	return (struct ccom_shm_fifo *)(s->fifo + ((size_t)from * s->nlocal + to) * s->fifo_stride);
+}
+
+/* Wake sleepers after publishing something (pairs with the fence in ccom_wait_shm()). */
+void ccom_shm_ring(struct ccom_shm *s);
+
+/*
+ * A wait in progress.  Idiom:
+ *	ccom_wait_begin(&w, comm, shm);
+ *	while (!condition) { err = ccom_wait_shm(&w); if (err) break; }
+ *	ccom_wait_end(&w);
+ */
+struct ccom_wait {
+	struct ccomComm *comm;
+	struct ccom_shm *shm;
+	unsigned int iter;
+	bool registered;
+	uint32_t bell;
+	int64_t next_check_us;
+};
+
+void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm);
+int ccom_wait_shm(struct ccom_wait *w);
+void ccom_wait_end(struct ccom_wait *w);
+/*
+ * Health check used by every wait: abort flag, op deadline, broken or dead
+ * local peers.  0 or -errno after ccom_set_last_error().
+ */
+int ccom_wait_check(struct ccom_wait *w);
+
+/* Host barrier over the local ranks (all must call it the same number of times). */
+int ccom_shm_barrier(struct ccom_shm *s);
+
+#endif

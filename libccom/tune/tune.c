@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: MIT
+/*
+ * tune.c - the tuner (tune/ layer): picks an algorithm x protocol per call
+ * from a cost model, time = alpha + beta * bytes, for each candidate that
+ * can run on this communicator, with CCOM_ALGO / CCOM_PROTO overrides.
+ *
+ * Candidates:
+ *   direct/LL     ranks of one host, one-shot through the LL slots; each
+ *                 rank reads every peer's input: beta scales with nlocal.
+ *   direct/simple ranks of one host, staged chunks + host barriers.
+ *   ring/simple   any layout, over the transports (shm FIFOs, TCP).
+ * The constants were measured on the development machine (2 vCPU EPYC,
+ * see Documentation/libccom/collectives.rst); they only need to be right
+ * in their ratios, the decision is the minimum.
+ *
+ * The choice depends only on the op, the communicator shape and the
+ * environment, so every rank makes the same choice (CCOM_ALGO/CCOM_PROTO
+ * must be identical on every rank).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll.h"
+#include "init/comm.h"
+#include "transport/shm.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/params.h"
+
+bool ccom_ll_fits(const struct ccom_op *op, int nl);
+
+struct cost {
+	double alpha_us;	/* fixed cost per step */
+	double beta_us_per_kb;	/* per KiB of payload (per rank) */
+};
+
+/* Measured constants (microseconds); see the file head. */
+static const struct cost ll_cost = { 0.5, 0.06 };	/* per peer read */
+static const struct cost simple_cost = { 2.0, 0.12 };	/* per step barrier pair */
+static const struct cost ring_cost_shm = { 3.0, 0.25 };
+static const struct cost ring_cost_net = { 25.0, 0.45 };
+
+static int parse_choice(const char *name, const char *const *vals, int n)
+{
+	const char *v = ccom_param_str(name);
+	int i;
+
+	if (!v || !v[0])
+		return -1;
+	for (i = 0; i < n; i++)
+		if (!strcasecmp(v, vals[i]))
+			return i;
+	ccom_warn("%s=%s is not one of the known values; ignoring it", name, v);
+	return -1;
+}
+
+static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring" };
+static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple" };
+
+const char *ccom_algo_name(int algo)
+{
+	return algo >= 0 && algo < CCOM_ALGO_NUM ? algo_names[algo] : "auto";
+}
+
+const char *ccom_proto_name(int proto)
+{
+	return proto >= 0 && proto < CCOM_PROTO_NUM ? proto_names[proto] : "auto";
+}
+
+int ccom_tune_init(struct ccomComm *comm)
+{
+	struct ccom_coll_state *cs = comm->coll;
+
+	cs->force_algo = parse_choice("CCOM_ALGO", algo_names, CCOM_ALGO_NUM);
+	cs->force_proto = parse_choice("CCOM_PROTO", proto_names, CCOM_PROTO_NUM);
+	if (cs->force_algo == CCOM_ALGO_DIRECT && !(cs->all_local && cs->shm))
+		ccom_info(CCOM_SUBSYS_TUNE, "CCOM_ALGO=direct needs every rank on one host; using ring");
+	return 0;
+}
+
+static double cost_ll(const struct ccomComm *comm, size_t bytes)
+{
+	double kb = (double)bytes / 1024.0;
+
+	return ll_cost.alpha_us + ll_cost.beta_us_per_kb * kb * (comm->local_nranks - 1);
+}
+
+static double cost_simple(const struct ccomComm *comm, size_t bytes)
+{
+	const struct ccom_shm *s = comm->coll->shm;
+	double steps = (double)(bytes / (s->chunk ? s->chunk : 1) + 1);
+
+	return simple_cost.alpha_us * steps + simple_cost.beta_us_per_kb * (double)bytes / 1024.0;
+}
+
+static double cost_ring(const struct ccomComm *comm, size_t bytes)
+{
+	const struct cost *c = comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+	int n = comm->nranks;
+
+	return c->alpha_us * 2 * (n - 1) + c->beta_us_per_kb * (double)bytes / 1024.0 *
+	       2.0 * (n - 1) / n;
+}
+
+void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	bool direct_ok = cs->all_local && cs->shm;
+	bool ll_ok = direct_ok && ccom_ll_fits(op, comm->local_nranks);
+	size_t bytes = ccom_op_bytes(comm, op);
+	double best, c;
+
+	*algo = CCOM_ALGO_RING;
+	*proto = CCOM_PROTO_SIMPLE;
+	if (cs->force_algo == CCOM_ALGO_RING || !direct_ok)
+		return;
+	*algo = CCOM_ALGO_DIRECT;
+	best = cost_simple(comm, bytes);
+	if (cs->force_algo != CCOM_ALGO_DIRECT && cost_ring(comm, bytes) < best)
+		*algo = CCOM_ALGO_RING;
+	if (!ll_ok || cs->force_proto == CCOM_PROTO_SIMPLE)
+		return;
+	c = cost_ll(comm, bytes);
+	if (cs->force_proto == CCOM_PROTO_LL || c < best) {
+		*algo = CCOM_ALGO_DIRECT;
+		*proto = CCOM_PROTO_LL;
+	}
+}

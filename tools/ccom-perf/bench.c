@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: MIT
+/*
+ * bench.c - ccom-perf's measurement loop: for each size, out-of-place then
+ * in-place: one checked run, warm-up, timed iterations (counts agreed by an
+ * allreduce so that every rank runs the same number), time = max over
+ * ranks, and one nccl-tests row printed by rank 0.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "perf.h"
+
+static const double busbw_num[PERF_NCOLLS] = { 2, 1, 1, 1, 1, 1, 1 };
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+size_t perf_count(const struct perf_opts *o, size_t bytes, int nranks)
+{
+	size_t n = bytes / perf_dtype_size(o->dtype);
+
+	if (o->coll == PERF_ALLGATHER || o->coll == PERF_REDUCESCATTER ||
+	    o->coll == PERF_ALLTOALL)
+		n /= (size_t)nranks;
+	return n;
+}
+
+static double bus_factor(const struct perf_ctx *c)
+{
+	double n = c->nranks;
+
+	switch (c->o->coll) {
+	case PERF_ALLREDUCE:
+		return busbw_num[PERF_ALLREDUCE] * (n - 1) / n;
+	case PERF_ALLGATHER:
+	case PERF_REDUCESCATTER:
+	case PERF_ALLTOALL:
+		return (n - 1) / n;
+	default:
+		return 1;
+	}
+}
+
+/* Issue one operation of the benchmark. */
+static ccomResult_t issue(struct perf_ctx *c, const void *s, void *r, size_t count)
+{
+	const struct perf_opts *o = c->o;
+	int n = c->nranks;
+
+	switch (o->coll) {
+	case PERF_ALLREDUCE:
+		return ccomAllReduce(s, r, count, o->dtype, o->op, c->comm, NULL);
+	case PERF_BROADCAST:
+		return ccomBroadcast(s, r, count, o->dtype, o->root, c->comm, NULL);
+	case PERF_REDUCE:
+		return ccomReduce(s, r, count, o->dtype, o->op, o->root, c->comm, NULL);
+	case PERF_ALLGATHER:
+		return ccomAllGather(s, r, count, o->dtype, c->comm, NULL);
+	case PERF_REDUCESCATTER:
+		return ccomReduceScatter(s, r, count, o->dtype, o->op, c->comm, NULL);
+	case PERF_ALLTOALL:
+		return ccomAlltoAll(s, r, count, o->dtype, c->comm, NULL);
+	case PERF_SENDRECV:
+		ccomGroupStart();
+		ccomSend(s, count, o->dtype, (c->rank + 1) % n, c->comm, NULL);
+		ccomRecv(r, count, o->dtype, (c->rank + n - 1) % n, c->comm, NULL);
+		return ccomGroupEnd();
+	default:
+		return ccomInvalidArgument;
+	}
+}
+
+/* Send/recv buffers of one mode; in-place shares the recv buffer as NCCL defines it. */
+static void buffers(struct perf_ctx *c, size_t count, int inplace, char **s, char **r)
+{
+	size_t esz = perf_dtype_size(c->o->dtype);
+
+	*s = c->send;
+	*r = c->recv;
+	if (!inplace)
+		return;
+	switch (c->o->coll) {
+	case PERF_ALLGATHER:
+		*s = c->recv + (size_t)c->rank * count * esz;
+		break;
+	case PERF_REDUCESCATTER:
+		*r = c->send + (size_t)c->rank * count * esz;
+		break;
+	default:
+		*s = c->recv;
+		break;
+	}
+}
+
+static size_t input_elems(const struct perf_ctx *c, size_t count)
+{
+	if (c->o->coll == PERF_REDUCESCATTER || c->o->coll == PERF_ALLTOALL)
+		return count * (size_t)c->nranks;
+	return count;
+}
+
+static int sync_all(struct perf_ctx *c)
+{
+	ccomResult_t res = ccomCommSynchronize(c->comm);
+
+	if (res != ccomSuccess) {
+		fprintf(stderr, "ccom-perf: rank %d: %s: %s\n", c->rank, ccomGetErrorString(res),
+			ccomGetLastError(c->comm));
+		return -1;
+	}
+	return 0;
+}
+
+static int agree(struct perf_ctx *c, void *v, ccomDataType_t dt, ccomRedOp_t op)
+{
+	if (ccomAllReduce(v, v, 1, dt, op, c->comm, NULL) != ccomSuccess)
+		return -1;
+	return sync_all(c);
+}
+
+/* One checked run: fill inputs, run, compare.  Returns wrong elements or -1. */
+static int64_t checked_run(struct perf_ctx *c, size_t count, int inplace)
+{
+	char *s, *r;
+	size_t esz = perf_dtype_size(c->o->dtype);
+
+	buffers(c, count, inplace, &s, &r);
+	memset(c->recv, 0, c->bufbytes);
+	if (!(c->o->coll == PERF_BROADCAST && inplace && c->rank != c->o->root))
+		perf_fill(s, input_elems(c, count), c->o->dtype, c->rank, 0, c->o->op);
+	if (issue(c, s, r, count) != ccomSuccess || sync_all(c))
+		return -1;
+	(void)esz;
+	return perf_check(c, count, r);
+}
+
+static int timed(struct perf_ctx *c, size_t count, int inplace, int iters, int warmup,
+		 double *us)
+{
+	char *s, *r;
+	double t0;
+	int i;
+
+	buffers(c, count, inplace, &s, &r);
+	for (i = 0; i < warmup; i++)
+		if (issue(c, s, r, count) != ccomSuccess)
+			return -1;
+	if (sync_all(c))
+		return -1;
+	t0 = now_s();
+	for (i = 0; i < iters; i++)
+		if (issue(c, s, r, count) != ccomSuccess)
+			return -1;
+	if (sync_all(c))
+		return -1;
+	*us = (now_s() - t0) * 1e6 / iters;
+	return agree(c, us, ccomFloat64, ccomMax);
+}
+
+static void choose_iters(struct perf_ctx *c, size_t bytes, int *iters, int *warmup)
+{
+	long it = bytes ? (long)((512L << 20) / (long)bytes) : 1000;
+
+	if (it > 1000)
+		it = 1000;
+	if (it < 5)
+		it = 5;
+	*iters = c->o->iters > 0 ? c->o->iters : (int)it;
+	*warmup = c->o->warmup >= 0 ? c->o->warmup : (*iters / 4 < 2 ? 2 : *iters / 4 > 50 ? 50 : *iters / 4);
+	/* Every rank must run the same counts: agree on the maximum. */
+	agree(c, iters, ccomInt32, ccomMax);
+	agree(c, warmup, ccomInt32, ccomMax);
+}
+
+static int run_mode(struct perf_ctx *c, size_t bytes, size_t count, int inplace,
+		    char *line, size_t len)
+{
+	int64_t wrong = 0;
+	double us = 0, algbw, busbw;
+	int iters, warmup;
+
+	if (c->o->coll == PERF_SENDRECV && inplace) {
+		snprintf(line, len, "  %7s  %6s  %6s  %5s", "n/a", "n/a", "n/a", "n/a");
+		return 0;
+	}
+	if (c->o->check) {
+		wrong = checked_run(c, count, inplace);
+		if (wrong < 0 || agree(c, &wrong, ccomInt64, ccomSum))
+			return -1;
+		c->wrong_total += wrong;
+	}
+	choose_iters(c, bytes, &iters, &warmup);
+	if (timed(c, count, inplace, iters, warmup, &us))
+		return -1;
+	algbw = us > 0 ? (double)bytes / us / 1e3 : 0;
+	busbw = algbw * bus_factor(c);
+	c->busbw_sum += busbw;
+	c->nresults++;
+	snprintf(line, len, "  %7.2f  %6.2f  %6.2f  %5lld", us, algbw, busbw,
+		 c->o->check ? (long long)wrong : -1LL);
+	return 0;
+}
+
+static const char *const coll_names[PERF_NCOLLS] = {
+	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv"
+};
+
+static void print_header(const struct perf_ctx *c)
+{
+	printf("# ccom-perf %s: %d ranks, dtype %d, op %d, check %d\n", coll_names[c->o->coll],
+	       c->nranks, c->o->dtype, c->o->op, c->o->check);
+	printf("#%76s%34s\n", "out-of-place", "in-place");
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "size", "count",
+	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+	       "#wrong");
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	fflush(stdout);
+}
+
+static const char *type_name(ccomDataType_t dt)
+{
+	static const char *const n[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
+					 "half", "float", "double", "bfloat16" };
+
+	return n[dt];
+}
+
+static const char *op_name(const struct perf_opts *o)
+{
+	static const char *const n[] = { "sum", "prod", "max", "min", "avg" };
+
+	if (o->coll == PERF_BROADCAST || o->coll == PERF_ALLGATHER || o->coll == PERF_ALLTOALL ||
+	    o->coll == PERF_SENDRECV)
+		return "none";
+	return n[o->op];
+}
+
+int perf_run(struct perf_ctx *c)
+{
+	const struct perf_opts *o = c->o;
+	char l1[128], l2[128];
+	size_t bytes, count, esz = perf_dtype_size(o->dtype);
+	int root = (o->coll == PERF_BROADCAST || o->coll == PERF_REDUCE) ? o->root : -1;
+
+	if (c->rank == 0)
+		print_header(c);
+	for (bytes = o->minbytes; bytes <= o->maxbytes;) {
+		count = perf_count(o, bytes, c->nranks);
+		if (run_mode(c, bytes, count, 0, l1, sizeof(l1)) ||
+		    run_mode(c, bytes, count, 1, l2, sizeof(l2)))
+			return -1;
+		if (c->rank == 0) {
+			printf("  %10zu  %12zu  %8s  %6s  %4d%s%s\n", count * esz *
+			       (input_elems(c, 1) > 1 || o->coll == PERF_ALLGATHER ? (size_t)c->nranks : 1),
+			       count, type_name(o->dtype), op_name(o), root, l1, l2);
+			fflush(stdout);
+		}
+		if (o->factor <= 1.0 || bytes == o->maxbytes)
+			break;
+		bytes = (size_t)((double)bytes * o->factor);
+		if (bytes > o->maxbytes)
+			break;
+	}
+	if (c->rank == 0) {
+		printf("# Out of bounds values : %lld %s\n", (long long)c->wrong_total,
+		       c->wrong_total ? "FAILED" : "OK");
+		printf("# Avg bus bandwidth    : %g\n#\n",
+		       c->nresults ? c->busbw_sum / c->nresults : 0.0);
+		fflush(stdout);
+	}
+	return c->wrong_total ? 1 : 0;
+}
