@@ -126,6 +126,7 @@ struct ccom_init_args {
 	ccomUniqueId id;
 	ccomConfig_t config;	/* validated, effective */
 	uint64_t hash_salt;	/* 0, or a split child's salt */
+	int64_t start_us;	/* when the API call started (0: now) */
 };
 /* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
 int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);

@@ -502,10 +502,11 @@ ccomResult_t ccom_comm_init_rank(ccomComm_t *out, const struct ccom_init_args *a
 {
 	struct ccomComm *comm;
 	ccomResult_t res;
-	int64_t t0 = ccom_now_us();
+	int64_t t0 = a->start_us ? a->start_us : ccom_now_us();
 	int rc;
 
 	ccom_global_init();
+	ccom_log_set_rank(a->rank);
 	comm = comm_alloc(a);
 	if (!comm) {
 		ccom_set_last_error("Init: out of memory for the communicator");
@@ -518,7 +519,7 @@ ccomResult_t ccom_comm_init_rank(ccomComm_t *out, const struct ccom_init_args *a
 	ccom_info(CCOM_SUBSYS_INIT, "Init BEGIN rank %d nranks %d commHash %016llx timeout %d s %s",
 		  a->rank, a->nranks, (unsigned long long)comm->comm_hash, a->config.timeoutSec,
 		  a->config.blocking ? "blocking" : "nonblocking");
-	comm->timings_us[CCOM_STAGE_VALIDATE] = 0;
+	comm->timings_us[CCOM_STAGE_VALIDATE] = ccom_now_us() - t0;
 	if (a->config.blocking) {
 		res = comm_init_run(comm);
 		comm_init_done(comm);
@@ -555,7 +556,8 @@ static int check_rank_args(ccomComm_t *comm, int nranks, int rank)
 ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId commId, int rank,
 				    ccomConfig_t *config)
 {
-	struct ccom_init_args a = { .nranks = nranks, .rank = rank, .id = commId };
+	struct ccom_init_args a = { .nranks = nranks, .rank = rank, .id = commId,
+				    .start_us = ccom_now_us() };
 	int rc;
 
 	ccom_clear_last_error();

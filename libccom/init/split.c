@@ -210,6 +210,7 @@ ccomResult_t ccomCommSplit(ccomComm_t comm, int color, int key, ccomComm_t *newc
 		return ccomInvalidUsage;
 	}
 	memset(&a, 0, sizeof(a));
+	a.start_us = ccom_now_us();
 	rc = ccom_config_validate(config ? config : &comm->config, &a.config);
 	if (rc)
 		return ccom_result_from_errno(rc);

@@ -105,6 +105,8 @@ static inline int t_fork_ranks(int nranks, t_rank_fn fn, void *arg, int *codes, 
 	double end = t_now() + timeout_s;
 
 	if (!pids || !rc) {
+		for (r = 0; codes && r < nranks; r++)
+			codes[r] = 125;
 		free(pids);
 		free(rc);
 		return nranks;
