@@ -15,6 +15,7 @@
 #include "init/comm.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/misc.h"
 
 #define SPLIT_TAG_BASE 0x1000	/* bootstrap tags for split ids, below the user base */
 
