@@ -71,9 +71,12 @@ struct net_dir {
 	size_t left;
 };
 
+struct net_group;
+
 struct net_conn {
 	struct ccom_transport_conn base;	/* first: coll/ casts */
 	struct ccomComm *comm;
+	struct net_group *group;
 	int nsocks;
 	size_t chunk;
 	int fds[CCOM_NET_MAX_SOCKS];
@@ -81,7 +84,26 @@ struct net_conn {
 	size_t rcvd[CCOM_NET_MAX_SOCKS];
 	struct net_dir tx;
 	struct net_dir rx;
+	/*
+	 * What the last send/recv call left unfinished: coll/ calls every
+	 * active transfer on each pass, so these say which sockets a wait
+	 * should watch.  Touched only by the thread driving the comm.
+	 */
+	bool tx_want;
+	bool rx_want;
 	bool dead;
+};
+
+/*
+ * The conns made by one setup call.  ->wait() on any of them sleeps until
+ * any socket some transfer of the group is stuck on becomes ready: coll/
+ * names one stuck transfer, but a ring step is stuck on two (send to next,
+ * receive from prev), and sleeping on one would leave the other idle.
+ */
+struct net_group {
+	int nconns;
+	struct net_conn **conns;
+	struct pollfd *pfds;		/* 2 * nconns */
 };
 
 static struct net_conn *to_net(struct ccom_transport_conn *conn)
@@ -127,6 +149,7 @@ static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_
 			c->tx.left = c->chunk;
 		}
 	}
+	c->tx_want = done < size;
 	return (ssize_t)done;
 }
 
@@ -158,38 +181,55 @@ static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 			c->rx.left = c->chunk;
 		}
 	}
+	c->rx_want = done < size;
 	return (ssize_t)done;
 }
 
+/* Add the sockets @c is stuck on (or asked about) to @pfd; returns the new count. */
+static int watch(struct pollfd *pfd, int n, const struct net_conn *c, bool tx, bool rx)
+{
+	if (c->dead)
+		return n;
+	if (tx)
+		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
+	if (rx)
+		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
+	return n;
+}
+
 /*
- * Sleep until the socket the stream is stuck on can move.  Readable data is
- * reported even with POLLHUP (the rest of the stream must be drained first;
- * recv() then sees the end and reports the peer).
+ * Sleep until a socket the group's transfers are stuck on can move, or
+ * @timeout_us.  Readable data is progress even with POLLHUP (the stream
+ * must be drained first; recv() then sees the end and names the peer).  A
+ * hang-up on another conn returns 0: that conn's own send/recv reports it.
  */
 static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 {
 	struct net_conn *c = to_net(conn);
-	struct pollfd pfd[2];
+	struct net_group *g = c->group;
 	struct timespec ts;
-	int n = 0, i, r;
+	int n, i, r;
 
 	if (c->dead)
 		return -ECONNRESET;
-	if (dir & CCOM_TRANSPORT_WAIT_SEND)
-		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
-	if (dir & CCOM_TRANSPORT_WAIT_RECV)
-		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
+	n = watch(g->pfds, 0, c, c->tx_want || (dir & CCOM_TRANSPORT_WAIT_SEND),
+		  c->rx_want || (dir & CCOM_TRANSPORT_WAIT_RECV));
+	for (i = 0; i < g->nconns; i++)
+		if (g->conns[i] != c)
+			n = watch(g->pfds, n, g->conns[i], g->conns[i]->tx_want,
+				  g->conns[i]->rx_want);
 	if (!n || timeout_us <= 0)
 		return 0;
 	ts.tv_sec = timeout_us / 1000000;
 	ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
-	r = ppoll(pfd, n, &ts, NULL);
+	r = ppoll(g->pfds, n, &ts, NULL);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
 	for (i = 0; i < n; i++) {
-		if (pfd[i].revents & POLLIN)
+		if (g->pfds[i].revents & POLLIN)
 			continue;
-		if (pfd[i].revents & (POLLERR | POLLHUP | POLLNVAL))
+		if ((g->pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
+		    (g->pfds[i].fd == c->fds[c->tx.cur] || g->pfds[i].fd == c->fds[c->rx.cur]))
 			return (int)peer_gone(c, "reported an error or hang-up", 0);
 	}
 	return 0;
@@ -216,8 +256,34 @@ int ccom_net_conn_sock_bytes(const struct ccom_transport_conn *conn, int i, size
 
 /* ---------------------------------------------------------------- setup */
 
+static void group_free(struct net_group *g)
+{
+	if (!g)
+		return;
+	free(g->conns);
+	free(g->pfds);
+	free(g);
+}
+
+static struct net_group *group_alloc(int npeers)
+{
+	struct net_group *g = calloc(1, sizeof(*g));
+
+	if (!g)
+		return NULL;
+	g->conns = calloc(npeers, sizeof(*g->conns));
+	g->pfds = calloc(2 * (size_t)npeers, sizeof(*g->pfds));
+	if (!g->conns || !g->pfds) {
+		group_free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* Free @c; the group goes with its last conn. */
 static void conn_free(struct net_conn *c)
 {
+	struct net_group *g;
 	int i;
 
 	if (!c)
@@ -225,16 +291,25 @@ static void conn_free(struct net_conn *c)
 	for (i = 0; i < CCOM_NET_MAX_SOCKS; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);
+	g = c->group;
+	for (i = 0; i < g->nconns; i++)
+		if (g->conns[i] == c)
+			g->conns[i] = g->conns[--g->nconns];
+	if (!g->nconns)
+		group_free(g);
 	free(c);
 }
 
-static struct net_conn *conn_alloc(struct ccomComm *comm, int peer, int nsocks, size_t chunk)
+static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, int peer,
+				   int nsocks, size_t chunk)
 {
 	struct net_conn *c = calloc(1, sizeof(*c));
 	int i;
 
 	if (!c)
 		return NULL;
+	c->group = g;
+	g->conns[g->nconns++] = c;
 	c->base.ops = &ccom_transport_net_socket;
 	c->base.peer = peer;
 	c->comm = comm;
@@ -440,14 +515,16 @@ static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
 		       struct ccom_transport_conn **conns, const struct net_card *cards,
 		       const struct net_params *p, int lfd)
 {
+	struct net_group *g = group_alloc(npeers);
 	int i, s, expected = 0, err;
 
 	for (i = 0; i < npeers; i++) {
 		int ns = cards[i].nsocks < p->nsocks ? cards[i].nsocks : p->nsocks;
-
-		struct net_conn *c = conn_alloc(comm, peers[i], ns, p->chunk);
+		struct net_conn *c = g ? conn_alloc(comm, g, peers[i], ns, p->chunk) : NULL;
 
 		if (!c) {
+			if (g && !g->nconns)
+				group_free(g);
 			ccom_set_last_error("net_socket: out of memory for the connection to peer rank %d",
 					    peers[i]);
 			return -ENOMEM;
