@@ -85,7 +85,8 @@ static inline int _test_cmd_get_info(int fd, struct nccom_info *info)
 	return ioctl(fd, NCCOM_IOC_GET_INFO, info);
 }
 #define test_cmd_get_info(info) \
-	ASSERT_EQ(0, _test_cmd_get_info(self->fd, info))
+	ASSERT_EQ(0, _test_cmd_get_info(self->fd, info)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 
 static inline int _test_cmd_destroy(int fd, uint32_t handle)
 {
@@ -93,7 +94,8 @@ static inline int _test_cmd_destroy(int fd, uint32_t handle)
 
 	return ioctl(fd, NCCOM_IOC_DESTROY, &cmd);
 }
-#define test_cmd_destroy(h) ASSERT_EQ(0, _test_cmd_destroy(self->fd, h))
+#define test_cmd_destroy(h) ASSERT_EQ(0, _test_cmd_destroy(self->fd, h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_destroy(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_destroy(self->fd, h))
 
@@ -113,7 +115,8 @@ static inline int _test_cmd_mem_register(int fd, uint32_t flags, void *addr,
 	return rc;
 }
 #define test_cmd_mem_register(flags, addr, len, h) \
-	ASSERT_EQ(0, _test_cmd_mem_register(self->fd, flags, addr, len, h))
+	ASSERT_EQ(0, _test_cmd_mem_register(self->fd, flags, addr, len, h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_mem_register(_errno, flags, addr, len) \
 	EXPECT_ERRNO(_errno, _test_cmd_mem_register(self->fd, flags, addr, len, NULL))
 
@@ -129,7 +132,8 @@ static inline int _test_cmd_mem_export(int fd, uint32_t handle, int *out_fd)
 	return rc;
 }
 #define test_cmd_mem_export(h, out) \
-	ASSERT_EQ(0, _test_cmd_mem_export(self->fd, h, out))
+	ASSERT_EQ(0, _test_cmd_mem_export(self->fd, h, out)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_mem_export(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_mem_export(self->fd, h, NULL))
 
@@ -153,7 +157,8 @@ static inline int _test_cmd_mem_import(int fd, uint32_t flags, int dbfd,
 	return rc;
 }
 #define test_cmd_mem_import(flags, dbfd, off, len, h) \
-	ASSERT_EQ(0, _test_cmd_mem_import(self->fd, flags, dbfd, off, len, h, NULL))
+	ASSERT_EQ(0, _test_cmd_mem_import(self->fd, flags, dbfd, off, len, h, NULL)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_mem_import(_errno, flags, dbfd, off, len) \
 	EXPECT_ERRNO(_errno, _test_cmd_mem_import(self->fd, flags, dbfd, off, len, \
 						  NULL, NULL))
@@ -171,7 +176,8 @@ static inline int _test_cmd_queue_create(int fd, uint32_t dev, uint32_t depth,
 	return rc;
 }
 #define test_cmd_queue_create(dev, depth, out) \
-	ASSERT_EQ(0, _test_cmd_queue_create(self->fd, dev, depth, out))
+	ASSERT_EQ(0, _test_cmd_queue_create(self->fd, dev, depth, out)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_queue_create(_errno, dev, depth) \
 	EXPECT_ERRNO(_errno, _test_cmd_queue_create(self->fd, dev, depth, NULL))
 
@@ -182,7 +188,8 @@ static inline int _test_cmd_queue_doorbell(int fd, uint32_t handle)
 	return ioctl(fd, NCCOM_IOC_QUEUE_DOORBELL, &cmd);
 }
 #define test_cmd_queue_doorbell(h) \
-	ASSERT_EQ(0, _test_cmd_queue_doorbell(self->fd, h))
+	ASSERT_EQ(0, _test_cmd_queue_doorbell(self->fd, h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_queue_doorbell(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_queue_doorbell(self->fd, h))
 
@@ -197,7 +204,8 @@ static inline int _test_cmd_queue_get_state(int fd, uint32_t handle,
 	return rc;
 }
 #define test_cmd_queue_get_state(h, out) \
-	ASSERT_EQ(0, _test_cmd_queue_get_state(self->fd, h, out))
+	ASSERT_EQ(0, _test_cmd_queue_get_state(self->fd, h, out)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_queue_get_state(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_queue_get_state(self->fd, h, NULL))
 
@@ -210,7 +218,8 @@ static inline int _test_cmd_queue_reset(int fd, uint32_t handle, uint32_t flags)
 	return ioctl(fd, NCCOM_IOC_QUEUE_RESET, &cmd);
 }
 #define test_cmd_queue_reset(h, flags) \
-	ASSERT_EQ(0, _test_cmd_queue_reset(self->fd, h, flags))
+	ASSERT_EQ(0, _test_cmd_queue_reset(self->fd, h, flags)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_queue_reset(_errno, h, flags) \
 	EXPECT_ERRNO(_errno, _test_cmd_queue_reset(self->fd, h, flags))
 
@@ -242,7 +251,8 @@ static inline int _test_cmd_sem_create(int fd, uint64_t init, uint32_t *handle)
 	return rc;
 }
 #define test_cmd_sem_create(init, h) \
-	ASSERT_EQ(0, _test_cmd_sem_create(self->fd, init, h))
+	ASSERT_EQ(0, _test_cmd_sem_create(self->fd, init, h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 
 static inline int _test_cmd_sem_signal(int fd, uint32_t handle, uint64_t value)
 {
@@ -253,7 +263,8 @@ static inline int _test_cmd_sem_signal(int fd, uint32_t handle, uint64_t value)
 	return ioctl(fd, NCCOM_IOC_SEM_SIGNAL, &cmd);
 }
 #define test_cmd_sem_signal(h, v) \
-	ASSERT_EQ(0, _test_cmd_sem_signal(self->fd, h, v))
+	ASSERT_EQ(0, _test_cmd_sem_signal(self->fd, h, v)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_sem_signal(_errno, h, v) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_signal(self->fd, h, v))
 
@@ -270,7 +281,8 @@ static inline int _test_cmd_sem_read(int fd, uint32_t handle, uint64_t *value,
 	return rc;
 }
 #define test_cmd_sem_read(h, v, alive) \
-	ASSERT_EQ(0, _test_cmd_sem_read(self->fd, h, v, alive))
+	ASSERT_EQ(0, _test_cmd_sem_read(self->fd, h, v, alive)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_sem_read(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_read(self->fd, h, NULL, NULL))
 
@@ -290,7 +302,8 @@ static inline int _test_cmd_sem_wait(int fd, uint32_t handle, uint64_t value,
 	return rc;
 }
 #define test_cmd_sem_wait(h, v, tmo) \
-	ASSERT_EQ(0, _test_cmd_sem_wait(self->fd, h, v, tmo, NULL))
+	ASSERT_EQ(0, _test_cmd_sem_wait(self->fd, h, v, tmo, NULL)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_sem_wait(_errno, h, v, tmo) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_wait(self->fd, h, v, tmo, NULL))
 
@@ -306,7 +319,8 @@ static inline int _test_cmd_sem_export(int fd, uint32_t handle, int *out_fd)
 	return rc;
 }
 #define test_cmd_sem_export(h, out) \
-	ASSERT_EQ(0, _test_cmd_sem_export(self->fd, h, out))
+	ASSERT_EQ(0, _test_cmd_sem_export(self->fd, h, out)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_sem_export(_errno, h) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_export(self->fd, h, NULL))
 
@@ -320,7 +334,8 @@ static inline int _test_cmd_sem_import(int fd, int semfd, uint32_t *handle)
 	return rc;
 }
 #define test_cmd_sem_import(semfd, h) \
-	ASSERT_EQ(0, _test_cmd_sem_import(self->fd, semfd, h))
+	ASSERT_EQ(0, _test_cmd_sem_import(self->fd, semfd, h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
 #define test_err_sem_import(_errno, semfd) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_import(self->fd, semfd, NULL))
 
