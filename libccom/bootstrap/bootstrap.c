@@ -497,8 +497,14 @@ static int bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const vo
 	if (!rc)
 		return 0;
 err:
-	ccom_set_last_error("Bootstrap: rank %d could not send %zu bytes (tag %d) to rank %d: %s",
-			    bs->rank, size, tag, peer, bs_err_str(rc));
+	{
+		char a[80];
+
+		ccom_set_last_error("Bootstrap: rank %d could not send %zu bytes (tag %d) to rank %d at %s: %s%s",
+				    bs->rank, size, tag, peer,
+				    ccom_addr_str(&bs->addrs[peer], a, sizeof(a)), bs_err_str(rc),
+				    rc == -ECONNREFUSED ? " (is that address reachable from here? check CCOM_SOCKET_IFNAME on both ranks)" : "");
+	}
 	return rc;
 }
 

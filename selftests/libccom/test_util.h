@@ -114,8 +114,12 @@ static inline int t_fork_ranks(int nranks, t_rank_fn fn, void *arg, int *codes, 
 	fflush(NULL);
 	for (r = 0; r < nranks; r++) {
 		pids[r] = fork();
-		if (pids[r] == 0)
-			_exit(fn(r, nranks, arg));
+		if (pids[r] == 0) {
+			int code = fn(r, nranks, arg);
+
+			fflush(NULL);
+			_exit(code);
+		}
 		if (pids[r] < 0) {
 			rc[r] = 125;
 			left--;
