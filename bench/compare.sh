@@ -16,12 +16,13 @@
 #   --sizes "8 ..."      message sizes in bytes (K/M suffixes allowed)
 #   --mpich              also run MPICH (mpirun.mpich) in shm mode
 #   --no-install         do not apt-get missing MPI packages
+#   --ccom-args "..."    extra ccom-perf arguments (e.g. "-m": ccomMemAlloc buffers)
 # Environment: BUILD (default build), OUT (results directory).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 INSTALL=1
+MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 INSTALL=1 CCOM_ARGS=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -30,15 +31,17 @@ while [ $# -gt 0 ]; do
 	--sizes) SIZES=$2; shift 2 ;;
 	--mpich) MPICH=1; shift ;;
 	--no-install) INSTALL=0; shift ;;
-	-h|--help) sed -n '3,22p' "$0"; exit 0 ;;
+	--ccom-args) CCOM_ARGS=$2; shift 2 ;;
+	-h|--help) sed -n '3,23p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
 case $MODE in shm|tcp|all) ;; *) echo "compare.sh: --mode must be shm, tcp or all" >&2; exit 2 ;; esac
 
-B="$ROOT/$BUILD/bench"
+case $BUILD in /*) BDIR=$BUILD ;; *) BDIR="$ROOT/$BUILD" ;; esac
+B="$BDIR/bench"
 OUT=${OUT:-$B/run-$(date -u +%Y%m%dT%H%M%S)}
-PERF="$ROOT/$BUILD/bin/ccom-perf"
+PERF="$BDIR/bin/ccom-perf"
 mkdir -p "$B" "$OUT"
 RES="$OUT/results.tsv"
 : > "$RES"
@@ -129,7 +132,7 @@ run_mpich_shm() {
 run_ccom_shm() {
 	local n=$1 bytes=$2 w=$3 i=$4 f=$5
 	timeout 600 "$PERF" allreduce -n "$n" -b "$bytes" -e "$bytes" -d float -o sum \
-		-w "$w" -i "$i" >"$f" 2>&1
+		-w "$w" -i "$i" $CCOM_ARGS >"$f" 2>&1
 }
 
 bench_shm() {
@@ -208,12 +211,12 @@ run_ccom_tcp() {
 	local env="CCOM_NRANKS=2 CCOM_COMM_ID=10.231.0.1:$PORT CCOM_SOCKET_IFNAME=ccbv"
 	# shellcheck disable=SC2086
 	timeout 600 ip netns exec "$NS1" env $env CCOM_RANK=1 CCOM_HOSTID="$NS1" \
-		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" \
+		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" $CCOM_ARGS \
 		>"$f.rank1" 2>&1 &
 	pid=$!
 	# shellcheck disable=SC2086
 	timeout 600 ip netns exec "$NS0" env $env CCOM_RANK=0 CCOM_HOSTID="$NS0" \
-		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" \
+		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" $CCOM_ARGS \
 		>"$f" 2>&1 || rc=$?
 	wait "$pid" || rc=$?
 	return $rc
