@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
+#include "bootstrap/bootstrap.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
 #include "stream/stream.h"
@@ -146,11 +147,20 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 	return 0;
 }
 
+/*
+ * Finalize is collective: drain the queue, then a barrier, so that no rank
+ * leaves while a peer still reads data it sent.
+ */
 int ccom_coll_comm_finalize(struct ccomComm *comm)
 {
+	int err;
+
 	if (!comm->coll)
 		return 0;
-	return ccom_stream_queue_drain(comm);
+	err = ccom_stream_queue_drain(comm);
+	if (!err)
+		err = ccom_bootstrap_barrier(comm->bootstrap);
+	return err;
 }
 
 void ccom_coll_comm_abort(struct ccomComm *comm)
@@ -165,8 +175,15 @@ void ccom_coll_comm_abort(struct ccomComm *comm)
 
 void ccom_coll_comm_fini(struct ccomComm *comm)
 {
-	if (comm->coll)
-		coll_state_free(comm, comm->coll);
+	struct ccom_coll_state *cs = comm->coll;
+
+	if (!cs)
+		return;
+	if (cs->queue && atomic_load(&cs->queue->pending) == 0 && !cs->broken_err)
+		ccom_shm_mark_departed(cs->shm);
+	else
+		ccom_shm_mark_broken(cs->shm);
+	coll_state_free(comm, cs);
 }
 
 size_t ccom_op_bytes(const struct ccomComm *comm, const struct ccom_op *op)

@@ -64,35 +64,38 @@ static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t f
 }
 
 /*
- * Wait for and unpack bytes [off, off + len) of a peer's slot into @dst.
- * @off is a multiple of 4 bytes.
+ * Wait for and unpack bytes [off, off + len) of a peer's slot into @dst
+ * (len 0: wait for the first word only, as a synchronisation).
  */
 static int ll_read(struct ccomComm *comm, uint64_t *slot, char *dst, size_t off, size_t len,
 		   uint32_t flag)
 {
 	struct ccom_shm *s = comm->coll->shm;
-	size_t w0 = off / 4, nw = len ? (len + 3) / 4 : 1, i;
-	struct ccom_wait w;
+	size_t w0 = len ? off / 4 : 0, w1 = len ? (off + len + 3) / 4 : 1, w, b, lo, hi;
+	struct ccom_wait w_;
 	uint64_t x;
 	uint32_t v;
 	int err = 0;
 
-	ccom_wait_begin(&w, comm, s);
-	for (i = 0; i < nw; i++) {
+	ccom_wait_begin(&w_, comm, s);
+	for (w = w0; w < w1; w++) {
 		for (;;) {
-			x = __atomic_load_n(&slot[w0 + i], __ATOMIC_RELAXED);
+			x = __atomic_load_n(&slot[w], __ATOMIC_RELAXED);
 			if ((uint32_t)(x >> 32) == flag)
 				break;
-			err = ccom_wait_shm(&w);
+			err = ccom_wait_shm(&w_);
 			if (err)
 				goto out;
 		}
 		v = (uint32_t)x;
-		if (i * 4 < len)
-			memcpy(dst + i * 4, &v, len - i * 4 < 4 ? len - i * 4 : 4);
+		b = w * 4;
+		lo = b > off ? b : off;
+		hi = b + 4 < off + len ? b + 4 : off + len;
+		if (hi > lo)
+			memcpy(dst + (lo - off), (char *)&v + (lo - b), hi - lo);
 	}
 out:
-	ccom_wait_end(&w);
+	ccom_wait_end(&w_);
 	return err;
 }
 

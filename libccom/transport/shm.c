@@ -336,6 +336,12 @@ void ccom_shm_mark_broken(struct ccom_shm *s)
 	futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
+void ccom_shm_mark_departed(struct ccom_shm *s)
+{
+	if (s && s->hdr)
+		atomic_store(&s->hdr->ctl[s->me].departed, 1);
+}
+
 void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm)
 {
 	w->comm = comm;
@@ -373,7 +379,7 @@ static int check_local_peers(struct ccom_wait *w)
 					    w->comm->rank, r);
 			return -ECONNRESET;
 		}
-		if (pidfd_dead(s->pidfd[l])) {
+		if (pidfd_dead(s->pidfd[l]) && !atomic_load(&s->hdr->ctl[l].departed)) {
 			ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
 					    w->comm->rank, r, w->comm->peers[r].pid);
 			return -ECONNRESET;

@@ -39,7 +39,8 @@ struct ccomComm;
 struct ccom_shm_ctl {
 	_Atomic int32_t pid;
 	_Atomic int32_t broken;		/* nonzero: aborted or failed, stop waiting on me */
-	_Atomic int64_t ll_seq;		/* debugging aid: last LL sequence published */
+	_Atomic int32_t departed;	/* left cleanly (destroy after its last op) */
+	_Atomic int32_t pad0;
 	char pad[CCOM_SHM_LINE - 16];
 };
 
@@ -91,6 +92,8 @@ struct ccom_shm {
 /* Create (local rank 0) or attach to the segment; collective over the local ranks. */
 int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out);
 void ccom_shm_fini(struct ccom_shm *shm);
+/* Mark this rank departed: it exits cleanly, peers must not report its death. */
+void ccom_shm_mark_departed(struct ccom_shm *shm);
 /* Mark this rank broken (abort / failure) and wake every waiter of the host. */
 void ccom_shm_mark_broken(struct ccom_shm *shm);
 
