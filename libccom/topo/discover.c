@@ -7,7 +7,6 @@
  * device (/dev/nccom, GET_INFO).  Everything here is best effort: a missing
  * sysfs file leaves a field at its "unknown" value, it never fails init.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ifaddrs.h>
@@ -221,11 +220,22 @@ static int discover_numa(struct ccom_topo *topo, const uint64_t *aff)
 	return 0;
 }
 
+/*
+ * Speed, MTU and NUMA node from sysfs.  /sys/class/net shows the network
+ * namespace sysfs was mounted in, which is not ours after setns() or
+ * `unshare -n` without a remount: trust it only if its ifindex matches ours.
+ */
 static void nic_sysfs(struct ccom_topo_nic *nic)
 {
-	char path[128], buf[32];
-	int type = 0;
+	char path[128];
+	int ifindex = -1;
 
+	nic->speed_mbps = -1;
+	nic->mtu = -1;
+	nic->numa_node = -1;
+	snprintf(path, sizeof(path), "/sys/class/net/%s/ifindex", nic->name);
+	if (read_int(path, &ifindex) || ifindex != (int)if_nametoindex(nic->name))
+		return;
 	snprintf(path, sizeof(path), "/sys/class/net/%s/speed", nic->name);
 	if (read_int(path, &nic->speed_mbps) || nic->speed_mbps <= 0)
 		nic->speed_mbps = -1;
@@ -235,12 +245,6 @@ static void nic_sysfs(struct ccom_topo_nic *nic)
 	snprintf(path, sizeof(path), "/sys/class/net/%s/device/numa_node", nic->name);
 	if (read_int(path, &nic->numa_node))
 		nic->numa_node = -1;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/type", nic->name);
-	if (!read_int(path, &type) && type == 772)	/* ARPHRD_LOOPBACK */
-		nic->loopback = true;
-	snprintf(path, sizeof(path), "/sys/class/net/%s/operstate", nic->name);
-	if (!read_line(path, buf, sizeof(buf)))
-		nic->up = !strcmp(buf, "up") || (!strcmp(buf, "unknown") && nic->loopback);
 }
 
 static struct ccom_topo_nic *nic_find(struct ccom_topo *topo, const char *name)
@@ -289,37 +293,42 @@ static bool addr_matches(const struct sockaddr *sa, const struct sockaddr_in6 *b
 	return false;
 }
 
+/* The interface @ifa belongs to, added on first sight (NULL when the table is full). */
+static struct ccom_topo_nic *nic_get(struct ccom_topo *topo, const struct ifaddrs *ifa)
+{
+	struct ccom_topo_nic *nic = nic_find(topo, ifa->ifa_name);
+
+	if (nic || topo->nnics >= CCOM_TOPO_MAX_NICS || strlen(ifa->ifa_name) >= IF_NAMESIZE)
+		return nic;
+	nic = &topo->nics[topo->nnics++];
+	strcpy(nic->name, ifa->ifa_name);
+	nic->up = (ifa->ifa_flags & IFF_UP) && (ifa->ifa_flags & IFF_RUNNING);
+	nic->loopback = ifa->ifa_flags & IFF_LOOPBACK;
+	nic_sysfs(nic);
+	return nic;
+}
+
+/*
+ * Interfaces of this network namespace from getifaddrs (its AF_PACKET
+ * entries list every interface, with or without addresses), plus sysfs.
+ */
 static int discover_nics(struct ccom_topo *topo, const struct sockaddr_in6 *bs)
 {
 	struct ifaddrs *ifa_list = NULL, *ifa;
-	struct dirent *de;
-	DIR *dir;
 
 	topo->bootstrap_nic = -1;
 	topo->nics = calloc(CCOM_TOPO_MAX_NICS, sizeof(*topo->nics));
 	if (!topo->nics)
 		return -ENOMEM;
-	dir = opendir("/sys/class/net");
-	while (dir && (de = readdir(dir)) && topo->nnics < CCOM_TOPO_MAX_NICS) {
-		struct ccom_topo_nic *nic;
-
-		if (de->d_name[0] == '.' || strlen(de->d_name) >= IF_NAMESIZE)
-			continue;
-		nic = &topo->nics[topo->nnics++];
-		strcpy(nic->name, de->d_name);
-		nic_sysfs(nic);
-	}
-	if (dir)
-		closedir(dir);
 	if (getifaddrs(&ifa_list))
 		return 0;
 	for (ifa = ifa_list; ifa; ifa = ifa->ifa_next) {
 		struct ccom_topo_nic *nic;
 
-		if (!ifa->ifa_addr || !ifa->ifa_name)
+		if (!ifa->ifa_name)
 			continue;
-		nic = nic_find(topo, ifa->ifa_name);
-		if (!nic)
+		nic = nic_get(topo, ifa);
+		if (!nic || !ifa->ifa_addr)
 			continue;
 		nic_add_addr(nic, ifa->ifa_addr);
 		if (bs && topo->bootstrap_nic < 0 && addr_matches(ifa->ifa_addr, bs))

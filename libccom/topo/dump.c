@@ -7,7 +7,8 @@
  * Layout: {"version", "rank", "nranks", "comm_hash", "hosts": [{"index",
  * "host_hash", "ranks"}], "local": {"hostname", "cpus_online", "affinity",
  * "local_numa", "numa": [...], "nics": [...], "bootstrap_nic", "nccom"},
- * "graphs": {"ring": [...], "tree_parent": [...]}}.
+ * "graphs": {"peer_transport": [...], "ring": [...], "ring_host_crossings",
+ * "tree_parent": [...], "tree_root", "host_leaders"}}.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -17,6 +18,7 @@
 
 #include "init/comm.h"
 #include "topo/topo.h"
+#include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -123,7 +125,24 @@ static void dump_local(FILE *f, const struct ccom_topo *topo)
 	fprintf(f, "}\n  },\n");
 }
 
-static void dump_graphs(FILE *f, const struct ccom_topo *topo)
+/* Transport this rank uses towards each peer ("self" for itself), as coll/ selects it. */
+static void dump_transports(FILE *f, const struct ccomComm *comm)
+{
+	const struct ccom_transport_ops *ops;
+	int r;
+
+	if (!comm->rank_to_node)
+		return;
+	fprintf(f, "    \"peer_transport\": [");
+	for (r = 0; r < comm->nranks; r++) {
+		ops = r == comm->rank ? NULL : ccom_transport_select(comm, r);
+		fprintf(f, "%s\"%s\"", r ? ", " : "",
+			r == comm->rank ? "self" : ops ? ops->name : "none");
+	}
+	fprintf(f, "],\n");
+}
+
+static void dump_graphs(FILE *f, const struct ccom_topo *topo, const struct ccomComm *comm)
 {
 	int h, cross = 0, i;
 
@@ -132,7 +151,9 @@ static void dump_graphs(FILE *f, const struct ccom_topo *topo)
 		if (topo->rank_host[topo->ring[i]] !=
 		    topo->rank_host[topo->ring[(i + 1) % topo->nranks]])
 			cross++;
-	fprintf(f, "  \"graphs\": {\n    \"ring\": ");
+	fprintf(f, "  \"graphs\": {\n");
+	dump_transports(f, comm);
+	fprintf(f, "    \"ring\": ");
 	json_int_array(f, topo->ring, topo->nranks);
 	fprintf(f, ",\n    \"ring_host_crossings\": %d,\n    \"tree_parent\": ", cross);
 	json_int_array(f, topo->tree_parent, topo->nranks);
@@ -192,7 +213,7 @@ int ccom_topo_dump_write(const struct ccom_topo *topo, const struct ccomComm *co
 		(unsigned long long)comm->comm_hash);
 	dump_hosts(f, topo);
 	dump_local(f, topo);
-	dump_graphs(f, topo);
+	dump_graphs(f, topo, comm);
 	fprintf(f, "}\n");
 	if (fclose(f) || rename(tmp, final)) {
 		err = -errno;
