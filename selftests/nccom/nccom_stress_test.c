@@ -124,7 +124,7 @@ static int round_trip(struct proc *p, uint64_t round, uint64_t *ops)
 	struct job jobs[NQ][NSLOT];
 	struct nccom_desc d[NSLOT + 1];
 	struct nccom_cqe c[NSLOT + 1];
-	int q, k, n, rc;
+	int q, k, n, rc, nq[NQ];
 
 	for (q = 0; q < NQ; q++) {
 		n = 0;
@@ -139,18 +139,19 @@ static int round_trip(struct proc *p, uint64_t round, uint64_t *ops)
 		rc = nccom_ring_submit(&p->q[q], d, n);
 		if (rc)
 			return 20;
+		nq[q] = n;
 	}
 	for (q = 0; q < NQ; q++) {
-		rc = nccom_ring_reap(&p->q[q], c, NSLOT, NSLOT, 60000);
-		if (rc != NSLOT)
+		rc = nccom_ring_reap(&p->q[q], c, nq[q], nq[q], 60000);
+		if (rc != nq[q])
 			return 21;
-		for (k = 0; k < NSLOT; k++)
+		for (k = 0; k < nq[q]; k++)
 			if (c[k].status)
 				return 22;
 		for (k = 0; k < NSLOT - 1; k++)
 			if (check(p, q, k, &jobs[q][k]))
 				return 23;
-		*ops += NSLOT;
+		*ops += nq[q];
 	}
 	return 0;
 }
