@@ -30,8 +30,8 @@ enum nccom_nl_queue_state {
  * @NCCOM_NL_STAGE_VALIDATE: Arguments and configuration are being validated.
  * @NCCOM_NL_STAGE_BOOTSTRAP: Root rendezvous and bootstrap ring.
  * @NCCOM_NL_STAGE_PEER_INFO: All-gather of peer information.
- * @NCCOM_NL_STAGE_TOPOLOGY: Node and local ranks, topology discovery.
- * @NCCOM_NL_STAGE_GRAPHS: Ring and tree search.
+ * @NCCOM_NL_STAGE_RANKS: Node and local ranks.
+ * @NCCOM_NL_STAGE_TOPO: Topology discovery and graph search.
  * @NCCOM_NL_STAGE_ALIGN: Cross-rank alignment of the chosen graphs.
  * @NCCOM_NL_STAGE_CONNECT: Transport connection.
  * @NCCOM_NL_STAGE_BARRIER: Final init barrier.
@@ -46,8 +46,8 @@ enum nccom_nl_stage {
 	NCCOM_NL_STAGE_VALIDATE,
 	NCCOM_NL_STAGE_BOOTSTRAP,
 	NCCOM_NL_STAGE_PEER_INFO,
-	NCCOM_NL_STAGE_TOPOLOGY,
-	NCCOM_NL_STAGE_GRAPHS,
+	NCCOM_NL_STAGE_RANKS,
+	NCCOM_NL_STAGE_TOPO,
 	NCCOM_NL_STAGE_ALIGN,
 	NCCOM_NL_STAGE_CONNECT,
 	NCCOM_NL_STAGE_BARRIER,

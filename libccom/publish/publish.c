@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+/*
+ * publish.c - the writer side of the per-communicator state file
+ * (pubfile.h): directory checks, creation (temp name, flock, fill, rename),
+ * seqlocked stage/error updates and removal.  Nothing here runs per
+ * operation: the op counters are the inline helpers of publish.h.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include "init/comm.h"
+#include "publish/publish.h"
+#include "util/log.h"
+#include "util/params.h"
+
+static uint64_t realtime_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The directory is shared by all users (mode 1777 like /tmp).  Refuse one
+ * that another unprivileged user could have planted: it must be a real
+ * directory owned by root or by us, and sticky if others may write to it.
+ */
+static int publish_dir_check(const char *dir)
+{
+	struct stat st;
+
+	if (mkdir(dir, 01777) == 0) {
+		/* mkdir honours the umask: set the mode explicitly. */
+		if (chmod(dir, 01777))
+			return -errno;
+	} else if (errno != EEXIST) {
+		return -errno;
+	}
+	if (lstat(dir, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	if (st.st_uid != 0 && st.st_uid != geteuid())
+		return -EPERM;
+	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
+		return -EPERM;
+	return 0;
+}
+
+static void seq_begin(struct ccom_pub_file *f)
+{
+	uint32_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
+
+	atomic_store_explicit(&f->seq, s + 1, memory_order_relaxed);
+	/* Pairs with the acquire fence of the reader before its re-check of seq. */
+	atomic_thread_fence(memory_order_release);
+}
+
+static void seq_end(struct ccom_pub_file *f)
+{
+	uint32_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
+
+	/* Pairs with the reader's acquire load of seq before it copies. */
+	atomic_store_explicit(&f->seq, s + 1, memory_order_release);
+}
+
+static void publish_fill(struct ccom_pub_file *f, const struct ccomComm *comm)
+{
+	f->version = CCOM_PUB_VERSION;
+	f->size = sizeof(*f);
+	f->comm_hash = comm->comm_hash;
+	f->rank = comm->rank;
+	f->nranks = comm->nranks;
+	f->pid = (int32_t)getpid();
+	f->device = comm->device;
+	f->stage = NCCOM_NL_STAGE_NONE;
+	f->start_ns = realtime_ns();
+	f->stage_ns = f->start_ns;
+	if (gethostname(f->host, sizeof(f->host) - 1))
+		snprintf(f->host, sizeof(f->host), "?");
+	/* Readers ignore the file until the magic is there. */
+	atomic_thread_fence(memory_order_release);
+	f->magic = CCOM_PUB_MAGIC;
+}
+
+/* Create, lock, map and fill the file under a temporary name, then rename. */
+static int publish_create(struct ccom_publish *p, const char *dir, const struct ccomComm *comm)
+{
+	char tmp[sizeof(p->path)];
+	void *map;
+	int n, err;
+
+	n = snprintf(p->path, sizeof(p->path), "%s/%016llx.%d.%d", dir,
+		     (unsigned long long)comm->comm_hash, comm->rank, (int)getpid());
+	if (n < 0 || n >= (int)sizeof(p->path) - 5)
+		return -ENAMETOOLONG;
+	snprintf(tmp, sizeof(tmp), "%s/.tmp.%d.%d", dir, (int)getpid(), comm->rank);
+	unlink(tmp);
+	p->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (p->fd < 0)
+		return -errno;
+	if (fchmod(p->fd, 0644) || flock(p->fd, LOCK_SH) || ftruncate(p->fd, CCOM_PUB_FILE_SIZE)) {
+		err = -errno;
+		goto err_unlink;
+	}
+	map = mmap(NULL, CCOM_PUB_FILE_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
+	if (map == MAP_FAILED) {
+		err = -errno;
+		goto err_unlink;
+	}
+	p->file = map;
+	publish_fill(p->file, comm);
+	if (rename(tmp, p->path)) {
+		err = -errno;
+		munmap(map, CCOM_PUB_FILE_SIZE);
+		goto err_unlink;
+	}
+	return 0;
+
+err_unlink:
+	unlink(tmp);
+	close(p->fd);
+	return err;
+}
+
+struct ccom_publish *ccom_publish_open(const struct ccomComm *comm)
+{
+	struct ccom_publish *p;
+	const char *dir;
+	int err;
+
+	if (!comm || ccom_param_int("CCOM_PUBLISH") == 0)
+		return NULL;
+	dir = ccom_param_str("CCOM_PUBLISH_DIR");
+	if (!dir || !dir[0])
+		dir = CCOM_PUB_DEFAULT_DIR;
+	err = publish_dir_check(dir);
+	if (err) {
+		ccom_info(CCOM_SUBSYS_INIT,
+			  "Publish: %s unusable (%s): state of comm %016llx rank %d not published; fix the directory (root- or self-owned, sticky if world-writable) or set CCOM_PUBLISH_DIR",
+			  dir, strerror(-err), (unsigned long long)comm->comm_hash, comm->rank);
+		return NULL;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	err = publish_create(p, dir, comm);
+	if (err) {
+		ccom_info(CCOM_SUBSYS_INIT, "Publish: cannot create the state file in %s: %s",
+			  dir, strerror(-err));
+		free(p);
+		return NULL;
+	}
+	ccom_info(CCOM_SUBSYS_INIT, "Publish: state of rank %d in %s", comm->rank, p->path);
+	return p;
+}
+
+void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage)
+{
+	if (!p)
+		return;
+	seq_begin(p->file);
+	p->file->stage = stage;
+	p->file->stage_ns = realtime_ns();
+	seq_end(p->file);
+}
+
+void ccom_publish_init_stage(struct ccom_publish *p, int init_stage)
+{
+	/* init/comm.h's stages in order; NCCOM_NL_STAGE_NONE precedes them. */
+	static const enum nccom_nl_stage map[CCOM_INIT_NSTAGES] = {
+		[CCOM_STAGE_VALIDATE] = NCCOM_NL_STAGE_VALIDATE,
+		[CCOM_STAGE_BOOTSTRAP] = NCCOM_NL_STAGE_BOOTSTRAP,
+		[CCOM_STAGE_PEERINFO] = NCCOM_NL_STAGE_PEER_INFO,
+		[CCOM_STAGE_RANKS] = NCCOM_NL_STAGE_RANKS,
+		[CCOM_STAGE_TOPO] = NCCOM_NL_STAGE_TOPO,
+		[CCOM_STAGE_ALIGN] = NCCOM_NL_STAGE_ALIGN,
+		[CCOM_STAGE_CONNECT] = NCCOM_NL_STAGE_CONNECT,
+		[CCOM_STAGE_BARRIER] = NCCOM_NL_STAGE_BARRIER,
+		[CCOM_STAGE_READY] = NCCOM_NL_STAGE_READY,
+	};
+
+	if (init_stage >= 0 && init_stage < CCOM_INIT_NSTAGES)
+		ccom_publish_stage(p, map[init_stage]);
+}
+
+void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal)
+{
+	if (!p)
+		return;
+	seq_begin(p->file);
+	p->file->last_error = err;
+	p->file->error_ns = realtime_ns();
+	snprintf(p->file->error_msg, sizeof(p->file->error_msg), "%s", msg ? msg : "");
+	if (fatal) {
+		p->file->stage = NCCOM_NL_STAGE_ERROR;
+		p->file->stage_ns = p->file->error_ns;
+	}
+	seq_end(p->file);
+}
+
+void ccom_publish_close(struct ccom_publish *p)
+{
+	if (!p)
+		return;
+	unlink(p->path);
+	munmap(p->file, CCOM_PUB_FILE_SIZE);
+	close(p->fd);
+	free(p);
+}

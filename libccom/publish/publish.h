@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * publish.h - libccom publishes the state of each communicator (rank,
+ * nranks, hash, init stage, op counters, last error) in a small mmap'd file
+ * (layout in pubfile.h) so that ccomd and ccomctl can answer "which rank is
+ * stuck where" without the driver.
+ *
+ * Every function accepts a NULL handle and then does nothing: publishing is
+ * best effort and never fails a communicator (CCOM_PUBLISH=0 turns it off).
+ * The op counters are inline single stores for the hot path; everything
+ * else is off the hot path.
+ */
+#ifndef CCOM_PUBLISH_PUBLISH_H
+#define CCOM_PUBLISH_PUBLISH_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include <linux/nccom_genl.h>
+
+#include "publish/pubfile.h"
+
+struct ccomComm;
+
+/**
+ * struct ccom_publish - a rank's handle on its published state (opaque to
+ * callers except for the inline counter helpers below)
+ * @file: the shared mapping
+ * @fd: the file, holding a shared flock for the life of the handle
+ * @path: file name, unlinked by ccom_publish_close()
+ */
+struct ccom_publish {
+	struct ccom_pub_file *file;
+	int fd;
+	char path[256];
+};
+
+/**
+ * ccom_publish_open() - create the state file of @comm's rank
+ * @comm: a communicator whose rank, nranks, comm_hash and device are set
+ *
+ * Returns a handle owned by the caller (free it with ccom_publish_close()),
+ * or NULL when publishing is disabled or failed (logged once at INFO level;
+ * the communicator works the same).
+ */
+struct ccom_publish *ccom_publish_open(const struct ccomComm *comm);
+
+/**
+ * ccom_publish_stage() - record that the communicator entered @stage
+ * @p: handle or NULL
+ * @stage: &enum nccom_nl_stage
+ */
+void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage);
+
+/**
+ * ccom_publish_init_stage() - same, for an init stage of init/comm.h
+ * @p: handle or NULL
+ * @init_stage: &enum ccom_init_stage (CCOM_STAGE_VALIDATE ... CCOM_STAGE_READY)
+ */
+void ccom_publish_init_stage(struct ccom_publish *p, int init_stage);
+
+/**
+ * ccom_publish_error() - record an error (@err < 0) and its sentence
+ * @p: handle or NULL
+ * @err: negative errno
+ * @msg: the sentence (e.g. ccom_last_error()); NULL or "" keeps none
+ * @fatal: true if the communicator is unusable (stage becomes ERROR)
+ */
+void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal);
+
+/**
+ * ccom_publish_close() - unlink the state file and free @p (NULL is a no-op)
+ * @p: handle or NULL
+ */
+void ccom_publish_close(struct ccom_publish *p);
+
+/**
+ * ccom_publish_op_issued() - count one issued operation
+ * @p: handle or NULL
+ *
+ * Single writer (the thread issuing on the communicator): a relaxed load and
+ * a relaxed store, no locked instruction.
+ */
+static inline void ccom_publish_op_issued(struct ccom_publish *p)
+{
+	if (p) {
+		uint64_t v = atomic_load_explicit(&p->file->ops_issued, memory_order_relaxed);
+
+		atomic_store_explicit(&p->file->ops_issued, v + 1, memory_order_relaxed);
+	}
+}
+
+/**
+ * ccom_publish_op_completed() - count one completed operation
+ * @p: handle or NULL
+ *
+ * Single writer (the thread executing the communicator's queue, serialized
+ * by the queue's exec lock).  Errors are reported with ccom_publish_error().
+ */
+static inline void ccom_publish_op_completed(struct ccom_publish *p)
+{
+	if (p) {
+		uint64_t v = atomic_load_explicit(&p->file->ops_completed, memory_order_relaxed);
+
+		atomic_store_explicit(&p->file->ops_completed, v + 1, memory_order_relaxed);
+	}
+}
+
+#endif

@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * member.c - the member list and its printer (member.h), shared by
+ * ccomctl's comm/job objects and ccomd.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <linux/nccom_genl.h>
+
+#include "member.h"
+
+int member_add(struct member_list *l, const struct member *m)
+{
+	struct member *v;
+	size_t cap;
+
+	if (l->n == l->cap) {
+		cap = l->cap ? l->cap * 2 : 16;
+		v = realloc(l->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		l->v = v;
+		l->cap = cap;
+	}
+	l->v[l->n++] = *m;
+	return 0;
+}
+
+void member_list_free(struct member_list *l)
+{
+	free(l->v);
+	memset(l, 0, sizeof(*l));
+}
+
+const char *member_stage_name(uint32_t stage)
+{
+	static const char *const names[] = {
+		[NCCOM_NL_STAGE_NONE] = "none",
+		[NCCOM_NL_STAGE_VALIDATE] = "validate",
+		[NCCOM_NL_STAGE_BOOTSTRAP] = "bootstrap",
+		[NCCOM_NL_STAGE_PEER_INFO] = "peer-info",
+		[NCCOM_NL_STAGE_RANKS] = "ranks",
+		[NCCOM_NL_STAGE_TOPO] = "topo",
+		[NCCOM_NL_STAGE_ALIGN] = "align",
+		[NCCOM_NL_STAGE_CONNECT] = "connect",
+		[NCCOM_NL_STAGE_BARRIER] = "barrier",
+		[NCCOM_NL_STAGE_READY] = "ready",
+		[NCCOM_NL_STAGE_FINALIZING] = "finalizing",
+		[NCCOM_NL_STAGE_DESTROYED] = "destroyed",
+		[NCCOM_NL_STAGE_ABORTED] = "aborted",
+		[NCCOM_NL_STAGE_ERROR] = "error",
+	};
+
+	if (stage < sizeof(names) / sizeof(names[0]) && names[stage])
+		return names[stage];
+	return "unknown";
+}
+
+void member_line(struct pr *p, const struct member *m)
+{
+	pr_open_object(p, NULL);
+	pr_hex(p, "hash", "comm %016llx", m->hash);
+	pr_int(p, "rank", " rank %lld", m->rank);
+	pr_int(p, "nranks", "/%lld", m->nranks);
+	pr_str(p, "stage", " stage %s", member_stage_name(m->stage));
+	pr_uint(p, "ops_issued", " issued %llu", m->ops_issued);
+	pr_uint(p, "ops_completed", " completed %llu", m->ops_completed);
+	pr_int(p, "last_error", " error %lld", m->last_error);
+	pr_str(p, "host", " host %s", m->host);
+	pr_int(p, "pid", " pid %lld", m->pid);
+	pr_int(p, "device", " dev %lld", m->device);
+	pr_str(p, "source", " [%s", m->source);
+	if (p->json)
+		pr_bool(p, "alive", "", m->alive);
+	pr_text(p, " %s]", m->alive ? "alive" : "stale");
+	pr_uint(p, "stage_time_ns", "", m->stage_ns);
+	if (m->error_msg[0])
+		pr_str(p, "error_msg", "\n    last error: %s", m->error_msg);
+	pr_close_object(p);
+	pr_nl(p);
+}
+
+static int member_cmp(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+
+	if (x->hash != y->hash)
+		return x->hash < y->hash ? -1 : 1;
+	return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+void member_sort(struct member_list *l)
+{
+	if (l->n)
+		qsort(l->v, l->n, sizeof(*l->v), member_cmp);
+}
