@@ -128,8 +128,7 @@ int main(void)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
 		int codes[16], bad;
 
-		T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-		bad = t_fork_ranks(sizes[i], rank_main, NULL, codes, 60);
+		bad = t_fork_ranks_id(sizes[i], rank_main, NULL, codes, 60, &id);
 		printf("%2d ranks: %s\n", sizes[i], bad ? "FAIL" : "ok");
 		T_CHECK(!bad, "%d of %d ranks failed", bad, sizes[i]);
 	}

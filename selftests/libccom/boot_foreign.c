@@ -117,18 +117,21 @@ static int count_in_file(const char *path, const char *word)
 int main(void)
 {
 	struct ccom_bs_id h;
+	struct t_ranks t;
 	char log[128];
 	int fds[8], n, i, codes[4];
 
 	snprintf(log, sizeof(log), "/tmp/ccom-boot-foreign-%d.log", (int)getpid());
 	setenv("CCOM_DEBUG_FILE", log, 1);
+	/* Ranks are forked before this process starts the root thread. */
+	T_CHECK(!t_ranks_start(&t, 4, rank_main, NULL, &id), "fork");
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
 	memcpy(&h, id.internal, sizeof(h));
 	n = send_foreign(&h.root, h.magic, fds);
 	T_CHECK(n > 0, "foreign connections");
-	unsetenv("CCOM_DEBUG_FILE");
-	T_CHECK(!t_fork_ranks(4, rank_main, NULL, codes, 60), "ranks failed: %d %d %d %d", codes[0],
-		codes[1], codes[2], codes[3]);
+	t_ranks_release(&t, &id);
+	T_CHECK(!t_ranks_wait(&t, codes, 60), "ranks failed: %d %d %d %d", codes[0], codes[1],
+		codes[2], codes[3]);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
 	i = count_in_file(log, "dropped connection");

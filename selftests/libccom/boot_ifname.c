@@ -48,8 +48,7 @@ static int job(const char *ifname, const char *family, int fam)
 	if (family)
 		setenv("CCOM_SOCKET_FAMILY", family, 1);
 	want_family = fam;
-	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	T_CHECK(!t_fork_ranks(3, rank_main, NULL, codes, 60), "IFNAME=%s FAMILY=%s: ranks failed",
+	T_CHECK(!t_fork_ranks_id(3, rank_main, NULL, codes, 60, &id), "IFNAME=%s FAMILY=%s: ranks failed",
 		ifname ? ifname : "", family ? family : "");
 	printf("CCOM_SOCKET_IFNAME=%s CCOM_SOCKET_FAMILY=%s: ok\n", ifname ? ifname : "(unset)",
 	       family ? family : "(unset)");

@@ -31,8 +31,7 @@ int main(void)
 {
 	int codes[3];
 
-	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	T_CHECK(!t_fork_ranks(3, rank_main, NULL, codes, 60), "ranks failed: %d %d %d", codes[0],
+	T_CHECK(!t_fork_ranks_id(3, rank_main, NULL, codes, 60, &id), "ranks failed: %d %d %d", codes[0],
 		codes[1], codes[2]);
 	return T_PASS;
 }

@@ -48,8 +48,7 @@ int main(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		int codes[3];
 
-		T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-		T_CHECK(!t_fork_ranks(3, rank_main, (void *)&cases[i], codes, 60),
+		T_CHECK(!t_fork_ranks_id(3, rank_main, (void *)&cases[i], codes, 60, &id),
 			"%s: ranks failed: %d %d %d", cases[i].var, codes[0], codes[1], codes[2]);
 		printf("%s: refused on every rank\n", cases[i].var);
 	}

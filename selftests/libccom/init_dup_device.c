@@ -62,8 +62,7 @@ int main(void)
 	for (m = DUP; m <= OTHER_HOSTS; m++) {
 		int codes[2];
 
-		T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-		T_CHECK(!t_fork_ranks(2, rank_main, &m, codes, 60), "%s: ranks failed %d %d",
+		T_CHECK(!t_fork_ranks_id(2, rank_main, &m, codes, 60, &id), "%s: ranks failed %d %d",
 			names[m], codes[0], codes[1]);
 		printf("%s: as expected\n", names[m]);
 	}

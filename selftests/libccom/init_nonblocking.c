@@ -92,8 +92,7 @@ int main(void)
 {
 	int codes[4];
 
-	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	T_CHECK(!t_fork_ranks(4, rank_main, NULL, codes, 60), "ranks failed: %d %d %d %d", codes[0],
+	T_CHECK(!t_fork_ranks_id(4, rank_main, NULL, codes, 60, &id), "ranks failed: %d %d %d %d", codes[0],
 		codes[1], codes[2], codes[3]);
 	printf("4 nonblocking ranks initialised\n");
 	if (test_timeout() || test_bad_config())

@@ -56,8 +56,7 @@ int main(void)
 {
 	int codes[6];
 
-	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	T_CHECK(!t_fork_ranks(6, rank_main, NULL, codes, 60), "ranks failed: %d %d %d %d %d %d",
+	T_CHECK(!t_fork_ranks_id(6, rank_main, NULL, codes, 60, &id), "ranks failed: %d %d %d %d %d %d",
 		codes[0], codes[1], codes[2], codes[3], codes[4], codes[5]);
 	printf("split 6 ranks into 3 + 2 + opt-out, then split again\n");
 	return T_PASS;

@@ -95,7 +95,8 @@ typedef int (*t_rank_fn)(int rank, int nranks, void *arg);
  * Fork @nranks processes running fn(rank, nranks, arg) and exiting with its
  * return value.  Waits up to @timeout_s; stragglers are killed and get code
  * 124.  codes[r] receives each rank's exit code (may be NULL).  Returns the
- * number of ranks whose code was not 0.
+ * number of ranks whose code was not 0.  Do not use it while this process
+ * runs libccom threads (a root from ccomGetUniqueId): see t_fork_ranks_id().
  */
 static inline int t_fork_ranks(int nranks, t_rank_fn fn, void *arg, int *codes, int timeout_s)
 {
@@ -166,6 +167,163 @@ static inline int t_fork_ranks(int nranks, t_rank_fn fn, void *arg, int *codes, 
 	free(pids);
 	free(rc);
 	return bad;
+}
+
+/*
+ * Fork first, create the unique id after: a process must not fork while
+ * one of its threads (such as the bootstrap root started by
+ * ccomGetUniqueId) may hold an allocator lock, or a child can deadlock in
+ * malloc (glibc protects itself across fork, sanitizer runtimes do not).
+ *
+ * t_ranks_start() forks @nranks children that wait for the id on a pipe,
+ * store it into *@id (in their own copy of memory) and run
+ * fn(rank, nranks, arg).  The parent then calls t_ranks_release() with
+ * the id (or NULL to make every child exit with 125) and t_ranks_wait().
+ */
+struct t_ranks {
+	int nranks;
+	pid_t *pids;
+	int *wfds;
+};
+
+static inline int t_ranks_start(struct t_ranks *t, int nranks, t_rank_fn fn, void *arg,
+				ccomUniqueId *id)
+{
+	int r, i;
+
+	t->nranks = nranks;
+	t->pids = calloc(nranks, sizeof(*t->pids));
+	t->wfds = calloc(nranks, sizeof(*t->wfds));
+	if (!t->pids || !t->wfds)
+		return -1;
+	fflush(NULL);
+	for (r = 0; r < nranks; r++) {
+		int p[2];
+
+		t->wfds[r] = -1;
+		if (pipe(p))
+			return -1;
+		t->pids[r] = fork();
+		if (t->pids[r] == 0) {
+			size_t got = 0;
+			int code;
+
+			close(p[1]);
+			for (i = 0; i < r; i++)
+				close(t->wfds[i]);
+			while (got < sizeof(*id)) {
+				ssize_t n = read(p[0], (char *)id + got, sizeof(*id) - got);
+
+				if (n <= 0)
+					_exit(125);
+				got += n;
+			}
+			close(p[0]);
+			code = fn(r, nranks, arg);
+			fflush(NULL);
+			_exit(code);
+		}
+		close(p[0]);
+		t->wfds[r] = p[1];
+		if (t->pids[r] < 0)
+			return -1;
+	}
+	return 0;
+}
+
+static inline void t_ranks_release(struct t_ranks *t, const ccomUniqueId *id)
+{
+	int r;
+
+	for (r = 0; r < t->nranks; r++) {
+		if (t->wfds[r] < 0)
+			continue;
+		if (id && write(t->wfds[r], id, sizeof(*id)) != (ssize_t)sizeof(*id))
+			fprintf(stderr, "cannot hand the id to rank %d\n", r);
+		close(t->wfds[r]);
+		t->wfds[r] = -1;
+	}
+}
+
+/* Wait like t_fork_ranks(); returns the number of ranks that did not exit 0. */
+static inline int t_ranks_wait(struct t_ranks *t, int *codes, int timeout_s)
+{
+	double end = t_now() + timeout_s;
+	int r, left = 0, bad = 0;
+
+	t_ranks_release(t, NULL);
+	for (r = 0; r < t->nranks; r++) {
+		if (codes)
+			codes[r] = 125;
+		left += t->pids[r] > 0;
+	}
+	while (left > 0) {
+		int st;
+		pid_t p = waitpid(-1, &st, WNOHANG);
+
+		if (p > 0) {
+			for (r = 0; r < t->nranks; r++) {
+				if (t->pids[r] != p)
+					continue;
+				if (codes)
+					codes[r] = WIFEXITED(st) ? WEXITSTATUS(st) :
+								   128 + WTERMSIG(st);
+				bad += !WIFEXITED(st) || WEXITSTATUS(st);
+				t->pids[r] = 0;
+				left--;
+			}
+			continue;
+		}
+		if (p < 0 && errno == ECHILD)
+			break;
+		if (t_now() > end) {
+			for (r = 0; r < t->nranks; r++) {
+				if (t->pids[r] <= 0)
+					continue;
+				fprintf(stderr, "rank %d (pid %d) still running after %d s: killed\n", r,
+					(int)t->pids[r], timeout_s);
+				kill(t->pids[r], SIGKILL);
+				waitpid(t->pids[r], NULL, 0);
+				if (codes)
+					codes[r] = 124;
+				bad++;
+				t->pids[r] = 0;
+				left--;
+			}
+			break;
+		}
+		usleep(2000);
+	}
+	for (r = 0; r < t->nranks; r++)
+		if (t->pids[r] < 0)
+			bad++;
+	free(t->pids);
+	free(t->wfds);
+	return bad;
+}
+
+/*
+ * The usual case: fork @nranks ranks, then create a unique id with
+ * ccomGetUniqueId() in this process and hand it to them in *@id.
+ * Returns the number of failed ranks (all of them if the id failed).
+ */
+static inline int t_fork_ranks_id(int nranks, t_rank_fn fn, void *arg, int *codes, int timeout_s,
+				  ccomUniqueId *id)
+{
+	struct t_ranks t;
+	ccomResult_t res;
+
+	if (t_ranks_start(&t, nranks, fn, arg, id)) {
+		fprintf(stderr, "fork failed\n");
+		t_ranks_wait(&t, codes, timeout_s);
+		return nranks;
+	}
+	res = ccomGetUniqueId(id);
+	if (res != ccomSuccess)
+		fprintf(stderr, "ccomGetUniqueId: %s: %s\n", ccomGetErrorString(res),
+			ccomGetLastError(NULL));
+	t_ranks_release(&t, res == ccomSuccess ? id : NULL);
+	return t_ranks_wait(&t, codes, timeout_s);
 }
 
 /* Number of open file descriptors of this process. */
