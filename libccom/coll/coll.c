@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include "coll/coll.h"
-#include "bootstrap/bootstrap.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
 #include "stream/stream.h"
@@ -148,19 +147,15 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 }
 
 /*
- * Finalize is collective: drain the queue, then a barrier, so that no rank
- * leaves while a peer still reads data it sent.
+ * Finalize drains the queue.  No barrier: a rank that leaves after its last
+ * op marks itself departed in the host segment, so peers still reading
+ * data it sent do not take its exit for a death.
  */
 int ccom_coll_comm_finalize(struct ccomComm *comm)
 {
-	int err;
-
 	if (!comm->coll)
 		return 0;
-	err = ccom_stream_queue_drain(comm);
-	if (!err)
-		err = ccom_bootstrap_barrier(comm->bootstrap);
-	return err;
+	return ccom_stream_queue_drain(comm);
 }
 
 void ccom_coll_comm_abort(struct ccomComm *comm)
@@ -170,7 +165,7 @@ void ccom_coll_comm_abort(struct ccomComm *comm)
 	if (!cs)
 		return;
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
-	ccom_shm_mark_broken(cs->shm);
+	ccom_shm_mark_broken(cs->shm, CCOM_SHM_ABORTED);
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)
@@ -182,7 +177,7 @@ void ccom_coll_comm_fini(struct ccomComm *comm)
 	if (cs->queue && atomic_load(&cs->queue->pending) == 0 && !cs->broken_err)
 		ccom_shm_mark_departed(cs->shm);
 	else
-		ccom_shm_mark_broken(cs->shm);
+		ccom_shm_mark_broken(cs->shm, CCOM_SHM_FAILED);
 	coll_state_free(comm, cs);
 }
 
@@ -241,7 +236,7 @@ int ccom_coll_execute(struct ccomComm *comm, struct ccom_op *op)
 	cs->deadline_us = 0;
 	if (err) {
 		cs->broken_err = err;
-		ccom_shm_mark_broken(cs->shm);
+		ccom_shm_mark_broken(cs->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);
 		ccom_comm_set_async_error(comm, ccom_result_from_errno(err));
 	}
 	return err;

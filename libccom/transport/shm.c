@@ -276,6 +276,7 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	s->fd = -1;
 	s->nlocal = comm->local_nranks;
 	s->me = comm->local_rank;
+	s->culprit = -1;
 	shm_sock_path(comm, path, sizeof(path));
 	shm_layout(s, &(size_t){ 0 }, &(size_t){ 0 }, &(size_t){ 0 });
 	err = leader ? shm_create_leader(comm, s, &lsock, path) : 0;
@@ -327,11 +328,19 @@ void ccom_shm_ring(struct ccom_shm *s)
 	}
 }
 
-void ccom_shm_mark_broken(struct ccom_shm *s)
+void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
 {
+	struct ccom_shm_ctl *c;
+
 	if (!s || !s->hdr)
 		return;
-	atomic_store(&s->hdr->ctl[s->me].broken, 1);
+	c = &s->hdr->ctl[s->me];
+	if (atomic_load(&c->broken))
+		return;
+	atomic_store(&c->culprit, s->culprit >= 0 ? s->culprit : s->comm->rank);
+	atomic_store(&c->reason, s->culprit >= 0 ? s->reason : reason);
+	/* Pairs with the acquire load of broken in check_local_peers(). */
+	atomic_store_explicit(&c->broken, 1, memory_order_release);
 	atomic_fetch_add(&s->hdr->bell_seq, 1);
 	futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
 }
@@ -365,26 +374,46 @@ static bool pidfd_dead(int fd)
 	return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
+static int report_broken(struct ccom_wait *w, int l)
+{
+	struct ccom_shm *s = w->shm;
+	struct ccom_shm_ctl *c = &s->hdr->ctl[l];
+	int by = w->comm->local_to_rank[l], culprit = atomic_load(&c->culprit);
+	int reason = atomic_load(&c->reason);
+	static const char *const what[] = { "failed", "failed", "died", "aborted" };
+
+	s->culprit = culprit;
+	s->reason = reason;
+	if (culprit == by)
+		ccom_set_last_error("rank %d: peer rank %d %s; this operation cannot complete",
+				    w->comm->rank, culprit, what[reason & 3]);
+	else
+		ccom_set_last_error("rank %d: peer rank %d %s (reported by rank %d); this operation cannot complete",
+				    w->comm->rank, culprit, what[reason & 3], by);
+	return -ECONNRESET;
+}
+
+/* Dead peers first (the root cause), then peers that broke because of one. */
 static int check_local_peers(struct ccom_wait *w)
 {
 	struct ccom_shm *s = w->shm;
 	int l, r;
 
 	for (l = 0; l < s->nlocal; l++) {
-		if (l == s->me)
-			continue;
 		r = w->comm->local_to_rank[l];
-		if (atomic_load(&s->hdr->ctl[l].broken)) {
-			ccom_set_last_error("rank %d: peer rank %d aborted or failed; this operation cannot complete",
-					    w->comm->rank, r);
-			return -ECONNRESET;
-		}
-		if (pidfd_dead(s->pidfd[l]) && !atomic_load(&s->hdr->ctl[l].departed)) {
-			ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
-					    w->comm->rank, r, w->comm->peers[r].pid);
-			return -ECONNRESET;
-		}
+		if (l == s->me || !pidfd_dead(s->pidfd[l]) || atomic_load(&s->hdr->ctl[l].departed))
+			continue;
+		if (atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire))
+			return report_broken(w, l);	/* it failed first, then exited */
+		s->culprit = r;
+		s->reason = CCOM_SHM_DIED;
+		ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
+				    w->comm->rank, r, w->comm->peers[r].pid);
+		return -ECONNRESET;
 	}
+	for (l = 0; l < s->nlocal; l++)
+		if (l != s->me && atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire))
+			return report_broken(w, l);
 	return 0;
 }
 

@@ -40,9 +40,12 @@ struct ccom_shm_ctl {
 	_Atomic int32_t pid;
 	_Atomic int32_t broken;		/* nonzero: aborted or failed, stop waiting on me */
 	_Atomic int32_t departed;	/* left cleanly (destroy after its last op) */
-	_Atomic int32_t pad0;
-	char pad[CCOM_SHM_LINE - 16];
+	_Atomic int32_t culprit;	/* global rank that caused the failure */
+	_Atomic int32_t reason;		/* enum ccom_shm_reason of the failure */
+	char pad[CCOM_SHM_LINE - 24];
 };
+
+enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED = 3 };
 
 struct ccom_shm_hdr {
 	uint64_t magic;
@@ -87,6 +90,8 @@ struct ccom_shm {
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
 	int spin_limit;
 	int yield_limit;
+	int culprit;			/* root cause seen by the last failed wait, -1 */
+	int reason;
 };
 
 /* Create (local rank 0) or attach to the segment; collective over the local ranks. */
@@ -94,8 +99,12 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out);
 void ccom_shm_fini(struct ccom_shm *shm);
 /* Mark this rank departed: it exits cleanly, peers must not report its death. */
 void ccom_shm_mark_departed(struct ccom_shm *shm);
-/* Mark this rank broken (abort / failure) and wake every waiter of the host. */
-void ccom_shm_mark_broken(struct ccom_shm *shm);
+/*
+ * Mark this rank broken and wake every waiter of the host.  The root cause
+ * published is the culprit the last failed wait found (a dead or aborted
+ * peer), else this rank with @reason; peers name it in their errors.
+ */
+void ccom_shm_mark_broken(struct ccom_shm *shm, int reason);
 
 static inline char *ccom_shm_stage(struct ccom_shm *s, int buf, int lrank)
 {
