@@ -121,8 +121,10 @@ static uint64_t pid_hash(void)
 }
 
 /* Settings that change the data path and must therefore agree on every rank. */
-static const char *const aligned_params[] = { "CCOM_ALGO", "CCOM_PROTO", "CCOM_NSOCKS",
-					      "CCOM_NTHREADS" };
+static const char *const aligned_params[] = {
+	"CCOM_ALGO", "CCOM_PROTO", "CCOM_TRANSPORT", "CCOM_NSOCKS", "CCOM_NTHREADS",
+	"CCOM_SHM_CHUNK", "CCOM_NET_CHUNK",
+};
 
 static uint64_t config_digest(void)
 {
@@ -291,7 +293,7 @@ static int stage_topo(struct ccomComm *comm)
 static int stage_align(struct ccomComm *comm)
 {
 	const struct ccom_peer_info *me = &comm->peers[comm->rank];
-	char mine[256];
+	char mine[512];
 	size_t i, o = 0;
 	int r;
 

@@ -92,6 +92,17 @@ static void expand_path(const char *in, char *out, size_t len)
 	out[o] = '\0';
 }
 
+/* A fork while another thread (e.g. the bootstrap root) logs must not leave the child's lock held. */
+static void log_atfork_prepare(void)
+{
+	pthread_mutex_lock(&log_lock);
+}
+
+static void log_atfork_release(void)
+{
+	pthread_mutex_unlock(&log_lock);
+}
+
 static void log_setup(void)
 {
 	const char *lvl = ccom_param_str("CCOM_DEBUG");
@@ -105,6 +116,7 @@ static void log_setup(void)
 		*dot = '\0';
 	log_epoch_us = ccom_now_us();
 	log_file = stderr;
+	pthread_atfork(log_atfork_prepare, log_atfork_release, log_atfork_release);
 	if (lvl) {
 		if (!strcasecmp(lvl, "NONE") || !strcasecmp(lvl, "OFF"))
 			log_level = CCOM_LOG_NONE;
