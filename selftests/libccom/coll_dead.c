@@ -59,10 +59,8 @@ static int run(struct ct_job *j)
 {
 	int codes[4], r;
 
-	if (ccomGetUniqueId(&j->id) != ccomSuccess)
-		return T_FAIL;
 	j->nranks = 4;
-	t_fork_ranks(4, dead_rank, j, codes, 120);
+	t_fork_ranks_id(4, dead_rank, j, codes, 120, &j->id);
 	for (r = 0; r < 4; r++) {
 		int want = r == VICTIM ? 128 + SIGKILL : 0;
 

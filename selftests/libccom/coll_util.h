@@ -152,11 +152,8 @@ static inline int ct_run(struct ct_job *j, int n, t_rank_fn fn, int timeout_s)
 	int codes[64], bad, r;
 
 	j->nranks = n;
-	if (ccomGetUniqueId(&j->id) != ccomSuccess) {
-		fprintf(stderr, "ccomGetUniqueId: %s\n", ccomGetLastError(NULL));
-		return T_FAIL;
-	}
-	bad = t_fork_ranks(n, fn, j, codes, timeout_s);
+	/* Fork first, then create the id: no libccom thread exists at fork time. */
+	bad = t_fork_ranks_id(n, fn, j, codes, timeout_s, &j->id);
 	for (r = 0; r < n && bad; r++)
 		if (codes[r])
 			fprintf(stderr, "  %d ranks: rank %d exited with %d\n", n, r, codes[r]);

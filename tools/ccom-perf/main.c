@@ -213,12 +213,20 @@ static int run_rank(const struct perf_opts *o, ccomComm_t comm)
 	return rc;
 }
 
-static int child(const struct perf_opts *o, ccomUniqueId id, int rank)
+static int child(const struct perf_opts *o, int idfd, int rank)
 {
+	ccomUniqueId id;
 	ccomComm_t comm;
-	ccomResult_t res = ccomCommInitRank(&comm, o->nranks, id, rank);
+	ccomResult_t res;
 	int rc;
 
+	/* The parent creates the id after forking: no libccom thread is forked. */
+	if (read(idfd, &id, sizeof(id)) != (ssize_t)sizeof(id)) {
+		fprintf(stderr, "ccom-perf: rank %d: no unique id from the parent\n", rank);
+		return 2;
+	}
+	close(idfd);
+	res = ccomCommInitRank(&comm, o->nranks, id, rank);
 	if (res != ccomSuccess) {
 		fprintf(stderr, "ccom-perf: rank %d: init failed: %s: %s\n", rank,
 			ccomGetErrorString(res), ccomGetLastError(NULL));
@@ -229,28 +237,10 @@ static int child(const struct perf_opts *o, ccomUniqueId id, int rank)
 	return rc;
 }
 
-static int fork_ranks(const struct perf_opts *o)
+static int wait_ranks(const struct perf_opts *o, const pid_t *pids)
 {
-	ccomUniqueId id;
-	pid_t *pids = calloc((size_t)o->nranks, sizeof(pid_t));
 	int r, st, rc = 0;
 
-	if (!pids || ccomGetUniqueId(&id) != ccomSuccess) {
-		fprintf(stderr, "ccom-perf: ccomGetUniqueId failed: %s\n", ccomGetLastError(NULL));
-		free(pids);
-		return 2;
-	}
-	fflush(stdout);
-	for (r = 0; r < o->nranks; r++) {
-		pids[r] = fork();
-		if (pids[r] == 0)
-			_exit(child(o, id, r));
-		if (pids[r] < 0) {
-			perror("ccom-perf: fork");
-			rc = 2;
-			break;
-		}
-	}
 	for (r = 0; r < o->nranks && pids[r] > 0; r++) {
 		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st)) {
 			fprintf(stderr, "ccom-perf: rank %d died (%s)\n", r,
@@ -260,8 +250,45 @@ static int fork_ranks(const struct perf_opts *o)
 			rc = WEXITSTATUS(st);
 		}
 	}
-	free(pids);
 	return rc;
+}
+
+static int fork_ranks(const struct perf_opts *o)
+{
+	pid_t *pids = calloc((size_t)o->nranks, sizeof(pid_t));
+	int *wfd = calloc((size_t)o->nranks, sizeof(int));
+	ccomUniqueId id;
+	int r, p[2], rc = 0;
+
+	if (!pids || !wfd)
+		return 2;
+	fflush(stdout);
+	for (r = 0; r < o->nranks; r++) {
+		if (pipe(p) < 0 || (pids[r] = fork()) < 0) {
+			perror("ccom-perf: fork");
+			rc = 2;
+			break;
+		}
+		if (pids[r] == 0) {
+			close(p[1]);
+			_exit(child(o, p[0], r));
+		}
+		close(p[0]);
+		wfd[r] = p[1];
+	}
+	if (!rc && ccomGetUniqueId(&id) != ccomSuccess) {
+		fprintf(stderr, "ccom-perf: ccomGetUniqueId failed: %s\n", ccomGetLastError(NULL));
+		rc = 2;
+	}
+	for (r = 0; r < o->nranks && pids[r] > 0; r++) {
+		if (!rc && write(wfd[r], &id, sizeof(id)) != (ssize_t)sizeof(id))
+			rc = 2;
+		close(wfd[r]);
+	}
+	r = wait_ranks(o, pids);
+	free(pids);
+	free(wfd);
+	return rc ? rc : r;
 }
 
 int main(int argc, char **argv)
