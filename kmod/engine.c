@@ -278,7 +278,8 @@ static int nccom_cmp_ptr(const void *a, const void *b)
 
 /*
  * Lock the regions of a descriptor in address order (no ABBA between two
- * engines) and check that none was invalidated.
+ * engines) and check that none was invalidated (-EFAULT) or needs a
+ * revalidation (-ESTALE).
  */
 static int nccom_lock_regions(struct nccom_region **r, unsigned int n)
 {
@@ -293,6 +294,25 @@ static int nccom_lock_regions(struct nccom_region **r, unsigned int n)
 	for (j = 0; j < n; j++)
 		if (r[j]->dead)
 			return -EFAULT;
+	for (j = 0; j < n; j++)
+		if (r[j]->stale)
+			return -ESTALE;
+	return 0;
+}
+
+/* Called with no region locked. */
+static int nccom_revalidate_regions(struct nccom_region **r, unsigned int n)
+{
+	unsigned int j;
+	int ret;
+
+	for (j = 0; j < n; j++) {
+		if (!READ_ONCE(r[j]->stale))
+			continue;
+		ret = nccom_region_revalidate(r[j]);
+		if (ret)
+			return ret;
+	}
 	return 0;
 }
 
@@ -372,7 +392,7 @@ static int nccom_step_mem(struct nccom_queue *q, struct nccom_cur *cur,
 	size_t esz = reduce ? nccom_dtype_size(d->dtype) : 1;
 	struct nccom_region *r[3];
 	struct nccom_bounce *bb = NULL;
-	unsigned int n = 0;
+	unsigned int n = 0, retries = 0;
 	int ret = 0;
 
 	if (reduce) {
@@ -398,6 +418,11 @@ static int nccom_step_mem(struct nccom_queue *q, struct nccom_cur *cur,
 			nccom_copy_chunk(cur->dst, d->dst_offset + cur->done,
 					 cur->src, d->src_offset + cur->done, len);
 		nccom_unlock_regions(r, n);
+		if (ret == -ESTALE) {
+			ret = retries++ < 4 ? nccom_revalidate_regions(r, n) : -EFAULT;
+			if (!ret)
+				continue;
+		}
 		if (ret)
 			break;
 		cur->done += len;

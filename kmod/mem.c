@@ -13,6 +13,7 @@
 #include <linux/slab.h>
 #include <linux/highmem.h>
 #include <linux/capability.h>
+#include <linux/hmm.h>
 
 #include "nccom_private.h"
 
@@ -21,10 +22,14 @@
 /*
  * Invalidation callback. Protection changes and soft-dirty updates keep the
  * same pages mapped (pinned pages are never write-protected for fork and
- * never migrated), so they leave the registration alone. Every other event
- * (unmap, clear, release at exit) means the user's range no longer maps the
- * pinned pages: mark the region dead under @lock, which the engine holds
- * while touching the pages, so no descriptor uses it afterwards.
+ * never migrated), so they leave the registration alone. Unmap (munmap,
+ * mremap, MAP_FIXED over the range) and release (exit) mean the user's range
+ * no longer maps the pinned pages: mark the region dead. Any other event
+ * (MMU_NOTIFY_CLEAR: MADV_DONTNEED, but also the split of a pinned
+ * transparent huge page at fork, which keeps the same pages) marks it stale:
+ * the engine revalidates it against the page tables before the next use.
+ * Both flags change under @lock, which the engine holds while touching the
+ * pages, so no descriptor uses pages after their mapping went away.
  */
 static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 				    const struct mmu_notifier_range *range,
@@ -44,7 +49,11 @@ static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 	else if (!mutex_trylock(&region->lock))
 		return false;
 	mmu_interval_set_seq(mni, cur_seq);
-	region->dead = true;
+	if (range->event == MMU_NOTIFY_UNMAP ||
+	    range->event == MMU_NOTIFY_RELEASE)
+		region->dead = true;
+	else
+		region->stale = true;
 	mutex_unlock(&region->lock);
 	return true;
 }
@@ -52,6 +61,83 @@ static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 static const struct mmu_interval_notifier_ops nccom_region_mn_ops = {
 	.invalidate = nccom_region_invalidate,
 };
+
+static bool nccom_region_same_pages(struct nccom_region *region,
+				    const unsigned long *pfns)
+{
+	unsigned long i;
+
+	for (i = 0; i < region->npages; i++)
+		if (!(pfns[i] & HMM_PFN_VALID) ||
+		    hmm_pfn_to_page(pfns[i]) != region->pages[i])
+			return false;
+	return true;
+}
+
+/* One snapshot of the page tables; -EBUSY if an invalidation raced. */
+static int nccom_region_check_once(struct nccom_region *region,
+				   struct hmm_range *range)
+{
+	bool same;
+	int ret;
+
+	range->notifier_seq = mmu_interval_read_begin(&region->notifier);
+	mmap_read_lock(region->mm);
+	ret = hmm_range_fault(range);
+	mmap_read_unlock(region->mm);
+	if (ret == -EBUSY)
+		return ret;
+	same = !ret && nccom_region_same_pages(region, range->hmm_pfns);
+	mutex_lock(&region->lock);
+	if (mmu_interval_read_retry(&region->notifier, range->notifier_seq)) {
+		mutex_unlock(&region->lock);
+		return -EBUSY;
+	}
+	if (same)
+		region->stale = false;
+	else
+		region->dead = true;
+	mutex_unlock(&region->lock);
+	return same ? 0 : -EFAULT;
+}
+
+/**
+ * nccom_region_revalidate() - check a stale region against the page tables
+ * @region: the region
+ *
+ * Context: engine thread, no locks held. Snapshots the user's page tables
+ * (hmm_range_fault() without faulting) and compares them with the pinned
+ * pages: the same pages clear the stale flag, anything else marks the
+ * region dead.
+ * Return: 0 if usable, -EFAULT if dead or the check kept racing.
+ */
+int nccom_region_revalidate(struct nccom_region *region)
+{
+	struct hmm_range range = {
+		.notifier = &region->notifier,
+		.start = region->uaddr,
+		.end = region->uaddr + region->length,
+	};
+	int tries, ret = -EFAULT;
+
+	if (region->kind != NCCOM_REGION_PAGES)
+		return 0;
+	range.hmm_pfns = kvmalloc_array(region->npages, sizeof(unsigned long),
+					GFP_KERNEL);
+	if (!range.hmm_pfns)
+		return -ENOMEM;
+	if (!mmget_not_zero(region->mm))
+		goto out_free;
+	for (tries = 0; tries < 8; tries++) {
+		ret = nccom_region_check_once(region, &range);
+		if (ret != -EBUSY)
+			break;
+	}
+	mmput(region->mm);
+out_free:
+	kvfree(range.hmm_pfns);
+	return ret == -EBUSY ? -EFAULT : ret;
+}
 
 static int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
 {

@@ -118,8 +118,9 @@ enum nccom_region_kind {
 struct nccom_region {
 	struct kref kref;
 	enum nccom_region_kind kind;
-	struct mutex lock;		/* protects @dead against the engine */
-	bool dead;
+	struct mutex lock;		/* protects @dead/@stale against the engine */
+	bool dead;			/* the user's mapping is gone for good */
+	bool stale;			/* page tables changed: revalidate first */
 	u32 access;
 	u64 length;
 	/* NCCOM_REGION_PAGES */
@@ -234,6 +235,7 @@ void nccom_region_put(struct nccom_region *region);
 struct nccom_mem *nccom_mem_create(struct nccom_ctx *ctx,
 				   struct nccom_region *region, u32 access,
 				   u64 offset, u64 length);
+int nccom_region_revalidate(struct nccom_region *region);
 void *nccom_region_map(struct nccom_region *region, u64 off, size_t *len);
 void nccom_region_unmap(struct nccom_region *region, void *addr);
 
