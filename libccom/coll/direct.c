@@ -70,6 +70,14 @@ static void reduce_slice(struct dstep *d, const char *in, size_t lo, size_t hi,
 	ccom_reduce_finish(dst, n, op->dtype, op->op, nranks);
 }
 
+static void copy_out(bool nt, void *dst, const void *src, size_t n)
+{
+	if (nt)
+		ccom_copy_stream(dst, src, n);
+	else
+		memcpy(dst, src, n);
+}
+
 /* AllReduce (root < 0) and Reduce (root >= 0). */
 static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 {
@@ -77,6 +85,7 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 	size_t esz = ccom_dtype_size(op->dtype), per = s->chunk / esz, off, len, lo, hi;
 	const char *in;
 	char *out, *mine;
+	bool nt = op->count * esz >= CCOM_STREAM_COPY_MIN;
 	struct dstep d;
 	int p, err;
 
@@ -100,9 +109,12 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 		out = (char *)op->recvbuff + off * esz;
 		for (p = 0; p < s->nlocal; p++) {
 			slice(len, s->nlocal, p, &lo, &hi);
-			memcpy(out + lo * esz, ccom_shm_stage(s, d.b, p) + lo * esz, (hi - lo) * esz);
+			copy_out(nt, out + lo * esz, ccom_shm_stage(s, d.b, p) + lo * esz,
+				 (hi - lo) * esz);
 		}
 	}
+	if (nt)
+		ccom_copy_stream_fence();
 	return 0;
 }
 
@@ -110,7 +122,7 @@ static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_shm *s = comm->coll->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype), per = s->chunk * s->nlocal, off, len;
-	bool root = op->root == s->me;
+	bool root = op->root == s->me, nt = bytes >= CCOM_STREAM_COPY_MIN;
 	struct dstep d;
 	int err;
 
@@ -125,8 +137,10 @@ static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 		if (err)
 			return err;
 		if (!root)
-			memcpy((char *)op->recvbuff + off, ccom_shm_stage(s, d.b, 0), len);
+			copy_out(nt, (char *)op->recvbuff + off, ccom_shm_stage(s, d.b, 0), len);
 	}
+	if (nt)
+		ccom_copy_stream_fence();
 	return 0;
 }
 
@@ -135,6 +149,7 @@ static int direct_allgather(struct ccomComm *comm, struct ccom_op *op)
 	struct ccom_shm *s = comm->coll->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype), off, len;
 	char *out = op->recvbuff;
+	bool nt = bytes >= CCOM_STREAM_COPY_MIN;
 	struct dstep d;
 	int p, err;
 
@@ -149,8 +164,10 @@ static int direct_allgather(struct ccomComm *comm, struct ccom_op *op)
 			return err;
 		for (p = 0; p < s->nlocal; p++)
 			if (p != s->me)
-				memcpy(out + (size_t)p * bytes + off, ccom_shm_stage(s, d.b, p), len);
+				copy_out(nt, out + (size_t)p * bytes + off, ccom_shm_stage(s, d.b, p), len);
 	}
+	if (nt)
+		ccom_copy_stream_fence();
 	return 0;
 }
 

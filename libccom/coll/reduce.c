@@ -9,6 +9,7 @@
  * fp16 and bf16 are computed in float and rounded back to nearest-even.
  */
 #pragma GCC optimize("O3")
+#include <emmintrin.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -220,4 +221,37 @@ void ccom_reduce_finish(void *buf, size_t n, ccomDataType_t dt, ccomRedOp_t op, 
 	case ccomBfloat16: div_bf16(buf, n, nranks); break;
 	default: break;
 	}
+}
+
+void ccom_copy_stream(void *dst, const void *src, size_t n)
+{
+	char *d = dst;
+	const char *s = src;
+	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+
+	if (n < 256) {
+		memcpy(d, s, n);
+		return;
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	n -= head;
+	for (; n >= 64; n -= 64, d += 64, s += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	memcpy(d, s, n);
+}
+
+void ccom_copy_stream_fence(void)
+{
+	_mm_sfence();
 }

@@ -29,4 +29,16 @@ void ccom_reduce2(void *dst, const void *a, const void *b, size_t n, ccomDataTyp
  */
 void ccom_reduce_finish(void *buf, size_t n, ccomDataType_t dt, ccomRedOp_t op, int nranks);
 
+/*
+ * Copy with non-temporal stores (the destination bypasses the caches):
+ * for outputs far larger than the caches, it saves the read-for-ownership
+ * of every destination line.  Call ccom_copy_stream_fence() before the
+ * data is published to another thread or process.
+ */
+void ccom_copy_stream(void *dst, const void *src, size_t n);
+void ccom_copy_stream_fence(void);
+
+/* Outputs at least this large (bytes per rank) are written with streaming stores. */
+#define CCOM_STREAM_COPY_MIN (4u << 20)
+
 #endif
