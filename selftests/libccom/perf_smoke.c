@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: ccom-perf (found next to this test: BUILD/bin/ccom-perf)
+ * runs every collective on 3 forked ranks over small sizes with results
+ * checked, exits 0, prints one nccl-tests row per size with both
+ * out-of-place and in-place columns, "# Out of bounds values : 0 OK" and
+ * "# Avg bus bandwidth"; bad arguments exit 2 with a message.
+ */
+#include <limits.h>
+#include <libgen.h>
+
+#include "test_util.h"
+
+static char perf[PATH_MAX];
+
+static int find_perf(void)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return -1;
+	self[n] = '\0';
+	/* BUILD/selftests/libccom/perf_smoke -> BUILD/bin/ccom-perf */
+	snprintf(perf, sizeof(perf), "%s/../../bin/ccom-perf", dirname(self));
+	return access(perf, X_OK);
+}
+
+static int run(const char *args, char *out, size_t len, int *status)
+{
+	char cmd[PATH_MAX + 256];
+	FILE *f;
+	size_t n = 0, r;
+
+	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", perf, args);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	while (n < len - 1 && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
+		n += r;
+	out[n] = '\0';
+	*status = pclose(f);
+	return 0;
+}
+
+static int count_rows(const char *out)
+{
+	const char *p = out;
+	int rows = 0;
+
+	while (p && *p) {
+		if (*p != '#' && strchr(p, '\n') != p && strstr(p, "  ") == p)
+			rows++;
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return rows;
+}
+
+static int check_coll(const char *coll)
+{
+	static char out[65536];
+	char args[256];
+	int st;
+
+	snprintf(args, sizeof(args), "%s -n 3 -b 8 -e 64K -f 8 -w 1 -i 3 -d int32", coll);
+	T_CHECK(run(args, out, sizeof(out), &st) == 0, "popen failed");
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s exited %d:\n%s", coll, st, out);
+	T_CHECK(strstr(out, "out-of-place") && strstr(out, "in-place") && strstr(out, "busbw"),
+		"%s: no nccl-tests header:\n%s", coll, out);
+	T_CHECK(strstr(out, "# Out of bounds values : 0 OK"), "%s: no OK line:\n%s", coll, out);
+	T_CHECK(strstr(out, "# Avg bus bandwidth"), "%s: no average line", coll);
+	/* 8, 64, 512, 4096, 32768 bytes */
+	T_CHECK(count_rows(out) == 5, "%s: %d rows, want 5:\n%s", coll, count_rows(out), out);
+	return T_PASS;
+}
+
+int main(void)
+{
+	static const char *const colls[] = { "allreduce", "broadcast", "reduce", "allgather",
+					     "reducescatter", "alltoall", "sendrecv" };
+	static char out[4096];
+	int st;
+
+	if (find_perf())
+		return t_skip("ccom-perf not built next to this test (%s)", perf);
+	for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
+		if (check_coll(colls[i]))
+			return T_FAIL;
+	T_CHECK(run("allreduce -n 2 -d nosuchtype", out, sizeof(out), &st) == 0, "popen");
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(out, "invalid -d"),
+		"bad dtype: status %d: %s", st, out);
+	T_CHECK(run("nosuchcoll -n 2", out, sizeof(out), &st) == 0, "popen");
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2, "bad collective: status %d", st);
+	printf("ccom-perf: 7 collectives checked, bad arguments rejected\n");
+	return T_PASS;
+}
