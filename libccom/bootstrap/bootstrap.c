@@ -26,8 +26,10 @@
 #include "util/misc.h"
 #include "util/params.h"
 
-#define BS_TAG_ALLGATHER_CHECK 1
-#define BS_TAG_SUBSET_BASE 0x100
+/* Internal tags (all below CCOM_BOOTSTRAP_TAG_USER_BASE). */
+#define BS_TAG_ALLGATHER_BASE 0x10	/* + round */
+#define BS_TAG_BARRIER_BASE 0x50	/* + round */
+#define BS_TAG_SUBSET_BASE 0x100	/* + caller's tag */
 #define BS_HELLO_WAIT_US 5000000
 
 struct bs_msg {
@@ -482,7 +484,8 @@ static int bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const vo
 		m->peer = peer;
 		m->tag = (uint32_t)tag;
 		m->size = size;
-		memcpy(m->data, data, size);
+		if (size)
+			memcpy(m->data, data, size);
 		bs_enqueue(bs, m);
 		return 0;
 	}
@@ -538,7 +541,8 @@ static int bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *da
 		free(m);
 		return -EPROTO;
 	}
-	memcpy(data, m->data, size);
+	if (size)
+		memcpy(data, m->data, size);
 	free(m);
 	return 0;
 }
@@ -609,25 +613,64 @@ static int bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t
 	return rc;
 }
 
+/*
+ * Bruck all-gather over the p2p connections: ceil(log2(n)) rounds; in
+ * round k a rank sends the min(2^k, n - 2^k) slots it has (its own and
+ * those of the ranks after it) to rank - 2^k and receives as many from
+ * rank + 2^k.  On an oversubscribed host this costs log2(n) scheduling
+ * hops instead of the ring's n - 1.
+ */
+static int bs_bruck_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot)
+{
+	int n = bs->nranks, r = bs->rank, k, j, rc = 0;
+	char *tmp, *b = buf;
+	size_t dist;
+
+	tmp = malloc(n * slot);
+	if (!tmp) {
+		ccom_set_last_error("Bootstrap: out of memory for an all-gather of %d x %zu bytes", n,
+				    slot);
+		return -ENOMEM;
+	}
+	memcpy(tmp, b + r * slot, slot);
+	for (k = 0, dist = 1; dist < (size_t)n && !rc; k++, dist <<= 1) {
+		size_t cnt = dist < n - dist ? dist : n - dist;
+		int to = (int)((r - dist + n) % n), from = (int)((r + dist) % n);
+
+		rc = bs_send_locked(bs, to, BS_TAG_ALLGATHER_BASE + k, tmp, cnt * slot);
+		if (!rc)
+			rc = bs_recv_locked(bs, from, BS_TAG_ALLGATHER_BASE + k, tmp + dist * slot,
+					    cnt * slot);
+	}
+	for (j = 0; j < n && !rc; j++)
+		memcpy(b + ((r + j) % n) * slot, tmp + j * slot, slot);
+	free(tmp);
+	return rc;
+}
+
 int ccom_bootstrap_allgather(struct ccom_bootstrap *bs, void *buf, size_t slot_size)
 {
 	int rc;
 
 	pthread_mutex_lock(&bs->lock);
-	rc = bs_ring_allgather_locked(bs, buf, slot_size);
+	rc = bs_bruck_allgather_locked(bs, buf, slot_size);
 	pthread_mutex_unlock(&bs->lock);
 	return rc;
 }
 
+/* Dissemination barrier: ceil(log2(n)) rounds of empty messages. */
 int ccom_bootstrap_barrier(struct ccom_bootstrap *bs)
 {
-	char *tmp = calloc(bs->nranks, 1);
-	int rc;
+	int n = bs->nranks, r = bs->rank, k, rc = 0;
+	int dist;
 
-	if (!tmp)
-		return -ENOMEM;
-	rc = ccom_bootstrap_allgather(bs, tmp, 1);
-	free(tmp);
+	pthread_mutex_lock(&bs->lock);
+	for (k = 0, dist = 1; dist < n && !rc; k++, dist <<= 1) {
+		rc = bs_send_locked(bs, (r + dist) % n, BS_TAG_BARRIER_BASE + k, NULL, 0);
+		if (!rc)
+			rc = bs_recv_locked(bs, (r - dist + n) % n, BS_TAG_BARRIER_BASE + k, NULL, 0);
+	}
+	pthread_mutex_unlock(&bs->lock);
 	return rc;
 }
 

@@ -102,6 +102,7 @@ struct ccomComm {
 	ccomUniqueId id;		/* [init] copy of the rendezvous id */
 	int64_t init_start_us;
 	int64_t timings_us[CCOM_INIT_NSTAGES]; /* time spent in each stage */
+	int64_t init_total_us;		/* API call to ready (0 until ready) */
 	char last_error[1024];		/* sentence of the error in async_result */
 
 	uint64_t end_magic;

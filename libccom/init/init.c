@@ -391,6 +391,7 @@ static ccomResult_t comm_init_run(struct ccomComm *comm)
 		ccom_comm_set_async_error(comm, res);
 		return res;
 	}
+	comm->init_total_us = t;
 	atomic_store(&comm->async_result, ccomSuccess);
 	ccom_info(CCOM_SUBSYS_INIT, "Init COMPLETE comm %p rank %d nranks %d device %d",
 		  (void *)comm, comm->rank, comm->nranks, comm->device);
