@@ -11,10 +11,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include <netlink/genl/genl.h>
-
-#include <linux/nccom_genl.h>
-
 #include "ccomctl.h"
 #include "jobcore.h"
 #include "member.h"
@@ -30,46 +26,16 @@ static void comm_help(void)
 	fprintf(stderr, "Usage: ccomctl comm [show] [hash H] [rank R] [all]\n");
 }
 
-static int comm_nl_member(struct ccomctl *c, struct nlattr **tb, void *arg)
-{
-	struct member m = { .device = -1, .alive = true };
-
-	(void)c;
-	if (!tb[NCCOM_NL_A_COMM_HASH] || !tb[NCCOM_NL_A_COMM_RANK])
-		return 0;
-	m.hash = ctl_nla_u64(tb[NCCOM_NL_A_COMM_HASH]);
-	m.rank = (int32_t)nla_get_u32(tb[NCCOM_NL_A_COMM_RANK]);
-	if (tb[NCCOM_NL_A_COMM_NRANKS])
-		m.nranks = (int32_t)nla_get_u32(tb[NCCOM_NL_A_COMM_NRANKS]);
-	if (tb[NCCOM_NL_A_COMM_STAGE])
-		m.stage = nla_get_u32(tb[NCCOM_NL_A_COMM_STAGE]);
-	if (tb[NCCOM_NL_A_COMM_OPS_ISSUED])
-		m.ops_issued = ctl_nla_u64(tb[NCCOM_NL_A_COMM_OPS_ISSUED]);
-	if (tb[NCCOM_NL_A_COMM_OPS_COMPLETED])
-		m.ops_completed = ctl_nla_u64(tb[NCCOM_NL_A_COMM_OPS_COMPLETED]);
-	if (tb[NCCOM_NL_A_COMM_LAST_ERROR])
-		m.last_error = (int32_t)nla_get_u32(tb[NCCOM_NL_A_COMM_LAST_ERROR]);
-	if (tb[NCCOM_NL_A_COMM_PID])
-		m.pid = (int32_t)nla_get_u32(tb[NCCOM_NL_A_COMM_PID]);
-	snprintf(m.source, sizeof(m.source), "driver");
-	if (gethostname(m.host, sizeof(m.host) - 1))
-		m.host[0] = '\0';
-	return member_add(arg, &m) ? -ENOMEM : 0;
-}
-
 /*
- * Members of this host: the driver's (if loaded and new enough; its absence
- * is normal here) then the published files.  0 or an &enum ctl_exit.
+ * Members of this host: the published files.  (The driver has no
+ * communicator registration yet; see Documentation/ccomd.rst.)  0 or an
+ * &enum ctl_exit.
  */
 int comm_collect_local(struct ccomctl *c, bool clean, struct member_list *l);
 int comm_collect_local(struct ccomctl *c, bool clean, struct member_list *l)
 {
 	int err;
 
-	c->quiet = true;
-	if (ctl_nl_open(c) == CTL_OK)
-		ctl_nl_dump(c, NCCOM_NL_CMD_COMM_GET, NCCOM_NL_A_COMM_MAX, comm_nl_member, l);
-	c->quiet = false;
 	err = pubdir_scan(c->pubdir, clean, l);
 	if (err) {
 		fprintf(stderr, "ccomctl: cannot read the published state in %s: %s\n", c->pubdir,

@@ -76,8 +76,6 @@ static int queue_line(struct ccomctl *c, struct nlattr **tb, void *arg)
 	if (tb[NCCOM_NL_A_QUEUE_COMPLETED])
 		pr_uint(p, "completed", " completed %llu",
 			ctl_nla_u64(tb[NCCOM_NL_A_QUEUE_COMPLETED]));
-	if (tb[NCCOM_NL_A_QUEUE_ERRORS])
-		pr_uint(p, "errors", " errors %llu", ctl_nla_u64(tb[NCCOM_NL_A_QUEUE_ERRORS]));
 	if (tb[NCCOM_NL_A_QUEUE_ERROR])
 		pr_int(p, "error", " error %lld", (int32_t)nla_get_u32(tb[NCCOM_NL_A_QUEUE_ERROR]));
 	pr_close_object(p);

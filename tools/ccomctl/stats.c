@@ -34,10 +34,7 @@ static int stats_line(struct ccomctl *c, struct nlattr **tb, void *arg)
 	pr_open_object(p, NULL);
 	pr_uint(p, "dev", "dev %llu:", nla_get_u32(tb[NCCOM_NL_A_STATS_DEV_INDEX]));
 	stats_u64(p, tb[NCCOM_NL_A_STATS_COMPLETED], "completed", " completed %llu");
-	stats_u64(p, tb[NCCOM_NL_A_STATS_FAILED], "failed", " failed %llu");
 	stats_u64(p, tb[NCCOM_NL_A_STATS_BYTES], "bytes", " bytes %llu");
-	stats_u64(p, tb[NCCOM_NL_A_STATS_DOORBELLS], "doorbells", " doorbells %llu");
-	stats_u64(p, tb[NCCOM_NL_A_STATS_SEM_TIMEOUTS], "sem_timeouts", " sem_timeouts %llu");
 	stats_u64(p, tb[NCCOM_NL_A_STATS_QUEUE_ERRORS], "queue_errors", " queue_errors %llu");
 	pr_close_object(p);
 	pr_nl(p);
