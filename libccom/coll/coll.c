@@ -164,8 +164,13 @@ void ccom_coll_comm_abort(struct ccomComm *comm)
 
 	if (!cs)
 		return;
+	int64_t until = ccom_now_us() + 5000000;
+
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
 	ccom_shm_mark_broken(cs->shm, CCOM_SHM_ABORTED);
+	/* Let threads blocked in stream waits see the flag and leave before the free. */
+	while (atomic_load(&cs->api_busy) > 0 && ccom_now_us() < until)
+		ccom_sleep_us(200, NULL);
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)

@@ -84,6 +84,8 @@ struct ccom_coll_state {
 
 	struct ccom_stream_queue *queue;
 	struct ccomStream *default_stream;
+	/* Threads inside ccomStreamSynchronize/Query: abort waits for them to leave. */
+	atomic_int api_busy;
 };
 
 /* Run one op on the calling thread (the progress thread).  0 or -errno. */

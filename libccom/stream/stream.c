@@ -257,6 +257,10 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 	uint32_t seq;
 
 	while (atomic_load(&s->completed) < target) {
+		if (ccom_comm_aborted(comm)) {
+			ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+			return -ECANCELED;
+		}
 		if (pthread_mutex_trylock(&q->exec) == 0) {
 			queue_run(comm, s, target);
 			pthread_mutex_unlock(&q->exec);
@@ -306,6 +310,8 @@ ccomResult_t ccomStreamDestroy(ccomStream_t stream)
 
 ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
 {
+	struct ccom_coll_state *cs;
+	ccomResult_t res;
 	int err;
 
 	ccom_clear_last_error();
@@ -313,10 +319,12 @@ ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
 		ccom_set_last_error("ccomStreamSynchronize: invalid stream (NULL is not accepted: use ccomCommSynchronize)");
 		return ccomInvalidArgument;
 	}
+	cs = stream->comm->coll;
+	atomic_fetch_add(&cs->api_busy, 1);
 	err = stream_wait(stream, atomic_load(&stream->enqueued));
-	if (err)
-		return ccom_result_from_errno(err);
-	return stream_result(stream);
+	res = err ? ccom_result_from_errno(err) : stream_result(stream);
+	atomic_fetch_sub(&cs->api_busy, 1);
+	return res;
 }
 
 ccomResult_t ccomStreamQuery(ccomStream_t stream)

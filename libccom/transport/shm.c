@@ -295,7 +295,7 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	atomic_store(&s->hdr->ctl[s->me].pid, getpid());
 	shm_open_pidfds(comm, s);
 	/* More ranks than CPUs: yield almost at once instead of spinning. */
-	s->spin_limit = s->nlocal > ncpu ? 8 : 4000;
+	s->spin_limit = s->nlocal > ncpu ? 8 : 1000;
 	s->yield_limit = s->nlocal > ncpu ? 200 : 50;
 	*out = s;
 	return 0;

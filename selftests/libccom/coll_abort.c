@@ -4,9 +4,50 @@
  * a peer that has not called it yet returns promptly (the progress thread
  * honours the abort flag; CCOM_OP_TIMEOUT=120 would otherwise hold it), and
  * the peer's later collective fails with ccomRemoteError naming the
- * aborted rank instead of hanging.
+ * aborted rank instead of hanging.  Then: ccomCommAbort() from a second
+ * thread while the main thread is blocked in ccomCommSynchronize() makes
+ * that call return an error promptly.
  */
+#include <pthread.h>
+
 #include "coll_util.h"
+
+static void *aborter(void *arg)
+{
+	usleep(200000);
+	ccomCommAbort(arg);
+	return NULL;
+}
+
+static int thread_abort_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	float buf[64] = { 0 };
+	ccomComm_t comm;
+	ccomResult_t res;
+	pthread_t t;
+	double t0;
+
+	(void)n;
+	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	if (rank == 1) {		/* never joins the collective */
+		sleep(2);
+		ccomCommDestroy(comm);
+		return T_PASS;
+	}
+	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",
+	       ccomGetErrorString(res), t_now() - t0);
+	T_CHECK(res != ccomSuccess, "synchronize succeeded although the peer never joined");
+	pthread_join(t, NULL);
+	T_CHECK(t_now() - t0 < 60, "abort did not interrupt the wait");
+	return T_PASS;
+}
 
 static int abort_rank(int rank, int n, void *arg)
 {
@@ -52,5 +93,7 @@ int main(void)
 {
 	struct ct_job j = { 0 };
 
-	return ct_run(&j, 2, abort_rank, 100);
+	if (ct_run(&j, 2, abort_rank, 100))
+		return T_FAIL;
+	return ct_run(&j, 2, thread_abort_rank, 100);
 }
