@@ -724,9 +724,14 @@ static void bs_stagger(const struct ccom_bootstrap_args *a)
 	int64_t thr = ccom_param_int("CCOM_UID_STAGGER_THRESHOLD");
 	int64_t rate = ccom_param_int("CCOM_UID_STAGGER_RATE");
 
+	int64_t us;
+
 	if (a->nranks <= thr || rate <= 0)
 		return;
-	ccom_sleep_us((int64_t)a->rank * 1000000 / rate, a->abort);
+	us = (int64_t)a->rank * 1000000 / rate;
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : %d ranks > CCOM_UID_STAGGER_THRESHOLD %lld: rank %d checks in after %lld us",
+		  a->nranks, (long long)thr, a->rank, (long long)us);
+	ccom_sleep_us(us, a->abort);
 }
 
 static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,

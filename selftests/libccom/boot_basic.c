@@ -5,7 +5,8 @@
  * bootstrap directly: ring all-gather, point-to-point messages by
  * (peer, tag) with per-(peer, tag) ordering and out-of-order tags, the
  * barrier and subset barrier/all-gather, and the peer-info results (one
- * node, local ranks, intra-process ranks).
+ * node, local ranks, intra-process ranks).  The 8-rank job runs a second
+ * time with staggered check-ins (CCOM_UID_STAGGER_THRESHOLD=4).
  */
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
@@ -132,5 +133,9 @@ int main(void)
 		printf("%2d ranks: %s\n", sizes[i], bad ? "FAIL" : "ok");
 		T_CHECK(!bad, "%d of %d ranks failed", bad, sizes[i]);
 	}
+	setenv("CCOM_UID_STAGGER_THRESHOLD", "4", 1);
+	setenv("CCOM_UID_STAGGER_RATE", "2000", 1);
+	T_CHECK(!t_fork_ranks_id(8, rank_main, NULL, NULL, 60, &id), "staggered job failed");
+	printf(" 8 ranks with staggered check-in: ok\n");
 	return T_PASS;
 }
