@@ -10,7 +10,7 @@
 
 INSPECT_PKGS := libnl-genl-3.0 json-c
 CCOMD_PKGS := $(INSPECT_PKGS) libmicrohttpd
-INSPECT_CFLAGS = $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Itools/ccomctl \
+INSPECT_CFLAGS = $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Itools/ccomctl -Idaemon \
 	$(shell pkg-config --cflags $(CCOMD_PKGS) 2>/dev/null)
 
 CCOMCTL_BIN := $(BUILD)/bin/ccomctl
@@ -18,7 +18,7 @@ CCOMD_BIN := $(BUILD)/bin/ccomd
 CCOMCTL_SRCS := $(sort $(wildcard tools/ccomctl/*.c))
 # ccomd shares the printer, the member/job logic, the published-state reader
 # and the HTTP client with ccomctl.
-CCOMD_SHARED := $(addprefix tools/ccomctl/,print.c member.c pubdir.c http.c jobcore.c)
+CCOMD_SHARED := $(addprefix tools/ccomctl/,print.c member.c pubdir.c http.c jobcore.c nl.c)
 CCOMD_SRCS := $(sort $(wildcard daemon/*.c)) $(CCOMD_SHARED)
 INSPECT_HDRS := $(wildcard tools/ccomctl/*.h daemon/*.h) libccom/publish/pubfile.h \
 	uapi/linux/nccom_genl.h

@@ -80,6 +80,8 @@ int ctl_nl_request(struct ccomctl *c, struct nl_msg *msg, int maxattr, ctl_nl_cb
 int ctl_nl_dump(struct ccomctl *c, uint8_t cmd, int maxattr, ctl_nl_cb cb, void *arg);
 int ctl_nl_monitor(struct ccomctl *c, int maxattr, ctl_nl_cb cb, void *arg);
 uint64_t ctl_nla_u64(struct nlattr *a);
+/* "queue-error", "sem-timeout", "client-died" or "unknown". */
+const char *ctl_event_name(uint32_t type);
 
 /* Object entry points. */
 int cmd_dev(struct ccomctl *c);

@@ -23,21 +23,6 @@ static void monitor_help(void)
 	fprintf(stderr, "Usage: ccomctl monitor [count N]\n");
 }
 
-const char *ctl_event_name(uint32_t type);
-const char *ctl_event_name(uint32_t type)
-{
-	switch (type) {
-	case NCCOM_NL_EVENT_QUEUE_ERROR:
-		return "queue-error";
-	case NCCOM_NL_EVENT_SEM_TIMEOUT:
-		return "sem-timeout";
-	case NCCOM_NL_EVENT_CLIENT_DIED:
-		return "client-died";
-	default:
-		return "unknown";
-	}
-}
-
 static int monitor_line(struct ccomctl *c, struct nlattr **tb, void *arg)
 {
 	struct monitor_state *m = arg;

@@ -30,6 +30,20 @@ struct nl_req {
 	char extack[256];
 };
 
+const char *ctl_event_name(uint32_t type)
+{
+	switch (type) {
+	case NCCOM_NL_EVENT_QUEUE_ERROR:
+		return "queue-error";
+	case NCCOM_NL_EVENT_SEM_TIMEOUT:
+		return "sem-timeout";
+	case NCCOM_NL_EVENT_CLIENT_DIED:
+		return "client-died";
+	default:
+		return "unknown";
+	}
+}
+
 uint64_t ctl_nla_u64(struct nlattr *a)
 {
 	return nla_len(a) >= 8 ? nla_get_u64(a) : nla_get_u32(a);
