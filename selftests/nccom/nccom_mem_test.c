@@ -83,6 +83,33 @@ TEST_F(mem, pinned_accounting)
 }
 
 /*
+ * Register a never-touched buffer read-only, then fill it: the engine must
+ * see the new bytes. (A read-only pin of an untouched anonymous page pins
+ * the shared zero page on kernels whose GUP does not unshare it; the first
+ * write then replaces the page and the registration must not go stale or
+ * turn into -EFAULT.)
+ */
+TEST_F(mem, readonly_registration_then_write)
+{
+	uint8_t *a = nccom_alloc(LEN), *b = nccom_alloc(LEN);
+	uint32_t ha, hb;
+	int st;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	memset(b, 0, LEN);
+	test_cmd_mem_register(NCCOM_MEM_READ, a, LEN, &ha);
+	test_cmd_mem_register(NCCOM_MEM_WRITE, b, LEN, &hb);
+	fill_pattern(a, LEN, 77);
+	st = run1(self, desc_copy(hb, 0, ha, 0, LEN, 1));
+	EXPECT_EQ(0, st) TH_LOG("copy from a read-only registration written after registering: %s",
+				strerror(-st));
+	EXPECT_EQ(0, memcmp(a, b, LEN));
+	nccom_free(a, LEN);
+	nccom_free(b, LEN);
+}
+
+/*
  * Process A (child) owns src (pattern) and dst (zeros), exports both and
  * sends the fds; B (parent) imports them, copies A.src -> B.local and
  * B.local' -> A.dst, reduces int32 sum A.src + B.other -> A.dst2, and A

@@ -221,6 +221,9 @@ FIXTURE_SETUP(reduce)
 	self->want = malloc(RBUF);
 	self->orig = malloc(RBUF);
 	ASSERT_TRUE(self->a && self->b && self->d && self->want && self->orig);
+	/* Touched first: see mem.readonly_registration_then_write. */
+	memset(self->a, 0, RBUF);
+	memset(self->b, 0, RBUF);
 	memset(self->d, 0, RBUF);
 	test_cmd_mem_register(NCCOM_MEM_READ, self->a, RBUF, &self->ha);
 	test_cmd_mem_register(NCCOM_MEM_READ, self->b, RBUF, &self->hb);

@@ -118,6 +118,14 @@ static int check(struct proc *p, int q, int slot, const struct job *j)
 	return 0;
 }
 
+static uint64_t sem_value(struct proc *p)
+{
+	uint64_t v = 0;
+
+	_test_cmd_sem_read(p->fd, p->sem, &v, NULL);
+	return v;
+}
+
 /* One round: a batch on every queue, then reap and verify all of them. */
 static int round_trip(struct proc *p, uint64_t round, uint64_t *ops)
 {
@@ -143,11 +151,23 @@ static int round_trip(struct proc *p, uint64_t round, uint64_t *ops)
 	}
 	for (q = 0; q < NQ; q++) {
 		rc = nccom_ring_reap(&p->q[q], c, nq[q], nq[q], 60000);
-		if (rc != nq[q])
+		if (rc != nq[q]) {
+			printf("# stress: round %llu queue %d: reaped %d of %d; state %u error %d sq_head %u sq_tail %u cq_tail %u sem %llu\n",
+			       (unsigned long long)round, q, rc, nq[q], p->q[q].kh->state,
+			       p->q[q].kh->error, p->q[q].kh->sq_head, p->q[q].sq_tail,
+			       p->q[q].kh->cq_tail, (unsigned long long)sem_value(p));
+			fflush(stdout);
 			return 21;
-		for (k = 0; k < nq[q]; k++)
-			if (c[k].status)
+		}
+		for (k = 0; k < nq[q]; k++) {
+			if (c[k].status) {
+				printf("# stress: round %llu queue %d: cookie %llu status %d\n",
+				       (unsigned long long)round, q,
+				       (unsigned long long)c[k].cookie, c[k].status);
+				fflush(stdout);
 				return 22;
+			}
+		}
 		for (k = 0; k < NSLOT - 1; k++)
 			if (check(p, q, k, &jobs[q][k]))
 				return 23;
@@ -156,7 +176,22 @@ static int round_trip(struct proc *p, uint64_t round, uint64_t *ops)
 	return 0;
 }
 
-static int child(int id, int send_sock, int recv_sock, unsigned int seconds)
+/*
+ * Children leave together: a grant's memory goes away with its exporter
+ * (importers then get -EFAULT), so nobody exits while a neighbour may still
+ * be copying from it.
+ */
+static int barrier(int done_w, int go_r)
+{
+	char c = 0;
+
+	if (write_full(done_w, &c, 1) || read_full(go_r, &c, 1))
+		return 30;
+	return 0;
+}
+
+static int child(int id, int send_sock, int recv_sock, unsigned int seconds,
+		 int done_w, int go_r)
 {
 	struct proc p;
 	uint64_t end, round = 0, ops = 0;
@@ -175,8 +210,9 @@ static int child(int id, int send_sock, int recv_sock, unsigned int seconds)
 	printf("# stress: process %d: %llu rounds, %llu descriptors verified\n", id,
 	       (unsigned long long)round, (unsigned long long)ops);
 	fflush(stdout);
+	rc = barrier(done_w, go_r);
 	close(p.fd);
-	return 0;
+	return rc;
 }
 
 FIXTURE(stress) {
@@ -196,7 +232,8 @@ TEST_F_TIMEOUT(stress, four_processes_three_queues, 240)
 {
 	const char *env = getenv("NCCOM_STRESS_SECONDS");
 	unsigned int seconds = env ? (unsigned int)atoi(env) : 30;
-	int link[NPROC][2], status, i;
+	int link[NPROC][2], done[2], go[2], status, i;
+	char c = 0;
 	struct nccom_info base, info;
 	pid_t pid[NPROC];
 	int fd = nccom_open();
@@ -206,13 +243,28 @@ TEST_F_TIMEOUT(stress, four_processes_three_queues, 240)
 	close(fd);
 	for (i = 0; i < NPROC; i++)
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, link[i]));
+	ASSERT_EQ(0, pipe(done));
+	ASSERT_EQ(0, pipe(go));
 	for (i = 0; i < NPROC; i++) {
 		pid[i] = fork();
 		ASSERT_LE(0, pid[i]);
 		/* Link i carries process i's grant to process i + 1. */
-		if (pid[i] == 0)
-			_exit(child(i, link[i][0], link[(i + NPROC - 1) % NPROC][1], seconds));
+		if (pid[i] == 0) {
+			close(done[0]);
+			close(go[1]);
+			_exit(child(i, link[i][0], link[(i + NPROC - 1) % NPROC][1], seconds,
+				    done[1], go[0]));
+		}
 	}
+	close(done[1]);
+	close(go[0]);
+	/* Everyone finished (or died: then read() sees EOF early). */
+	for (i = 0; i < NPROC; i++)
+		if (read(done[0], &c, 1) != 1)
+			break;
+	for (i = 0; i < NPROC; i++)
+		if (write(go[1], &c, 1) != 1)
+			break;
 	for (i = 0; i < NPROC; i++) {
 		ASSERT_EQ(0, wait_child(pid[i], &status, (seconds + 120) * 1000ULL));
 		EXPECT_TRUE(child_ok(status)) TH_LOG("process %d failed: status 0x%x (exit %d)",
