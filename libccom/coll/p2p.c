@@ -97,7 +97,11 @@ int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 			if (r)
 				break;
 		}
-		if (idle < 2000)
+		if (stuck >= 0 && x[stuck].conn->ops->idle_passes &&
+		    idle > x[stuck].conn->ops->idle_passes)
+			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
+						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
+		else if (idle < 2000)
 			__builtin_ia32_pause();
 		else if (idle < 2100)
 			sched_yield();

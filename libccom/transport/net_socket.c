@@ -611,4 +611,5 @@ const struct ccom_transport_ops ccom_transport_net_socket = {
 	.recv = net_recv,
 	.wait = net_wait,
 	.teardown = net_teardown,
+	.idle_passes = 4,
 };

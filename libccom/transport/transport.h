@@ -80,6 +80,10 @@ struct ccom_transport_conn {
  *	-errno.  Called only after the caller spun and yielded in vain.
  * @teardown: close and free @conns[0..@npeers) (NULL entries allowed).
  *	Must not block on the peers (they may be dead).
+ * @idle_passes: 0 lets coll/ spin, yield, then call @wait (good for shm);
+ *	N > 0 asks coll/ to call @wait after N idle passes instead (TCP:
+ *	spinning on syscalls starves the kernel's network processing on a
+ *	small machine; sleeping in poll is 10-100x faster there).
  */
 struct ccom_transport_ops {
 	const char *name;
@@ -89,6 +93,7 @@ struct ccom_transport_ops {
 	ssize_t (*recv)(struct ccom_transport_conn *conn, void *buf, size_t size);
 	int (*wait)(struct ccom_transport_conn *conn, int dir, int timeout_us);
 	void (*teardown)(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers);
+	unsigned int idle_passes;
 };
 
 /* Transports compiled into the library. */
