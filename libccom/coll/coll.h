@@ -20,6 +20,7 @@ struct ccomComm;
 struct ccom_shm;
 struct ccom_transport_conn;
 struct ccom_stream_queue;
+struct ccom_kdev;
 
 enum ccom_coll_kind {
 	CCOM_COLL_ALLREDUCE,
@@ -81,6 +82,8 @@ struct ccom_coll_state {
 	int force_algo;
 	int force_proto;
 	size_t ll_max_bytes;
+
+	struct ccom_kdev *kdev;		/* kdev/: NULL unless /dev/nccom is used */
 
 	struct ccom_stream_queue *queue;
 	struct ccomStream *default_stream;

@@ -8,14 +8,18 @@
  * every rank then computes its part of the output reading its peers' slots
  * directly (no FIFO, no ring latency, all ranks busy at once).  AllReduce
  * and Reduce split each chunk into nlocal slices: rank r reduces slice r
- * from all slots into its own slot, a second barrier publishes the reduced
- * slices, and everyone copies them out.
+ * from all slots into its own slot, and after the next barrier everyone
+ * copies the reduced slices out.  The reductions are software-pipelined
+ * so that they also need one barrier per step:
+ *	copy-in(0); barrier;
+ *	for each step k: reduce(k); copy-in(k + 1); barrier; copy-out(k);
  *
- * Buffer reuse: step t uses staging buffer t % 2 (t counts steps across
- * operations, shm->stage_step).  A rank writes buffer b at step t + 2 only
- * after passing the first barrier of step t + 1, which every rank reaches
- * only after it finished reading step t: so two buffers and one barrier
- * per step (two for the reductions) are enough.
+ * Buffer reuse: step t uses staging buffer t % 3 (t counts steps across
+ * operations, shm->stage_step).  Between two barriers a rank reads buffers
+ * t - 1 (copy-out) and t (reduce) and writes t + 1; every peer finished
+ * reading buffer t - 2 = t + 1 (mod 3) before it arrived at the barrier
+ * this rank just passed.  So three buffers and one barrier per step are
+ * enough for every collective.
  */
 #include <errno.h>
 #include <string.h>
@@ -33,7 +37,7 @@ struct dstep {
 static int dstep_begin(struct ccom_shm *s, struct dstep *d)
 {
 	d->s = s;
-	d->b = (int)(s->stage_step++ & 1);
+	d->b = (int)(s->stage_step++ % CCOM_SHM_NBUF);
 	return 0;
 }
 
@@ -78,44 +82,67 @@ static void copy_out(bool nt, void *dst, const void *src, size_t n)
 		memcpy(dst, src, n);
 }
 
-/* AllReduce (root < 0) and Reduce (root >= 0). */
+/* Copy chunk [off, off + len) of the input, except this rank's slice, to the slot. */
+static void reduce_copy_in(struct dstep *d, const struct ccom_op *op, size_t esz, size_t off,
+			   size_t len)
+{
+	struct ccom_shm *s = d->s;
+	const char *in = (const char *)op->sendbuff + off * esz;
+	char *mine = ccom_shm_stage(s, d->b, s->me);
+	size_t lo, hi;
+
+	slice(len, s->nlocal, s->me, &lo, &hi);
+	memcpy(mine, in, lo * esz);
+	memcpy(mine + hi * esz, in + hi * esz, (len - hi) * esz);
+}
+
+static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t esz, size_t off,
+			    size_t len, bool nt)
+{
+	struct ccom_shm *s = d->s;
+	char *out = (char *)op->recvbuff + off * esz;
+	size_t lo, hi;
+	int p;
+
+	for (p = 0; p < s->nlocal; p++) {
+		slice(len, s->nlocal, p, &lo, &hi);
+		copy_out(nt, out + lo * esz, ccom_shm_stage(s, d->b, p) + lo * esz, (hi - lo) * esz);
+	}
+}
+
+/* AllReduce (root < 0) and Reduce (root >= 0), pipelined as the file head says. */
 static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 {
 	struct ccom_shm *s = comm->coll->shm;
 	size_t esz = ccom_dtype_size(op->dtype), per = s->chunk / esz, off, len, lo, hi;
-	const char *in;
-	char *out, *mine;
 	bool nt = op->count * esz >= CCOM_STREAM_COPY_MIN;
-	struct dstep d;
-	int p, err;
+	bool out = root < 0 || root == s->me;
+	struct dstep cur, next;
+	int err;
 
-	for (off = 0; off < op->count; off += len) {
+	len = op->count < per ? op->count : per;
+	dstep_begin(s, &cur);
+	reduce_copy_in(&cur, op, esz, 0, len);
+	err = ccom_shm_barrier(s);
+	for (off = 0; !err && off < op->count; off += len) {
 		len = op->count - off < per ? op->count - off : per;
-		dstep_begin(s, &d);
-		in = (const char *)op->sendbuff + off * esz;
-		mine = ccom_shm_stage(s, d.b, s->me);
 		slice(len, s->nlocal, s->me, &lo, &hi);
-		memcpy(mine, in, lo * esz);
-		memcpy(mine + hi * esz, in + hi * esz, (len - hi) * esz);
-		err = ccom_shm_barrier(s);
-		if (err)
-			return err;
-		reduce_slice(&d, in, lo, hi, op, esz, comm->nranks);
-		err = ccom_shm_barrier(s);
-		if (err)
-			return err;
-		if (root >= 0 && root != s->me)
-			continue;
-		out = (char *)op->recvbuff + off * esz;
-		for (p = 0; p < s->nlocal; p++) {
-			slice(len, s->nlocal, p, &lo, &hi);
-			copy_out(nt, out + lo * esz, ccom_shm_stage(s, d.b, p) + lo * esz,
-				 (hi - lo) * esz);
+		reduce_slice(&cur, (const char *)op->sendbuff + off * esz, lo, hi, op, esz,
+			     comm->nranks);
+		next = cur;
+		if (off + len < op->count) {
+			dstep_begin(s, &next);
+			reduce_copy_in(&next, op, esz, off + len,
+				       op->count - off - len < per ? op->count - off - len : per);
 		}
+		err = ccom_shm_barrier(s);
+		if (!err && out)
+			reduce_copy_out(&cur, op, esz, off, len, nt);
+		cur = next;
 	}
 	if (nt)
 		ccom_copy_stream_fence();
-	return 0;
+	return err;
 }
 
 static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)

@@ -50,14 +50,17 @@ static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, si
 {
 	int64_t chunk = ccom_param_int("CCOM_SHM_CHUNK");
 
+	/* 0 = auto: large steps amortize the barrier, staging stays in L3. */
+	if (chunk == 0)
+		chunk = s->nlocal <= 4 ? (512 << 10) : (256 << 10);
 	if (chunk < 4096 || chunk > (64 << 20))
-		chunk = 256 << 10;
+		chunk = 512 << 10;
 	s->chunk = (size_t)chunk & ~(size_t)4095;
 	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : (64 << 10);
 	s->fifo_stride = sizeof(struct ccom_shm_fifo) + s->fifo_bytes;
 	*ll_off = page_align(sizeof(struct ccom_shm_hdr));
 	*stage_off = *ll_off + page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8);
-	*fifo_off = *stage_off + (size_t)2 * s->nlocal * s->chunk;
+	*fifo_off = *stage_off + (size_t)CCOM_SHM_NBUF * s->nlocal * s->chunk;
 	s->size = *fifo_off + page_align((size_t)s->nlocal * s->nlocal * s->fifo_stride);
 }
 

@@ -9,7 +9,7 @@
  *     "broken" flag set on abort or failure so peers stop waiting);
  *   - the LL area: 2 sets x nlocal slots of 8-byte words (4 data bytes +
  *     4 flag bytes) for latency-bound operations;
- *   - the staging area: 2 buffers x nlocal slots of CCOM_SHM_CHUNK bytes,
+ *   - the staging area: 3 buffers x nlocal slots of CCOM_SHM_CHUNK bytes,
  *     where the direct engine (coll/direct.c) publishes pieces of its
  *     input so that every local rank can read them;
  *   - nlocal x nlocal FIFOs (head/tail on separate cache lines), the byte
@@ -32,6 +32,7 @@ struct ccomComm;
 
 #define CCOM_SHM_MAX_LOCAL 64
 #define CCOM_SHM_LINE 64
+#define CCOM_SHM_NBUF 3		/* staging buffers (see coll/direct.c) */
 #define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
 #define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_SLOT_WORDS * 4)
 
@@ -79,13 +80,13 @@ struct ccom_shm {
 	int me;				/* local rank */
 	struct ccom_shm_hdr *hdr;
 	uint64_t *ll;			/* 2 * nlocal * CCOM_SHM_LL_SLOT_WORDS words */
-	char *stage;			/* 2 * nlocal * chunk bytes */
+	char *stage;			/* CCOM_SHM_NBUF * nlocal * chunk bytes */
 	char *fifo;			/* nlocal * nlocal * fifo_stride bytes */
 	size_t chunk;
 	size_t fifo_bytes;
 	size_t fifo_stride;
 	uint64_t barrier_epoch;		/* barriers this rank has passed */
-	uint64_t stage_step;		/* direct-engine steps done (buffer = step % 2) */
+	uint64_t stage_step;		/* direct-engine steps done (buffer = step % NBUF) */
 	uint32_t ll_seq;		/* LL operations this rank has done */
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
 	int spin_limit;

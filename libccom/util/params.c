@@ -41,7 +41,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory) or ring (over the transports)." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
-	{ "CCOM_SHM_CHUNK", "262144", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; same on every rank of a host)." },
+	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 512 KiB up to 4 local ranks, else 256 KiB; same on every rank of a host)." },
 	{ "CCOM_NSOCKS", "2",
 	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },
 	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
