@@ -201,6 +201,8 @@ static const char *bs_err_str(int rc)
 		return "aborted by ccomCommAbort()";
 	case -ECONNRESET:
 		return "the peer closed the connection (it failed, aborted or exited)";
+	case -ECONNREFUSED:
+		return "connection refused (the peer exited, or its address is not reachable from here)";
 	default:
 		return strerror(-rc);
 	}
@@ -434,7 +436,12 @@ static int bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, i
 	struct ccom_bs_conn_hello h = { .magic = bs->magic, .type = type, .rank = bs->rank };
 	int fd, rc;
 
-	rc = ccom_sock_connect(&bs->addrs[peer], deadline, bs->abort, &fd);
+	/*
+	 * Every rank listens before it checks in, so a refused connection
+	 * means the peer is gone (or its address is not reachable from here):
+	 * no retry.
+	 */
+	rc = ccom_sock_connect_once(&bs->addrs[peer], deadline, bs->abort, &fd);
 	if (rc)
 		return rc;
 	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, bs->abort);
@@ -506,7 +513,7 @@ err:
 		ccom_set_last_error("Bootstrap: rank %d could not send %zu bytes (tag %d) to rank %d at %s: %s%s",
 				    bs->rank, size, tag, peer,
 				    ccom_addr_str(&bs->addrs[peer], a, sizeof(a)), bs_err_str(rc),
-				    rc == -ECONNREFUSED ? " (is that address reachable from here? check CCOM_SOCKET_IFNAME on both ranks)" : "");
+				    rc == -ECONNREFUSED ? "; check CCOM_SOCKET_IFNAME on both ranks" : "");
 	}
 	return rc;
 }

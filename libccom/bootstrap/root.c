@@ -322,6 +322,31 @@ static void root_accept(struct root *rt)
 	}
 }
 
+/*
+ * A rank that checked in sends nothing more until the answer: readability
+ * of its connection means it closed it (died or was aborted), and the job
+ * can no longer start.  Checked every round with a non-blocking poll().
+ */
+static void root_check_hangups(struct root *rt)
+{
+	int r;
+
+	for (r = 0; !rt->failed && rt->ranks && r < rt->nranks; r++) {
+		struct pollfd p = { .fd = rt->ranks[r].fd, .events = POLLIN };
+		const struct ccom_bs_hello *h = &rt->ranks[r].hello;
+
+		if (p.fd < 0 || poll(&p, 1, 0) <= 0)
+			continue;
+		close(rt->ranks[r].fd);
+		rt->ranks[r].fd = -1;
+		rt->count--;
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "rank %d (%s pid %d) disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
+			 h->rank, h->host, h->pid, rt->nranks - rt->count - 1, rt->nranks);
+		root_fail(rt, -ECONNRESET, rt->deadline);
+	}
+}
+
 /* One poll round.  Returns 1 when the root is done. */
 static int root_step(struct root *rt)
 {
@@ -335,6 +360,7 @@ static int root_step(struct root *rt)
 	n = rt->npend;
 	if (poll(pfd, n + 1, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
 		return 1;
+	root_check_hangups(rt);
 	/* Walk backwards: consuming entry i moves the last one into its slot. */
 	for (i = n - 1; i >= 0; i--) {
 		if (pfd[i + 1].revents)

@@ -33,6 +33,7 @@ ccomResult_t ccom_result_from_errno(int err)
 	case EPIPE:
 	case ECANCELED:
 	case ECONNABORTED:
+	case ECONNREFUSED:
 		return ccomRemoteError;
 	case EINPROGRESS:
 		return ccomInProgress;

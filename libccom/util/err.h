@@ -8,7 +8,8 @@
  *   -EINVAL     invalid argument          -> ccomInvalidArgument
  *   -EPERM, -EBADE (usage/skew/duplicate) -> ccomInvalidUsage
  *   -ETIMEDOUT  bounded wait expired      -> ccomTimeout
- *   -ECONNRESET, -EPIPE, -ECANCELED (peer died / aborted) -> ccomRemoteError
+ *   -ECONNRESET, -EPIPE, -ECANCELED, -ECONNREFUSED (peer died / aborted /
+ *   unreachable)                         -> ccomRemoteError
  *   -EINPROGRESS                          -> ccomInProgress
  *   -ENODEV, -ENXIO (driver unusable)     -> ccomUnhandledDeviceError
  *   -EPROTO, -EFAULT (internal)           -> ccomInternalError

@@ -304,8 +304,8 @@ static int wait_fd(int fd, short events, int64_t deadline, const atomic_int *abo
 	return 0;
 }
 
-static int connect_once(const union ccom_sockaddr *addr, int64_t deadline, const atomic_int *abort,
-			int *fd)
+int ccom_sock_connect_once(const union ccom_sockaddr *addr, int64_t deadline,
+			   const atomic_int *abort, int *fd)
 {
 	int s, rc, err = 0;
 	socklen_t elen = sizeof(err);
@@ -347,7 +347,7 @@ int ccom_sock_connect(const union ccom_sockaddr *addr, int64_t deadline, const a
 	int rc;
 
 	for (;;) {
-		rc = connect_once(addr, deadline, abort, fd);
+		rc = ccom_sock_connect_once(addr, deadline, abort, fd);
 		if (rc != -ECONNREFUSED && rc != -EHOSTUNREACH && rc != -ENETUNREACH &&
 		    rc != -EAGAIN && rc != -ECONNRESET)
 			return rc;

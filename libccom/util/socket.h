@@ -52,6 +52,9 @@ int ccom_sock_listen(union ccom_sockaddr *addr, int backlog, int *fd);
 /* Connect, retrying refused/unreachable attempts with backoff until @deadline. */
 int ccom_sock_connect(const union ccom_sockaddr *addr, int64_t deadline, const atomic_int *abort,
 		      int *fd);
+/* One connection attempt: -ECONNREFUSED etc. are returned, not retried. */
+int ccom_sock_connect_once(const union ccom_sockaddr *addr, int64_t deadline,
+			   const atomic_int *abort, int *fd);
 /* Accept one connection (nonblocking fd returned). */
 int ccom_sock_accept(int lfd, int64_t deadline, const atomic_int *abort, int *fd,
 		     union ccom_sockaddr *from);

@@ -4,6 +4,10 @@
  * CCOM_BOOTSTRAP_TIMEOUT=3.  Every present rank must fail with ccomTimeout
  * and a message, sent by the root before the ranks' own deadline, that
  * lists the ranks that never checked in ("never checked in: 2,4").
+ * Second case: in a 4-rank job rank 2 checks in and then dies, rank 3
+ * never comes (timeout 60 s): ranks 0 and 1 must fail with ccomRemoteError
+ * naming rank 2 ("disconnected after checking in") without waiting for
+ * the timeout.
  */
 #include "test_util.h"
 
@@ -27,11 +31,42 @@ static int rank_main(int proc, int nranks, void *arg)
 	return 0;
 }
 
+static int died_main(int rank, int nranks, void *arg)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomComm_t comm;
+	ccomResult_t res;
+	double t0 = t_now();
+
+	(void)nranks;
+	(void)arg;
+	cfg.timeoutSec = 60;
+	if (rank == 2) {
+		cfg.blocking = 0;
+		T_CCOM(ccomCommInitRankConfig(&comm, 4, id, rank, &cfg), ccomInProgress);
+		usleep(500000);
+		_exit(0); /* dies with its check-in connection open */
+	}
+	res = ccomCommInitRankConfig(&comm, 4, id, rank, &cfg);
+	T_CHECK(res == ccomRemoteError, "rank %d got %d (%s): %s", rank, res,
+		ccomGetErrorString(res), ccomGetLastError(NULL));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "rank 2", "disconnected after checking in",
+			    NULL), "rank %d message", rank);
+	T_CHECK(t_now() - t0 < 30, "rank %d waited %.1f s: the timeout, not the root's report",
+		rank, t_now() - t0);
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return 0;
+}
+
 int main(void)
 {
 	int codes[3];
 
 	T_CHECK(!t_fork_ranks_id(3, rank_main, NULL, codes, 60, &id), "ranks failed: %d %d %d", codes[0],
 		codes[1], codes[2]);
+	printf("missing ranks 2,4 reported to ranks 0, 1, 3\n");
+	T_CHECK(!t_fork_ranks_id(3, died_main, NULL, codes, 90, &id), "died case: %d %d %d",
+		codes[0], codes[1], codes[2]);
+	printf("rank that died after check-in reported to ranks 0, 1\n");
 	return T_PASS;
 }
