@@ -52,7 +52,7 @@ static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, si
 
 	/* 0 = auto: large steps amortize the barrier, staging stays in L3. */
 	if (chunk == 0)
-		chunk = s->nlocal <= 4 ? (512 << 10) : (256 << 10);
+		chunk = s->nlocal <= 2 ? (1 << 20) : s->nlocal <= 4 ? (512 << 10) : (256 << 10);
 	if (chunk < 4096 || chunk > (64 << 20))
 		chunk = 512 << 10;
 	s->chunk = (size_t)chunk & ~(size_t)4095;
