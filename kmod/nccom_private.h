@@ -198,6 +198,8 @@ struct nccom_queue {
 	u64 error_cookie;
 	u64 completed;
 	bool dying;
+	bool cq_full;			/* stalled on a full completion ring */
+	u32 discard;			/* descriptors left to cancel (RESET) */
 	struct nccom_cur cur;
 	wait_queue_head_t cq_wq;	/* QUEUE_WAIT sleepers */
 };

@@ -166,7 +166,10 @@ out_put:
 	return ret;
 }
 
-/* Publish one completion; the caller checked that a slot is free. */
+/*
+ * Publish one completion; the caller checked that a slot is free. A failure
+ * other than a cancellation puts the queue into the error state.
+ */
 static void nccom_queue_complete_locked(struct nccom_queue *q, u64 cookie,
 					int status)
 {
@@ -181,7 +184,7 @@ static void nccom_queue_complete_locked(struct nccom_queue *q, u64 cookie,
 	atomic64_inc(&q->ndev->completed);
 	/* Pairs with the user's load-acquire of cq_tail. */
 	smp_store_release(&q->hdr->cq_tail, q->cq_tail);
-	if (status) {
+	if (status && status != -ECANCELED) {
 		q->state = NCCOM_QUEUE_ERROR;
 		q->error = status;
 		q->error_cookie = cookie;
@@ -225,8 +228,9 @@ static int nccom_queue_fetch_locked(struct nccom_queue *q,
 		return 0;
 	if (tail - q->sq_head > q->depth || q->cq_tail - cq_head > q->depth)
 		return -EOVERFLOW;
-	if (q->cq_tail - cq_head == q->depth)
-		return 0;	/* completion ring full: wait for the user */
+	q->cq_full = q->cq_tail - cq_head == q->depth;
+	if (q->cq_full)
+		return 0;	/* wait for the user: QUEUE_WAIT/DOORBELL kick */
 	memcpy(desc, &q->sq[q->sq_head & q->mask], sizeof(*desc));
 	q->sq_head++;
 	/* Tells the user the slot may be reused. */
@@ -260,6 +264,13 @@ bool nccom_queue_run(struct nccom_queue *q)
 			if (ret <= 0)
 				break;
 			progress = true;
+			if (q->discard) {
+				q->discard--;
+				nccom_queue_complete_locked(q, cur->desc.cookie,
+							    -ECANCELED);
+				descs++;
+				continue;
+			}
 			ret = nccom_exec_prepare(q, cur);
 			if (ret) {
 				nccom_queue_complete_locked(q, cur->desc.cookie, ret);
@@ -337,11 +348,6 @@ int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
 		ret = -EBUSY;
 		goto out_unlock;
 	}
-	if (cmd->flags & NCCOM_QUEUE_RESET_DISCARD) {
-		q->sq_head = READ_ONCE(q->hdr->sq_tail);
-		/* Pairs with the user's load-acquire of sq_head. */
-		smp_store_release(&q->hdr->sq_head, q->sq_head);
-	}
 	/* After corruption the user's cq_head may be anything: resync it. */
 	if (q->cq_tail - READ_ONCE(q->hdr->cq_head) > q->depth)
 		WRITE_ONCE(q->hdr->cq_head, q->cq_tail);
@@ -350,6 +356,9 @@ int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
 		/* Pairs with the user's load-acquire of sq_head. */
 		smp_store_release(&q->hdr->sq_head, q->sq_head);
 	}
+	/* The engine completes these with -ECANCELED as CQ space allows. */
+	if (cmd->flags & NCCOM_QUEUE_RESET_DISCARD)
+		q->discard = READ_ONCE(q->hdr->sq_tail) - q->sq_head;
 	q->state = NCCOM_QUEUE_ACTIVE;
 	q->error = 0;
 	q->error_cookie = 0;
@@ -390,6 +399,9 @@ int nccom_ioctl_queue_wait(struct nccom_ucmd *ucmd)
 		return PTR_ERR(q);
 	w.q = q;
 	w.seen = cmd->cq_tail;
+	/* The user may just have freed completion slots of a stalled queue. */
+	if (READ_ONCE(q->cq_full))
+		nccom_engine_kick(q->eng);
 	ret = nccom_wait_deadline(&q->cq_wq, cmd->timeout_ns,
 				  nccom_queue_wait_done, &w);
 	cmd->out_cq_tail = READ_ONCE(q->cq_tail);

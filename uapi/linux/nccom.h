@@ -362,8 +362,8 @@ struct nccom_queue_get_state {
 
 /**
  * enum nccom_queue_reset_flags - flags of %NCCOM_IOC_QUEUE_RESET
- * @NCCOM_QUEUE_RESET_DISCARD: drop every descriptor that is still in the
- *	submission ring (sq_head jumps to sq_tail); they produce no completion
+ * @NCCOM_QUEUE_RESET_DISCARD: complete every descriptor that is still in the
+ *	submission ring with -ECANCELED instead of running it
  */
 enum nccom_queue_reset_flags {
 	NCCOM_QUEUE_RESET_DISCARD = 1 << 0,
@@ -551,7 +551,9 @@ struct nccom_sem_import {
  * (load cq_tail with acquire semantics), then store cq_head with release
  * semantics. The engine consumes a descriptor only when a completion slot is
  * free, so the completion ring never overflows; every descriptor produces
- * exactly one completion, in submission order.
+ * exactly one completion, in submission order. A queue that stalled on a
+ * full completion ring resumes on the next %NCCOM_IOC_QUEUE_DOORBELL or
+ * %NCCOM_IOC_QUEUE_WAIT.
  */
 
 #define NCCOM_RING_MAGIC	0x4e43524eU	/* "NCRN" */
