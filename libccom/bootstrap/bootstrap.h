@@ -3,6 +3,10 @@
  * bootstrap.h - the bootstrap control plane: root rendezvous, socket ring,
  * ring all-gather, point-to-point messages by (peer, tag), barrier.
  *
+ * Calls on one bootstrap are serialised by a mutex held for the whole call,
+ * including its waits: use a bootstrap from one thread at a time (a receive
+ * blocked on one thread would hold up a send on another).
+ *
  * Every blocking call is bounded by the bootstrap's deadline/timeout and
  * polls the abort flag it was created with; all return 0 or -errno
  * (-ETIMEDOUT, -ECANCELED on abort, -ECONNRESET when a peer vanished) after

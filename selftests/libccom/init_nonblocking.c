@@ -5,7 +5,8 @@
  * until ccomSuccess; the queries work afterwards.  Then a nonblocking init
  * whose peer never comes (timeout 2 s) must end in ccomTimeout reported by
  * ccomCommGetAsyncError(), with the sentence available from
- * ccomGetLastError().  Invalid configs are refused synchronously.
+ * ccomGetLastError().  ccomCommDestroy() of a comm whose init still waits
+ * returns (the init is aborted).  Invalid configs are refused synchronously.
  */
 #include "test_util.h"
 
@@ -61,6 +62,15 @@ static int test_timeout(void)
 	st = poll_done(comm);
 	T_CHECK(st == ccomTimeout, "async state %d (%s)", st, ccomGetErrorString(st));
 	T_CHECK(t_has_words(ccomGetLastError(NULL), "never checked in: 0", NULL), "message");
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+
+	/* Destroying a comm whose nonblocking init still waits aborts that init. */
+	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
+	cfg.timeoutSec = 120;
+	T_CCOM(ccomCommInitRankConfig(&comm, 2, id, 1, &cfg), ccomInProgress);
+	usleep(100000);
+	T_CCOM(ccomCommGetAsyncError(comm, &st), ccomSuccess);
+	T_CHECK(st == ccomInProgress, "state %d", st);
 	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
 	return 0;
 }
