@@ -146,7 +146,8 @@ int nccom_queue_mmap(struct nccom_ctx *ctx, struct vm_area_struct *vma)
 	struct nccom_queue *q;
 	int ret;
 
-	if (vma->vm_pgoff & ((1UL << pg_shift) - 1))
+	if ((vma->vm_pgoff & ((1UL << pg_shift) - 1)) ||
+	    (vma->vm_pgoff >> pg_shift) > U32_MAX)
 		return -EINVAL;
 	q = nccom_queue_get(ctx, vma->vm_pgoff >> pg_shift);
 	if (IS_ERR(q))
