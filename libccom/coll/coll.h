@@ -116,6 +116,15 @@ struct ccom_xfer {
 	char *buf;
 	size_t size;
 	size_t done;
+	/*
+	 * Optional streaming reduction of a receive: as whole elements
+	 * arrive in buf, red_dst[i] = red_src[i] OP buf[i] (red_dst may be
+	 * red_src), overlapping the reduction with the transfer.
+	 */
+	char *red_dst;
+	const char *red_src;
+	const struct ccom_op *red_op;
+	size_t red_done;		/* bytes already reduced */
 };
 int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n);
 

@@ -36,6 +36,19 @@ static bool blocked_behind(struct ccom_xfer *x, int i)
 	return false;
 }
 
+/* Reduce the whole elements that arrived since the last call (streaming). */
+static void xfer_reduce(struct ccom_xfer *x)
+{
+	size_t esz = ccom_dtype_size(x->red_op->dtype);
+	size_t upto = x->done - x->done % esz, n = (upto - x->red_done) / esz;
+
+	if (!n)
+		return;
+	ccom_reduce2(x->red_dst + x->red_done, x->red_src + x->red_done, x->buf + x->red_done, n,
+		     x->red_op->dtype, x->red_op->op);
+	x->red_done = upto;
+}
+
 static int xfer_step(struct ccom_xfer *x, bool *progress)
 {
 	ssize_t r;
@@ -49,6 +62,8 @@ static int xfer_step(struct ccom_xfer *x, bool *progress)
 	if (r > 0)
 		*progress = true;
 	x->done += (size_t)r;
+	if (x->red_dst && r > 0)
+		xfer_reduce(x);
 	return 0;
 }
 

@@ -54,6 +54,19 @@ static int sendrecv(struct ring *r, const void *sbuf, size_t ssz, void *rbuf, si
 	return ccom_xfer_run(r->comm, x, 2);
 }
 
+/* sendrecv whose receive is reduced as it arrives: dst = src OP received. */
+static int sendrecv_reduce(struct ring *r, const void *sbuf, size_t ssz, void *rbuf, size_t rsz,
+			   char *dst, const char *src, const struct ccom_op *op)
+{
+	struct ccom_xfer x[2] = {
+		{ .conn = r->next, .is_send = true, .buf = (char *)sbuf, .size = ssz },
+		{ .conn = r->prev, .is_send = false, .buf = rbuf, .size = rsz,
+		  .red_dst = dst, .red_src = src, .red_op = op },
+	};
+
+	return ccom_xfer_run(r->comm, x, 2);
+}
+
 static void block_of(size_t len, int n, int b, size_t *lo, size_t *cnt)
 {
 	size_t hi = len * (size_t)(b + 1) / (size_t)n;
@@ -72,10 +85,10 @@ static int ring_allreduce_seg(struct ring *r, struct ccom_op *op, char *buf, siz
 	for (k = 0; k < r->n - 1; k++) {
 		block_of(len, r->n, ring_at(r, -k), &slo, &scnt);
 		block_of(len, r->n, ring_at(r, -k - 1), &rlo, &rcnt);
-		err = sendrecv(r, buf + slo * esz, scnt * esz, tmp, rcnt * esz);
+		err = sendrecv_reduce(r, buf + slo * esz, scnt * esz, tmp, rcnt * esz,
+				      buf + rlo * esz, buf + rlo * esz, op);
 		if (err)
 			return err;
-		ccom_reduce2(buf + rlo * esz, buf + rlo * esz, tmp, rcnt, op->dtype, op->op);
 	}
 	block_of(len, r->n, ring_at(r, 1), &rlo, &rcnt);
 	ccom_reduce_finish(buf + rlo * esz, rcnt, op->dtype, op->op, r->n);
@@ -129,18 +142,21 @@ static int ring_rs_piece(struct ring *r, struct ccom_op *op, size_t off, size_t 
 {
 	size_t esz = ccom_dtype_size(op->dtype), block = op->count * esz, bytes = len * esz;
 	const char *in = op->sendbuff;
-	char *acc = r->comm->coll->tmp, *rtmp = acc + RING_PIECE, *dst;
+	char *acc = r->comm->coll->tmp, *rtmp = acc + RING_PIECE, *acc2 = rtmp + RING_PIECE;
+	char *dst, *swap;
 	int k, bs, br, err;
 
 	for (k = 0; k < r->n - 1; k++) {
 		bs = r->order[ring_at(r, -1 - k)];
 		br = r->order[ring_at(r, -2 - k)];
-		err = sendrecv(r, k == 0 ? in + (size_t)bs * block + off * esz : acc, bytes,
-			       rtmp, bytes);
+		dst = k == r->n - 2 ? (char *)op->recvbuff + off * esz : acc2;
+		err = sendrecv_reduce(r, k == 0 ? in + (size_t)bs * block + off * esz : acc, bytes,
+				      rtmp, bytes, dst, in + (size_t)br * block + off * esz, op);
 		if (err)
 			return err;
-		dst = k == r->n - 2 ? (char *)op->recvbuff + off * esz : acc;
-		ccom_reduce2(dst, in + (size_t)br * block + off * esz, rtmp, len, op->dtype, op->op);
+		swap = acc;
+		acc = acc2;
+		acc2 = swap;
 	}
 	ccom_reduce_finish((char *)op->recvbuff + off * esz, len, op->dtype, op->op, r->n);
 	return 0;
@@ -213,11 +229,11 @@ static int ring_reduce(struct ring *r, struct ccom_op *op)
 		dst = rel == 0 ? (char *)op->recvbuff + off * esz : acc;
 		if (rel < r->n - 1) {
 			x = (struct ccom_xfer){ .conn = chain_conn(r, root_pos, rel + 1),
-						.buf = rtmp, .size = len * esz };
+						.buf = rtmp, .size = len * esz, .red_dst = dst,
+						.red_src = in, .red_op = op };
 			err = ccom_xfer_run(r->comm, &x, 1);
 			if (err)
 				break;
-			ccom_reduce2(dst, in, rtmp, len, op->dtype, op->op);
 			in = dst;
 		}
 		if (rel == 0) {
