@@ -31,6 +31,7 @@
 #define BS_TAG_BARRIER_BASE 0x50	/* + round */
 #define BS_TAG_SUBSET_BASE 0x100	/* + caller's tag */
 #define BS_HELLO_WAIT_US 5000000
+#define BS_RING_ALLGATHER_MAX 8		/* address exchange on the ring up to this many ranks */
 
 struct bs_msg {
 	struct bs_msg *next;
@@ -747,7 +748,7 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	int64_t deadline = a->start_us + a->timeout_ms * 1000;
 	struct ccom_bs_hello h;
 	struct ccom_bs_reply rep;
-	char msg[CCOM_BS_MAX_MSG + 1], ra[80];
+	char msg[CCOM_BS_MAX_MSG + 1] __attribute__((aligned(8))), ra[80];
 	int fd, rc;
 
 	ccom_addr_str(&id->root, ra, sizeof(ra));
@@ -790,6 +791,20 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 				    rc == -ETIMEDOUT ? " (other ranks did not check in and the root did not report in time; CCOM_BOOTSTRAP_TIMEOUT)" : "");
 		return rc;
 	}
+	if (!rep.err) {
+		const struct ccom_bs_addr_entry *e = (const void *)msg;
+		size_t i;
+
+		/* Addresses of the partners of the Bruck address all-gather. */
+		for (i = 0; i < rep.msg_len / sizeof(*e); i++) {
+			if (e[i].rank < 0 || e[i].rank >= a->nranks) {
+				ccom_set_last_error("Bootstrap: rank %d: malformed answer from the root at %s (address of rank %d)",
+						    a->rank, ra, e[i].rank);
+				return -EPROTO;
+			}
+			bs->addrs[e[i].rank] = e[i].addr;
+		}
+	}
 	if (rep.err) {
 		msg[rep.msg_len] = '\0';
 		ccom_set_last_error("Bootstrap: rank %d: the root refused the job: %s", a->rank,
@@ -825,7 +840,14 @@ static int bs_ring_connect(struct ccom_bootstrap *bs, const struct ccom_bootstra
 		}
 	}
 	bs->addrs[bs->rank] = bs->listen_addr;
-	return bs_ring_allgather_locked(bs, bs->addrs, sizeof(*bs->addrs));
+	/*
+	 * The ring all-gather takes nranks - 1 steps in sequence; Bruck over
+	 * p2p takes log2(nranks) rounds (the root sent the partner addresses).
+	 * On small jobs they cost the same: keep the ring there.
+	 */
+	if (bs->nranks <= BS_RING_ALLGATHER_MAX)
+		return bs_ring_allgather_locked(bs, bs->addrs, sizeof(*bs->addrs));
+	return bs_bruck_allgather_locked(bs, bs->addrs, sizeof(*bs->addrs));
 }
 
 static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint64_t magic)

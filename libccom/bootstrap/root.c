@@ -61,11 +61,11 @@ struct root {
 	int cap;
 };
 
-static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
-			    const char *msg)
+/* Send a verdict followed by @len bytes of @data (error text or address entries). */
+static void root_send_reply_data(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
+				 const void *msg, size_t len)
 {
 	struct ccom_bs_reply r;
-	size_t len = msg ? strlen(msg) : 0;
 	char buf[sizeof(r) + CCOM_BS_MAX_MSG];
 
 	memset(&r, 0, sizeof(r));
@@ -80,6 +80,15 @@ static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_so
 		memcpy(buf + sizeof(r), msg, len);
 	/* A rank that vanished meanwhile only costs this one send. */
 	ccom_sock_send_all(fd, buf, sizeof(r) + len, ccom_now_us() + 1000000, NULL);
+}
+
+static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
+			    const char *msg)
+{
+	size_t len = msg ? strlen(msg) : 0;
+
+	root_send_reply_data(fd, magic, err, next, msg,
+			     len < CCOM_BS_MAX_MSG ? len : CCOM_BS_MAX_MSG);
 }
 
 /* The job cannot start: tell every rank that checked in, and later ones too. */
@@ -143,9 +152,18 @@ static void root_all_in(struct root *rt)
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root: all %d ranks checked in after %.3f ms",
 		  rt->nranks, (ccom_now_us() - rt->first_us) / 1e3);
 	for (r = 0; r < rt->nranks; r++) {
-		int next = (r + 1) % rt->nranks;
+		struct ccom_bs_addr_entry e[CCOM_BS_MAX_MSG / sizeof(struct ccom_bs_addr_entry)];
+		int n = rt->nranks, next = (r + 1) % n, k = 0;
+		int64_t dist;
 
-		root_send_reply(rt->ranks[r].fd, rt->magic, 0, &rt->ranks[next].hello.listen, NULL);
+		/* The successor, plus the partners of the address all-gather. */
+		memset(e, 0, sizeof(e));
+		for (dist = 1; dist < n; dist <<= 1, k++) {
+			e[k].rank = (int32_t)((r - dist + n) % n);
+			e[k].addr = rt->ranks[e[k].rank].hello.listen;
+		}
+		root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->ranks[next].hello.listen, e,
+				     k * sizeof(e[0]));
 		close(rt->ranks[r].fd);
 		rt->ranks[r].fd = -1;
 	}

@@ -53,9 +53,20 @@ struct ccom_bs_reply {
 	uint64_t magic;
 	uint32_t type;
 	int32_t err;		/* 0 or -errno */
-	uint32_t msg_len;	/* bytes of message text following the reply */
+	uint32_t msg_len;	/* bytes following: error text, or address entries */
 	uint32_t pad;
 	union ccom_sockaddr next;
+};
+
+/*
+ * A successful reply is followed by msg_len bytes of these: the listen
+ * addresses of the ranks this rank sends to in the all-gather of
+ * addresses (rank - 2^k for every 2^k < nranks).
+ */
+struct ccom_bs_addr_entry {
+	int32_t rank;
+	int32_t pad;
+	union ccom_sockaddr addr;
 };
 
 struct ccom_bs_conn_hello {
