@@ -32,8 +32,14 @@ static long futex_private(_Atomic uint32_t *addr, int op, uint32_t val, const st
 	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
 }
 
+/*
+ * @s->completing brackets every access, so that ccomStreamDestroy() (which
+ * may run as soon as @s->completed reaches its target) waits for the last
+ * access before freeing.
+ */
 static void stream_complete(struct ccomStream *s, int err, const char *msg)
 {
+	atomic_fetch_add(&s->completing, 1);
 	if (err) {
 		int zero = 0;
 
@@ -47,6 +53,7 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 	/* Pairs with the waiters increment in stream_wait(). */
 	if (atomic_load(&s->waiters))
 		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_sub(&s->completing, 1);
 }
 
 /* Take the next op, or NULL if the queue is empty.  Caller holds q->exec. */
@@ -304,6 +311,8 @@ ccomResult_t ccomStreamDestroy(ccomStream_t stream)
 		return ccomInvalidArgument;
 	}
 	res = ccomStreamSynchronize(stream);
+	while (atomic_load(&stream->completing))
+		sched_yield();
 	ccom_stream_free(stream);
 	return res;
 }

@@ -33,6 +33,7 @@ struct ccomStream {
 	_Atomic uint32_t done_seq;	/* futex word, bumped on every completion */
 	_Atomic uint32_t waiters;
 	_Atomic int err;		/* first error, -errno */
+	_Atomic int completing;		/* progress thread inside stream_complete() */
 	pthread_mutex_t err_lock;	/* protects errmsg */
 	char errmsg[256];
 };
