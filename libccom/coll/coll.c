@@ -18,6 +18,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
+#include "kdev/kdev.h"
 #include "stream/stream.h"
 #include "topo/topo.h"
 #include "transport/shm.h"
@@ -93,6 +94,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	if (cs->queue)
 		ccom_stream_queue_stop(comm);
 	ccom_stream_free(cs->default_stream);
+	ccom_kdev_comm_fini(comm);
 	coll_disconnect(comm, cs);
 	ccom_shm_fini(cs->shm);
 	free(cs->ring);
@@ -118,6 +120,8 @@ static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 		err = ccom_shm_init(comm, &cs->shm);
 	if (!err)
 		err = coll_connect(comm, cs);
+	if (!err)
+		err = ccom_kdev_comm_init(comm);
 	if (!err)
 		err = ccom_tune_init(comm);
 	if (!err)
@@ -168,6 +172,7 @@ void ccom_coll_comm_abort(struct ccomComm *comm)
 
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
 	ccom_shm_mark_broken(cs->shm, CCOM_SHM_ABORTED);
+	ccom_kdev_comm_abort(comm);
 	/* Let threads blocked in stream waits see the flag and leave before the free. */
 	while (atomic_load(&cs->api_busy) > 0 && ccom_now_us() < until)
 		ccom_sleep_us(200, NULL);
@@ -210,7 +215,7 @@ static int coll_run_single(struct ccomComm *comm, struct ccom_op *op)
 
 static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 {
-	int algo, proto;
+	int algo, proto, err;
 
 	if (comm->nranks == 1)
 		return coll_run_single(comm, op);
@@ -218,6 +223,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_p2p_run(comm, op->subs, op->nsubs);
 	if (op->count == 0)
 		return 0;
+	if (comm->coll->kdev && ccom_kdev_wants(comm, op) && (err = ccom_kdev_run(comm, op)) <= 0)
+		return err;	/* 1: kdev fell back (collectively); run it here */
 	ccom_tune_pick(comm, op, &algo, &proto);
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
 		return ccom_ll_run(comm, op);

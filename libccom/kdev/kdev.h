@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kdev.h - collectives through the nccom engine (kdev/ layer): the
+ * user-buffer registration cache (regcache.c), the per-collective grant
+ * exchange (grant.c) and the descriptor schedules of the direct intra-host
+ * algorithms (sched.c).  The device, ring and grant channel are in
+ * transport/kdev.h.
+ */
+#ifndef CCOM_KDEV_KDEV_H
+#define CCOM_KDEV_KDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/kdev.h"
+
+struct ccomComm;
+struct ccom_op;
+
+/* A registration of the cache (regcache.c). */
+struct ccom_kdev_reg {
+	uintptr_t start, end;		/* page-aligned user range */
+	uint32_t handle;		/* MEM_REGISTER handle */
+	uint32_t access;		/* enum nccom_mem_flags */
+	uint64_t id;			/* never reused: names the grant towards peers */
+	uint64_t last_use;		/* LRU clock */
+	uint64_t peers_have;		/* bit l: local rank l imported it */
+	bool in_use;			/* referenced by the collective being set up */
+	bool fresh;			/* registered by this lookup: no probe needed */
+};
+
+/* What a peer (or this rank) exposes for one collective: handle + offset. */
+struct ccom_kdev_view {
+	uint32_t handle;		/* in this rank's fd: own registration or import */
+	uint64_t off;			/* byte offset of the buffer in it */
+};
+
+/* Up to this many buffers per collective are published to peers. */
+#define CCOM_KDEV_NPUB 2
+
+/* regcache.c */
+int ccom_kdev_cache_init(struct ccom_kdev *kd);
+void ccom_kdev_cache_fini(struct ccom_kdev *kd);
+/*
+ * Registrations covering [addr, addr + len) with at least @access, one per
+ * request, validated against the driver's invalidation (a cached entry
+ * whose range was unmapped or remapped is dropped and registered again).
+ * Returns 0, or -errno when a registration fails (the caller falls back).
+ */
+struct ccom_kdev_req {
+	const void *addr;
+	size_t len;
+	uint32_t access;
+	struct ccom_kdev_reg *reg;	/* out */
+};
+int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n);
+/* Drop every cache entry inside [addr, addr + len) (memory the library frees). */
+void ccom_kdev_cache_forget(struct ccom_kdev *kd, const void *addr, size_t len);
+/* Pop up to @max grant ids local peer @l must drop; returns how many. */
+int ccom_kdev_cache_take_drops(struct ccom_kdev *kd, int l, uint64_t *ids, int max);
+
+/* grant.c */
+int ccom_kdev_grant_init(struct ccom_kdev *kd);
+void ccom_kdev_grant_fini(struct ccom_kdev *kd);
+/*
+ * The per-collective exchange with every local peer: publishes @pub
+ * (NULL entries: nothing) with the dma-buf grants peers lack, checks that
+ * every peer runs the same collective (@sig), and fills views[l * NPUB + i]
+ * with handles usable in this fd (own registrations for l == me).  *@all_ok
+ * is false if any rank could not register its buffers (@ok false here):
+ * then every rank falls back together.  0 or -errno.
+ */
+struct ccom_kdev_sig {
+	uint32_t kind, dtype, op, root;
+	uint64_t count;
+};
+int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, bool ok,
+		       struct ccom_kdev_reg *const *pub, const uint64_t *pub_off,
+		       struct ccom_kdev_view *views, bool *all_ok);
+
+/* sched.c: called by coll/ */
+/* True if @op should run on the engine (same answer on every rank). */
+bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op);
+/* Run @op through the engine; falls back to coll/'s direct path collectively. */
+int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op);
+
+/* Complete every submitted descriptor (sched.c); 0 or -errno naming the cause. */
+int ccom_kdev_complete(struct ccom_kdev *kd);
+
+#endif
