@@ -212,19 +212,6 @@ static const char *const coll_names[PERF_NCOLLS] = {
 	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv"
 };
 
-static void print_header(const struct perf_ctx *c)
-{
-	printf("# ccom-perf %s: %d ranks, dtype %d, op %d, check %d\n", coll_names[c->o->coll],
-	       c->nranks, c->o->dtype, c->o->op, c->o->check);
-	printf("#%76s%34s\n", "out-of-place", "in-place");
-	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "size", "count",
-	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-	       "#wrong");
-	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
-	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
-	fflush(stdout);
-}
-
 static const char *type_name(ccomDataType_t dt)
 {
 	static const char *const n[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64",
@@ -241,6 +228,19 @@ static const char *op_name(const struct perf_opts *o)
 	    o->coll == PERF_SENDRECV)
 		return "none";
 	return n[o->op];
+}
+
+static void print_header(const struct perf_ctx *c)
+{
+	printf("# ccom-perf %s: %d ranks, type %s, redop %s, check %s\n", coll_names[c->o->coll],
+	       c->nranks, type_name(c->o->dtype), op_name(c->o), c->o->check ? "on" : "off");
+	printf("#%76s%34s\n", "out-of-place", "in-place");
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "size", "count",
+	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
+	       "#wrong");
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
+	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	fflush(stdout);
 }
 
 int perf_run(struct perf_ctx *c)
