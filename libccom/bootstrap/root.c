@@ -56,9 +56,11 @@ struct root {
 	int failed;		/* -errno once the job cannot start */
 	char msg[CCOM_BS_MAX_MSG];
 	struct root_pending *pend;	/* connections that have not checked in yet */
-	struct pollfd *pfd;
 	int npend;
 	int cap;
+	struct pollfd *pfd;		/* poll set of one round */
+	int *who;			/* rank of each polled checked-in connection */
+	int pfd_cap;
 };
 
 /* Send a verdict followed by @len bytes of @data (error text or address entries). */
@@ -303,7 +305,6 @@ static int root_grow(struct root *rt)
 {
 	int cap = rt->cap ? rt->cap * 2 : 16;
 	struct root_pending *pend;
-	struct pollfd *pfd;
 
 	if (cap > ROOT_MAX_PENDING)
 		return -ENOSPC;
@@ -311,10 +312,6 @@ static int root_grow(struct root *rt)
 	if (!pend)
 		return -ENOMEM;
 	rt->pend = pend;
-	pfd = realloc(rt->pfd, (cap + 1) * sizeof(*pfd));
-	if (!pfd)
-		return -ENOMEM;
-	rt->pfd = pfd;
 	rt->cap = cap;
 	return 0;
 }
@@ -343,42 +340,65 @@ static void root_accept(struct root *rt)
 /*
  * A rank that checked in sends nothing more until the answer: readability
  * of its connection means it closed it (died or was aborted), and the job
- * can no longer start.  Checked every round with a non-blocking poll().
+ * can no longer start.
  */
-static void root_check_hangups(struct root *rt)
+static void root_hangup(struct root *rt, int r)
 {
-	int r;
+	const struct ccom_bs_hello *h = &rt->ranks[r].hello;
 
-	for (r = 0; !rt->failed && rt->ranks && r < rt->nranks; r++) {
-		struct pollfd p = { .fd = rt->ranks[r].fd, .events = POLLIN };
-		const struct ccom_bs_hello *h = &rt->ranks[r].hello;
+	close(rt->ranks[r].fd);
+	rt->ranks[r].fd = -1;
+	rt->count--;
+	snprintf(rt->msg, sizeof(rt->msg),
+		 "rank %d (%s pid %d) disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
+		 h->rank, h->host, h->pid, rt->nranks - rt->count - 1, rt->nranks);
+	root_fail(rt, -ECONNRESET, rt->deadline);
+}
 
-		if (p.fd < 0 || poll(&p, 1, 0) <= 0)
-			continue;
-		close(rt->ranks[r].fd);
-		rt->ranks[r].fd = -1;
-		rt->count--;
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "rank %d (%s pid %d) disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
-			 h->rank, h->host, h->pid, rt->nranks - rt->count - 1, rt->nranks);
-		root_fail(rt, -ECONNRESET, rt->deadline);
-	}
+static int root_pfd_reserve(struct root *rt, int need)
+{
+	struct pollfd *pfd;
+	int *who;
+
+	if (need <= rt->pfd_cap)
+		return 0;
+	pfd = realloc(rt->pfd, need * sizeof(*pfd));
+	if (!pfd)
+		return -ENOMEM;
+	rt->pfd = pfd;
+	who = realloc(rt->who, need * sizeof(*who));
+	if (!who)
+		return -ENOMEM;
+	rt->who = who;
+	rt->pfd_cap = need;
+	return 0;
 }
 
 /* One poll round.  Returns 1 when the root is done. */
 static int root_step(struct root *rt)
 {
-	struct pollfd *pfd = rt->pfd;
 	int64_t now = ccom_now_us();
-	int i, n;
+	struct pollfd *pfd;
+	int i, n = rt->npend, m = 0;
 
-	pfd[0] = (struct pollfd){ .fd = rt->lfd, .events = POLLIN };
-	for (i = 0; i < rt->npend; i++)
-		pfd[i + 1] = (struct pollfd){ .fd = rt->pend[i].fd, .events = POLLIN };
-	n = rt->npend;
-	if (poll(pfd, n + 1, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
+	if (root_pfd_reserve(rt, 1 + n + (rt->nranks > 0 ? rt->nranks : 0)))
 		return 1;
-	root_check_hangups(rt);
+	pfd = rt->pfd;
+	/* [0] listen, [1, n] pending connections, then the ranks that checked in. */
+	pfd[0] = (struct pollfd){ .fd = rt->lfd, .events = POLLIN };
+	for (i = 0; i < n; i++)
+		pfd[i + 1] = (struct pollfd){ .fd = rt->pend[i].fd, .events = POLLIN };
+	for (i = 0; !rt->failed && i < rt->nranks; i++) {
+		if (rt->ranks[i].fd < 0)
+			continue;
+		pfd[1 + n + m] = (struct pollfd){ .fd = rt->ranks[i].fd, .events = POLLIN };
+		rt->who[m++] = i;
+	}
+	if (poll(pfd, 1 + n + m, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
+		return 1;
+	for (i = 0; i < m && !rt->failed; i++)
+		if (pfd[1 + n + i].revents)
+			root_hangup(rt, rt->who[i]);
 	/* Walk backwards: consuming entry i moves the last one into its slot. */
 	for (i = n - 1; i >= 0; i--) {
 		if (pfd[i + 1].revents)
@@ -412,6 +432,7 @@ static void *root_main(void *arg)
 			close(rt->ranks[i].fd);
 	close(rt->lfd);
 	free(rt->pfd);
+	free(rt->who);
 	free(rt->pend);
 	free(rt->ranks);
 	free(rt);
@@ -429,7 +450,6 @@ int ccom_bs_root_start(int listen_fd, uint64_t magic)
 		return -ENOMEM;
 	if (root_grow(rt)) {
 		free(rt->pend);
-		free(rt->pfd);
 		free(rt);
 		return -ENOMEM;
 	}
@@ -442,7 +462,6 @@ int ccom_bs_root_start(int listen_fd, uint64_t magic)
 	pthread_attr_destroy(&attr);
 	if (rc) {
 		free(rt->pend);
-		free(rt->pfd);
 		free(rt);
 		return rc;
 	}
