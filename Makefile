@@ -96,12 +96,16 @@ check-asan:
 check-kmod:
 	tools/vm/check-kmod
 
+# ccomctl, ccomd and their tests (need libnl-3, json-c, libmicrohttpd).
+include tools/inspect.mk
+
 # Every part runs even if an earlier one failed; the exit status says
 # whether all passed.
 check: deps
 	@rc=0; \
 	$(MAKE) check-lib || rc=1; \
 	$(MAKE) check-asan || rc=1; \
+	$(MAKE) check-inspect || rc=1; \
 	$(MAKE) check-kmod || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	exit $$rc
