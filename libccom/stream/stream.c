@@ -96,26 +96,63 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	}
 }
 
+/*
+ * Sleep until there is work.  Shortly after activity the thread only naps
+ * (PROGRESS_NAP_US) and enqueues do not signal it: a thread that enqueues
+ * and then synchronizes runs the op itself, without a wake-up on the
+ * critical path; a caller that never synchronizes still gets its op run
+ * within a nap.  After PROGRESS_IDLE_US of inactivity the thread sleeps
+ * until an enqueue signals it.  Called with q->lock held.
+ */
+#define PROGRESS_NAP_US 200
+#define PROGRESS_IDLE_US 20000
+
+static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
+{
+	struct timespec ts;
+	int64_t now = ccom_now_us();
+
+	if (now - last_active >= PROGRESS_IDLE_US) {
+		q->sleeping = true;
+		pthread_cond_wait(&q->cond, &q->lock);
+		q->sleeping = false;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += PROGRESS_NAP_US * 1000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+}
+
 static void *progress_main(void *arg)
 {
 	struct ccomComm *comm = arg;
 	struct ccom_stream_queue *q = comm->coll->queue;
+	int64_t last_active = 0;
 
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
-		while (!q->head && !q->stop) {
-			q->sleeping = true;
-			pthread_cond_wait(&q->cond, &q->lock);
-			q->sleeping = false;
-		}
+		while (!q->head && !q->stop)
+			progress_sleep(q, last_active);
 		if (!q->head && q->stop) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
 		pthread_mutex_unlock(&q->lock);
-		pthread_mutex_lock(&q->exec);
-		queue_run(comm, NULL, 0);
-		pthread_mutex_unlock(&q->exec);
+		/* A synchronizing thread already runs the queue: let it. */
+		if (pthread_mutex_trylock(&q->exec) == 0) {
+			queue_run(comm, NULL, 0);
+			pthread_mutex_unlock(&q->exec);
+		} else {
+			pthread_mutex_lock(&q->lock);
+			if (q->head && !q->stop)
+				progress_sleep(q, ccom_now_us());
+			pthread_mutex_unlock(&q->lock);
+		}
+		last_active = ccom_now_us();
 	}
 	return NULL;
 }

@@ -50,7 +50,7 @@ struct ccom_stream_queue {
 	pthread_cond_t cond;
 	struct ccom_op *head, *tail;
 	bool stop;
-	bool sleeping;
+	bool sleeping;			/* in an unbounded wait: enqueue must signal */
 	_Atomic int pending;		/* ops queued or running */
 	pthread_t thread;
 	bool thread_valid;
