@@ -53,6 +53,7 @@ struct root {
 	int64_t first_us;
 	int64_t deadline;	/* report a timeout at this time (0: no rank yet) */
 	int64_t linger;		/* after a failure, keep answering until then */
+	int64_t latest;		/* when the last checked-in rank gives up by itself */
 	int failed;		/* -errno once the job cannot start */
 	char msg[CCOM_BS_MAX_MSG];
 	struct root_pending *pend;	/* connections that have not checked in yet */
@@ -181,6 +182,8 @@ static void root_checkin(struct root *rt, int i)
 	int err = 0;
 
 	rt->pend[i] = rt->pend[--rt->npend];
+	if (now + (int64_t)h->remaining_ms * 1000 > rt->latest)
+		rt->latest = now + (int64_t)h->remaining_ms * 1000;
 	if (rt->failed) {
 		/* Later ranks of a failed job get the verdict too. */
 		root_send_reply(p.fd, rt->magic, rt->failed, NULL, rt->msg);
@@ -260,7 +263,8 @@ static void root_timeout(struct root *rt)
 		 "timed out after %.1f s waiting for %d of %d ranks; ranks that never checked in: %s. Check that they were started, reached ccomCommInitRank with the same unique id, and can reach the root",
 		 (ccom_now_us() - rt->first_us) / 1e6, rt->nranks - rt->count, rt->nranks, list);
 	free(in);
-	root_fail(rt, -ETIMEDOUT, 0);
+	/* Ranks arriving late get the verdict too, as long as the others wait. */
+	root_fail(rt, -ETIMEDOUT, rt->latest);
 }
 
 /* Read what is available on pending connection @i; 1 if it was consumed. */
