@@ -100,7 +100,7 @@ FIXTURE_TEARDOWN(failnth)
 	knob_write(0);
 }
 
-TEST_F(failnth, object_creation)
+TEST_F_TIMEOUT(failnth, object_creation, 120)
 {
 	const size_t len = 8 * PAGE_SZ;
 	struct nccom_info base, info;

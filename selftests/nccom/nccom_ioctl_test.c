@@ -384,7 +384,7 @@ TEST_F(nccom, foreign_handles)
 		bad |= _test_cmd_mem_export(cfd, self->mem, NULL) != -1 || errno != ENOENT;
 		_exit(bad ? 1 : 0);
 	}
-	ASSERT_EQ(0, wait_child(pid, &status, 10000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status));
 	/* The owner's objects are untouched. */
 	test_cmd_sem_read(self->sem, &v, NULL);

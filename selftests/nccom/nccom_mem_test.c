@@ -51,7 +51,7 @@ FIXTURE_TEARDOWN(mem)
 static int run1(FIXTURE_DATA(mem) *self, struct nccom_desc d)
 {
 	struct nccom_cqe c;
-	int rc = nccom_ring_run(&self->r, &d, 1, &c, 30000);
+	int rc = nccom_ring_run(&self->r, &d, 1, &c, 60000);
 
 	if (rc != 1)
 		return rc < 0 ? rc : -EIO;
@@ -115,7 +115,7 @@ TEST_F(mem, readonly_registration_then_write)
  * B.local' -> A.dst, reduces int32 sum A.src + B.other -> A.dst2, and A
  * checks its memory byte for byte.
  */
-TEST_F(mem, cross_process_single_copy)
+TEST_F_TIMEOUT(mem, cross_process_single_copy, 120)
 {
 	int sv[2], status, fds[3], i;
 	uint8_t *local = nccom_alloc(LEN), *other = nccom_alloc(LEN);
@@ -194,7 +194,7 @@ TEST_F(mem, cross_process_single_copy)
 		nccom_free(ref, LEN);
 	}
 	ASSERT_EQ(0, write_full(sv[0], &ok, 1));
-	ASSERT_EQ(0, wait_child(pid, &status, 20000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status)) TH_LOG("A's check: status 0x%x", status);
 	for (i = 0; i < 3; i++)
 		close(fds[i]);
@@ -289,7 +289,7 @@ FIXTURE_TEARDOWN(inval)
 					 self->base.out_pinned_pages, &info));
 }
 
-TEST_F(inval, descriptor_fails_after_change)
+TEST_F_TIMEOUT(inval, descriptor_fails_after_change, 120)
 {
 	uint8_t *a = nccom_alloc(LEN), *b = nccom_alloc(LEN), *m;
 	struct nccom_queue_get_state st;
@@ -304,7 +304,7 @@ TEST_F(inval, descriptor_fails_after_change)
 	test_cmd_mem_register(NCCOM_MEM_READ | NCCOM_MEM_WRITE, a, LEN, &ha);
 	test_cmd_mem_register(NCCOM_MEM_READ | NCCOM_MEM_WRITE, b, LEN, &hb);
 	d = desc_copy(hb, 0, ha, 0, LEN, 1);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 20000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	ASSERT_EQ(0, c.status);
 	switch (variant->kind) {
 	case INV_MUNMAP:
@@ -329,7 +329,7 @@ TEST_F(inval, descriptor_fails_after_change)
 	d = desc_copy(hb, 0, ha, 0, 64, 2);
 	if (variant->kind == INV_MREMAP)
 		d = desc_copy(ha, 0, hb, 0, 64, 2);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 20000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	EXPECT_EQ(-EFAULT, c.status);
 	test_cmd_queue_get_state(self->r.handle, &st);
 	EXPECT_EQ(NCCOM_QUEUE_ERROR, st.out_state);
@@ -349,7 +349,7 @@ TEST_F(inval, descriptor_fails_after_change)
 		test_cmd_mem_register(NCCOM_MEM_READ, x, LEN, &hx);
 		test_cmd_mem_register(NCCOM_MEM_WRITE, y, LEN, &hy);
 		d = desc_copy(hy, 0, hx, 0, LEN, 3);
-		ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 20000));
+		ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 		EXPECT_EQ(0, c.status);
 		EXPECT_EQ(0, memcmp(x, y, LEN));
 		nccom_free(x, LEN);
@@ -378,7 +378,7 @@ TEST_F(inval, export_after_munmap_is_safe)
 	test_cmd_mem_import(NCCOM_MEM_READ, dbfd, 0, 0, &hi);
 	ASSERT_EQ(0, munmap(a, LEN));
 	d = desc_copy(hb, 0, hi, 0, LEN, 1);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 20000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	/* Either the grant follows the invalidation or it reads the old pages. */
 	EXPECT_TRUE(c.status == -EFAULT || (c.status == 0 && b[0] == 9 && b[LEN - 1] == 9))
 		TH_LOG("status %d", c.status);
@@ -535,7 +535,7 @@ TEST_F(mem, memlock_limit_unprivileged)
 			_exit(9);
 		_exit(0);
 	}
-	ASSERT_EQ(0, wait_child(pid, &status, 20000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status)) TH_LOG("unprivileged child failed at step %d",
 					     WIFEXITED(status) ? WEXITSTATUS(status) : -1);
 }

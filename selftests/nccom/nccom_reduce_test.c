@@ -246,7 +246,7 @@ FIXTURE_TEARDOWN(reduce)
 					 self->base.out_pinned_pages, &info));
 }
 
-TEST_F(reduce, every_op_and_size)
+TEST_F_TIMEOUT(reduce, every_op_and_size, 180)
 {
 	static const size_t counts[] = { 1, 3, 17, 1023, 4099 };
 	static const char *const opname[] = { "sum", "prod", "min", "max" };
@@ -280,7 +280,7 @@ TEST_F(reduce, every_op_and_size)
 					d = desc_reduce(dt, op, self->hd, off, self->ha, off,
 							self->hb, off, n, op);
 				}
-				ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 30000));
+				ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 				ASSERT_EQ(0, c.status) TH_LOG("%s n=%zu inplace=%d",
 							      opname[op], n, inplace);
 				bad = mismatches(dt, self->d + off, self->want, n);
@@ -305,12 +305,12 @@ TEST_F(reduce, range_checked_in_elements)
 
 	memset(self->d, 0x5a, RBUF);
 	d = desc_reduce(dt, NCCOM_REDOP_MAX, self->hd, es, self->ha, 0, 0, 0, n, 1);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 30000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	EXPECT_EQ(-EOVERFLOW, c.status);
 	EXPECT_EQ(0x5a, self->d[es]);
 	test_cmd_queue_reset(self->r.handle, 0);
 	d = desc_reduce(dt, NCCOM_REDOP_MAX, self->hd, 0, self->ha, 0, 0, 0, n, 2);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 30000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	EXPECT_EQ(0, c.status);
 }
 

@@ -83,7 +83,7 @@ TEST_F(ring, nop_ordering)
 
 	for (i = 0; i < 16; i++)
 		d[i] = desc_nop(1000 + i);
-	ASSERT_EQ(16, nccom_ring_run(&self->r, d, 16, c, 10000));
+	ASSERT_EQ(16, nccom_ring_run(&self->r, d, 16, c, 60000));
 	for (i = 0; i < 16; i++) {
 		EXPECT_EQ(1000 + i, c[i].cookie);
 		EXPECT_EQ(0, c[i].status);
@@ -110,7 +110,7 @@ TEST_F(ring, copy_unaligned)
 		memset(self->dst, 0xee, BUFSZ);
 		d = desc_copy(self->hdst, cases[i].doff, self->hsrc, cases[i].so,
 			      cases[i].len, i);
-		ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 10000));
+		ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 		EXPECT_EQ(0, c.status);
 		EXPECT_EQ(0, memcmp(self->dst + cases[i].doff, self->src + cases[i].so,
 				    cases[i].len)) TH_LOG("case %u", i);
@@ -123,7 +123,7 @@ TEST_F(ring, copy_unaligned)
 }
 
 /* Depth 4, thousands of descriptors: the indices wrap around many times. */
-TEST_F(ring, wrap_around)
+TEST_F_TIMEOUT(ring, wrap_around, 180)
 {
 	const uint32_t n = 4000;
 	struct nccom_desc *d = calloc(n, sizeof(*d));
@@ -189,7 +189,7 @@ TEST_F(ring, full_ring)
 	EXPECT_EQ(0, st.out_completed);
 	EXPECT_EQ(0, self->dst[100]);
 	test_cmd_sem_signal(self->sem, 1);
-	ASSERT_EQ(n, nccom_ring_reap(&self->r, c, n, n, 10000));
+	ASSERT_EQ(n, nccom_ring_reap(&self->r, c, n, n, 60000));
 	for (i = 0; i < (int)n; i++) {
 		EXPECT_EQ(i, c[i].cookie);
 		EXPECT_EQ(0, c[i].status);
@@ -325,7 +325,7 @@ TEST_F(bad, descriptor_in_middle)
 	d[3] = desc_copy(self->hdst, 3000, self->hsrc, 3000, 100, 3);
 	d[4] = desc_copy(self->hdst, 4000, self->hsrc, 4000, 100, 4);
 	ASSERT_EQ(0, nccom_ring_submit(&self->r, d, 5));
-	n = nccom_ring_reap(&self->r, c, 3, 5, 10000);
+	n = nccom_ring_reap(&self->r, c, 3, 5, 60000);
 	ASSERT_EQ(3, n);
 	EXPECT_EQ(0, c[0].status);
 	EXPECT_EQ(0, c[1].status);
@@ -345,7 +345,7 @@ TEST_F(bad, descriptor_in_middle)
 	/* Another queue of the same fd is unaffected. */
 	ASSERT_EQ(0, nccom_ring_create(self->fd, 0, 4, &other));
 	od = desc_copy(self->hdst, 5000, self->hsrc, 5000, 100, 9);
-	ASSERT_EQ(1, nccom_ring_run(&other, &od, 1, &oc, 10000));
+	ASSERT_EQ(1, nccom_ring_run(&other, &od, 1, &oc, 60000));
 	EXPECT_EQ(0, oc.status);
 	EXPECT_EQ(0, memcmp(self->dst + 5000, self->src + 5000, 100));
 	nccom_ring_destroy(&other);
@@ -353,7 +353,7 @@ TEST_F(bad, descriptor_in_middle)
 	test_cmd_queue_reset(self->r.handle, 0);
 	test_err_queue_reset(EBUSY, self->r.handle, 0);
 	test_cmd_queue_doorbell(self->r.handle);
-	ASSERT_EQ(2, nccom_ring_reap(&self->r, c + 3, 2, 2, 10000));
+	ASSERT_EQ(2, nccom_ring_reap(&self->r, c + 3, 2, 2, 60000));
 	EXPECT_EQ(3, c[3].cookie);
 	EXPECT_EQ(0, c[3].status);
 	EXPECT_EQ(4, c[4].cookie);
@@ -374,11 +374,11 @@ TEST_F(ring, reset_discard)
 	for (i = 1; i < 4; i++)
 		d[i] = desc_copy(self->hdst, i * 100, self->hsrc, i * 100, 8, i);
 	ASSERT_EQ(0, nccom_ring_submit(&self->r, d, 4));
-	ASSERT_EQ(1, nccom_ring_reap(&self->r, c, 1, 1, 10000));
+	ASSERT_EQ(1, nccom_ring_reap(&self->r, c, 1, 1, 60000));
 	EXPECT_EQ(-ENOENT, c[0].status);
 	test_err_queue_reset(EINVAL, self->r.handle, 1u << 7);
 	test_cmd_queue_reset(self->r.handle, NCCOM_QUEUE_RESET_DISCARD);
-	ASSERT_EQ(3, nccom_ring_reap(&self->r, c + 1, 3, 3, 10000));
+	ASSERT_EQ(3, nccom_ring_reap(&self->r, c + 1, 3, 3, 60000));
 	for (i = 1; i < 4; i++) {
 		EXPECT_EQ(i, c[i].cookie);
 		EXPECT_EQ(-ECANCELED, c[i].status);
@@ -386,13 +386,13 @@ TEST_F(ring, reset_discard)
 	EXPECT_EQ(0, self->dst[100]);
 	/* The queue works afterwards. */
 	d[0] = desc_copy(self->hdst, 100, self->hsrc, 100, 8, 5);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, d, 1, c, 10000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, d, 1, c, 60000));
 	EXPECT_EQ(0, c[0].status);
 	EXPECT_EQ(0, memcmp(self->dst + 100, self->src + 100, 8));
 }
 
 /* A SEM_WAIT parks its queue only; a SEM_SIGNAL on another queue frees it. */
-TEST_F(ring, sem_wait_parks_only_its_queue)
+TEST_F_TIMEOUT(ring, sem_wait_parks_only_its_queue, 120)
 {
 	struct nccom_ring q2;
 	struct nccom_desc d[2], e[3];
@@ -405,7 +405,7 @@ TEST_F(ring, sem_wait_parks_only_its_queue)
 	ASSERT_EQ(0, nccom_ring_submit(&self->r, d, 2));
 	e[0] = desc_copy(self->hdst, 8192, self->hsrc, 8192, 4096, 10);
 	e[1] = desc_sem(NCCOM_OP_SEM_SIGNAL, self->sem, 3, 11);
-	ASSERT_EQ(2, nccom_ring_run(&q2, e, 2, c, 10000));
+	ASSERT_EQ(2, nccom_ring_run(&q2, e, 2, c, 60000));
 	EXPECT_EQ(0, c[0].status);
 	EXPECT_EQ(0, c[1].status);
 	EXPECT_EQ(0, memcmp(self->dst + 8192, self->src + 8192, 4096));
@@ -416,16 +416,16 @@ TEST_F(ring, sem_wait_parks_only_its_queue)
 	EXPECT_EQ(0, self->dst[0] == self->src[0] && self->dst[1] == self->src[1] &&
 		     self->dst[2] == self->src[2] && self->dst[3] == self->src[3]);
 	e[2] = desc_sem(NCCOM_OP_SEM_SIGNAL, self->sem, 5, 12);
-	ASSERT_EQ(1, nccom_ring_run(&q2, e + 2, 1, c, 10000));
+	ASSERT_EQ(1, nccom_ring_run(&q2, e + 2, 1, c, 60000));
 	EXPECT_EQ(0, c[0].status);
-	ASSERT_EQ(2, nccom_ring_reap(&self->r, c, 2, 2, 10000));
+	ASSERT_EQ(2, nccom_ring_reap(&self->r, c, 2, 2, 60000));
 	EXPECT_EQ(1, c[0].cookie);
 	EXPECT_EQ(0, c[0].status);
 	EXPECT_EQ(0, c[1].status);
 	EXPECT_EQ(0, memcmp(self->dst, self->src, 4096));
 	/* Signalling backwards from a descriptor is a descriptor error. */
 	e[0] = desc_sem(NCCOM_OP_SEM_SIGNAL, self->sem, 4, 13);
-	ASSERT_EQ(1, nccom_ring_run(&q2, e, 1, c, 10000));
+	ASSERT_EQ(1, nccom_ring_run(&q2, e, 1, c, 60000));
 	EXPECT_EQ(-EINVAL, c[0].status);
 	nccom_ring_destroy(&q2);
 }
@@ -459,9 +459,9 @@ TEST_F(ring, registration_survives_fork)
 	ASSERT_LE(0, pid);
 	if (pid == 0)
 		_exit(0);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	d = desc_copy(self->hdst, 0, self->hsrc, 0, BUFSZ, 1);
-	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 10000));
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
 	EXPECT_EQ(0, c.status);
 	EXPECT_EQ(0, memcmp(self->dst, self->src, BUFSZ));
 }
@@ -488,7 +488,7 @@ static int worker(uint32_t seed, uint32_t iters)
 		off = (i * 4099 + seed) % (BUFSZ / 2);
 		len = 1 + (i * 131) % (BUFSZ / 2);
 		d = desc_copy(hb, off, ha, off, len, i);
-		if (nccom_ring_run(&q[i & 1], &d, 1, &c, 20000) != 1 || c.status)
+		if (nccom_ring_run(&q[i & 1], &d, 1, &c, 60000) != 1 || c.status)
 			return 4;
 		if (memcmp(a + off, b + off, len))
 			return 5;

@@ -77,7 +77,7 @@ TEST_F(sem, wait_satisfied_and_timeout)
 }
 
 /* B gets the semaphore fd over a Unix socket and signals; A waits. */
-TEST_F(sem, wait_satisfied_by_other_process)
+TEST_F_TIMEOUT(sem, wait_satisfied_by_other_process, 90)
 {
 	int sv[2], semfd, status;
 	uint64_t out = 0;
@@ -107,7 +107,7 @@ TEST_F(sem, wait_satisfied_by_other_process)
 	close(semfd);
 	ASSERT_EQ(0, _test_cmd_sem_wait(self->fd, self->sem, 7, deadline_ms(20000), &out));
 	EXPECT_EQ(10, out);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status));
 	close(sv[0]);
 }
@@ -117,7 +117,7 @@ static void on_usr1(int sig)
 	(void)sig;
 }
 
-TEST_F(sem, wait_interrupted_and_killed)
+TEST_F_TIMEOUT(sem, wait_interrupted_and_killed, 90)
 {
 	struct sigaction sa = { .sa_handler = on_usr1 };
 	int status;
@@ -135,7 +135,7 @@ TEST_F(sem, wait_interrupted_and_killed)
 	}
 	usleep(300000);
 	kill(pid, SIGUSR1);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000)) TH_LOG("wait not interrupted");
+	ASSERT_EQ(0, wait_child(pid, &status, 30000)) TH_LOG("wait not interrupted");
 	EXPECT_TRUE(child_ok(status));
 
 	/* SIGKILL: the waiter dies promptly. */
@@ -147,7 +147,7 @@ TEST_F(sem, wait_interrupted_and_killed)
 	}
 	usleep(300000);
 	kill(pid, SIGKILL);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000)) TH_LOG("wait not killable");
+	ASSERT_EQ(0, wait_child(pid, &status, 30000)) TH_LOG("wait not killable");
 	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	/* The semaphore is unaffected. */
 	test_cmd_sem_signal(self->sem, 1);
@@ -215,7 +215,7 @@ TEST_F(sem, poll_woken_by_other_process)
 	p.events = POLLIN;
 	ASSERT_EQ(1, poll(&p, 1, 20000));
 	EXPECT_TRUE(p.revents & POLLIN);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status));
 	close(semfd);
 }
@@ -337,7 +337,7 @@ TEST_F_TIMEOUT(sem, death_with_work_in_flight, 60)
 	usleep(200000);
 	kill_ns = now_ns();
 	kill(pid, SIGKILL);
-	ASSERT_EQ(0, wait_child(pid, &status, 10000));
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(WIFSIGNALED(status));
 	pthread_join(th, NULL);
 	EXPECT_EQ(-1, wa.rc);
