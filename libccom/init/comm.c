@@ -17,6 +17,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
+#include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -66,6 +67,7 @@ static void comm_wait_init(struct ccomComm *comm)
 static void comm_free(struct ccomComm *comm)
 {
 	ccom_coll_comm_fini(comm);
+	ccom_topo_fini(comm);
 	ccom_bootstrap_close(comm->bootstrap);
 	free(comm->peers);
 	free(comm->rank_to_node);

@@ -23,6 +23,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
+#include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
@@ -131,7 +132,7 @@ static uint64_t config_digest(void)
 	uint64_t h = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(aligned_params) / sizeof(aligned_params[0]); i++) {
+	for (i = 0; i < CCOM_ARRAY_SIZE(aligned_params); i++) {
 		const char *v = ccom_param_str(aligned_params[i]);
 
 		h = ccom_hash_bytes(h, aligned_params[i], strlen(aligned_params[i]));
@@ -265,7 +266,7 @@ static int stage_ranks(struct ccomComm *comm)
 static int stage_topo(struct ccomComm *comm)
 {
 	int multi = ccom_param_int("CCOM_MULTI_RANK_DEVICE") == 1;
-	int r, s;
+	int r, s, err;
 
 	for (r = 0; r < comm->nranks; r++) {
 		struct ccom_peer_info *p = &comm->peers[r];
@@ -285,6 +286,9 @@ static int stage_topo(struct ccomComm *comm)
 			return -EBADE;
 		}
 	}
+	err = ccom_topo_init(comm);
+	if (err)
+		return err;
 	ccom_info(CCOM_SUBSYS_INIT | CCOM_SUBSYS_TOPO, "Init TOPO rank %d: device %d (%d on this host)",
 		  comm->rank, comm->device, comm->peers[comm->rank].ndevices);
 	return 0;
@@ -300,7 +304,7 @@ static int stage_align(struct ccomComm *comm)
 	for (r = 0; r < comm->nranks; r++) {
 		if (comm->peers[r].config_digest == me->config_digest)
 			continue;
-		for (i = 0; i < sizeof(aligned_params) / sizeof(aligned_params[0]); i++) {
+		for (i = 0; i < CCOM_ARRAY_SIZE(aligned_params); i++) {
 			const char *v = ccom_param_str(aligned_params[i]);
 
 			o += snprintf(mine + o, sizeof(mine) - o, "%s%s=%s", i ? " " : "",
