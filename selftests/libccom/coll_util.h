@@ -23,6 +23,7 @@ struct ct_job {
 	int nranks;
 	const char *env[4];	/* "NAME=value" set in every rank before init */
 	int big;		/* run the 1 Mi + 3 counts too */
+	size_t count;		/* element count, for tests that take one */
 };
 
 static inline size_t ct_size(ccomDataType_t dt)
