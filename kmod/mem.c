@@ -160,24 +160,39 @@ static void nccom_unpin(struct nccom_region *region, unsigned long npinned)
 				    region->access & NCCOM_MEM_WRITE);
 }
 
+/*
+ * Pin one batch. A read-only registration of writable memory is pinned for
+ * write all the same: that breaks copy-on-write sharing (e.g. the shared zero
+ * page of untouched anonymous memory) up front, so the owner's later writes
+ * land in the pinned pages instead of replacing them. Only a mapping that
+ * cannot be written (-EFAULT) is pinned for read.
+ */
+static int nccom_pin_batch(struct nccom_region *region, unsigned long done,
+			   int batch)
+{
+	unsigned long addr = region->uaddr + done * PAGE_SIZE;
+	int ret;
+
+	ret = pin_user_pages_fast(addr, batch, FOLL_LONGTERM | FOLL_WRITE,
+				  region->pages + done);
+	if (ret == -EFAULT && !(region->access & NCCOM_MEM_WRITE))
+		ret = pin_user_pages_fast(addr, batch, FOLL_LONGTERM,
+					  region->pages + done);
+	return ret ? ret : -EFAULT;
+}
+
 static int nccom_pin_pages(struct nccom_region *region)
 {
-	unsigned int gup = FOLL_LONGTERM;
 	unsigned long done = 0;
 	int ret;
 
-	if (region->access & NCCOM_MEM_WRITE)
-		gup |= FOLL_WRITE;
 	while (done < region->npages) {
 		int batch = min_t(unsigned long, region->npages - done,
 				  NCCOM_PIN_BATCH);
 
-		ret = pin_user_pages_fast(region->uaddr + done * PAGE_SIZE,
-					  batch, gup, region->pages + done);
-		if (ret <= 0) {
-			ret = ret ? ret : -EFAULT;
+		ret = nccom_pin_batch(region, done, batch);
+		if (ret < 0)
 			goto err_unpin;
-		}
 		done += ret;
 		if (fatal_signal_pending(current)) {
 			ret = -EINTR;

@@ -202,6 +202,8 @@ enum nccom_mem_flags {
  *
  * Pins the range (long-term) and accounts it against RLIMIT_MEMLOCK unless
  * the caller has CAP_IPC_LOCK (-ENOMEM when the limit would be exceeded).
+ * Writable memory is pinned for write even for a read-only registration, so
+ * the owner's later writes stay visible to descriptors.
  * If the range is later unmapped or remapped (munmap, mremap,
  * madvise(MADV_DONTNEED), process exit), the registration becomes invalid:
  * descriptors referencing it complete with -EFAULT; the handle must still be
