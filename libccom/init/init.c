@@ -132,7 +132,7 @@ static uint64_t config_digest(void)
 	uint64_t h = 0;
 	size_t i;
 
-	for (i = 0; i < sizeof(aligned_params) / sizeof(aligned_params[0]); i++) {
+	for (i = 0; i < CCOM_ARRAY_SIZE(aligned_params); i++) {
 		const char *v = ccom_param_str(aligned_params[i]);
 
 		h = ccom_hash_bytes(h, aligned_params[i], strlen(aligned_params[i]));
@@ -304,7 +304,7 @@ static int stage_align(struct ccomComm *comm)
 	for (r = 0; r < comm->nranks; r++) {
 		if (comm->peers[r].config_digest == me->config_digest)
 			continue;
-		for (i = 0; i < sizeof(aligned_params) / sizeof(aligned_params[0]); i++) {
+		for (i = 0; i < CCOM_ARRAY_SIZE(aligned_params); i++) {
 			const char *v = ccom_param_str(aligned_params[i]);
 
 			o += snprintf(mine + o, sizeof(mine) - o, "%s%s=%s", i ? " " : "",

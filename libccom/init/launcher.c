@@ -13,6 +13,7 @@
 #include "init/launcher.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/misc.h"
 #include "util/params.h"
 
 static const struct {
@@ -55,7 +56,7 @@ int ccom_launcher_rank(int *rank, int *nranks, const char **source)
 {
 	size_t i;
 
-	for (i = 0; i < sizeof(launcher_vars) / sizeof(launcher_vars[0]); i++) {
+	for (i = 0; i < CCOM_ARRAY_SIZE(launcher_vars); i++) {
 		const char *r = env(launcher_vars[i].rank), *n = env(launcher_vars[i].size);
 
 		if (!r || !n)

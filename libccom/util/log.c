@@ -62,7 +62,7 @@ static unsigned int parse_subsys(const char *s)
 	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
 		size_t i;
 
-		for (i = 0; i < sizeof(subsys_names) / sizeof(subsys_names[0]); i++)
+		for (i = 0; i < CCOM_ARRAY_SIZE(subsys_names); i++)
 			if (!strcasecmp(tok, subsys_names[i].name))
 				mask |= subsys_names[i].bit;
 	}

@@ -10,6 +10,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define CCOM_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
 /* CLOCK_MONOTONIC in microseconds. */
 int64_t ccom_now_us(void);
 

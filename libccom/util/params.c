@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/misc.h"
 #include "util/params.h"
 
 static const struct ccom_param_desc params[] = {
@@ -62,7 +63,7 @@ static const struct ccom_param_desc params[] = {
 	  "TEST ONLY: bind to this device index even without /dev/nccom (duplicate-device tests)." },
 };
 
-#define NPARAMS ((int)(sizeof(params) / sizeof(params[0])))
+#define NPARAMS ((int)(CCOM_ARRAY_SIZE(params)))
 
 static const struct ccom_param_desc *find(const char *name)
 {
