@@ -430,6 +430,84 @@ TEST_F_TIMEOUT(ring, sem_wait_parks_only_its_queue, 120)
 	nccom_ring_destroy(&q2);
 }
 
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+/* QUEUE_WAIT: returns at once on a stale tail, times out, is interruptible. */
+TEST_F_TIMEOUT(ring, queue_wait, 90)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+	struct nccom_desc d = desc_nop(1);
+	struct nccom_cqe c;
+	uint64_t deadline;
+	uint32_t tail = 99;
+	int status;
+	pid_t pid;
+
+	/* Nothing pending: times out (0 = do not wait; a real deadline). */
+	test_err_queue_wait(ETIMEDOUT, self->r.handle, 0, 0);
+	deadline = deadline_ms(100);
+	test_err_queue_wait(ETIMEDOUT, self->r.handle, 0, deadline);
+	EXPECT_LE(deadline, now_ns());
+	ASSERT_EQ(1, nccom_ring_run(&self->r, &d, 1, &c, 60000));
+	/* The caller's tail is stale: returns at once with the real one. */
+	ASSERT_EQ(0, _test_cmd_queue_wait(self->fd, self->r.handle, 0, deadline_ms(60000),
+					  &tail));
+	EXPECT_EQ(1, tail);
+	/* Interrupted by a caught signal: -EINTR. */
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		sigaction(SIGUSR1, &sa, NULL);
+		if (_test_cmd_queue_wait(self->fd, self->r.handle, 1, deadline_ms(60000),
+					 NULL) == -1 && errno == EINTR)
+			_exit(0);
+		_exit(1);
+	}
+	usleep(300000);
+	kill(pid, SIGUSR1);
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
+	EXPECT_TRUE(child_ok(status));
+}
+
+/*
+ * Fairness: a huge copy on one queue does not hold back a small copy
+ * submitted right after it on another queue of the same device; the small
+ * one completes while the huge one is still running.
+ */
+TEST_F_TIMEOUT(ring, no_starvation, 120)
+{
+	const size_t big = 64 << 20;
+	uint8_t *a = nccom_alloc(big), *b = nccom_alloc(big);
+	struct nccom_ring q2;
+	struct nccom_desc d;
+	struct nccom_cqe c;
+	uint32_t ha, hb, big_done;
+
+	ASSERT_NE(NULL, a);
+	ASSERT_NE(NULL, b);
+	memset(a, 1, big);
+	memset(b, 0, big);
+	test_cmd_mem_register(NCCOM_MEM_READ, a, big, &ha);
+	test_cmd_mem_register(NCCOM_MEM_WRITE, b, big, &hb);
+	ASSERT_EQ(0, nccom_ring_create(self->fd, 0, 4, &q2));
+	d = desc_copy(hb, 0, ha, 0, big, 1);
+	ASSERT_EQ(0, nccom_ring_submit(&self->r, &d, 1));
+	d = desc_copy(self->hdst, 0, self->hsrc, 0, 4096, 2);
+	ASSERT_EQ(1, nccom_ring_run(&q2, &d, 1, &c, 60000));
+	EXPECT_EQ(0, c.status);
+	big_done = nccom_ring_ready(&self->r);
+	EXPECT_EQ(0, big_done) TH_LOG("the 64 MiB copy finished before a 4 KiB one on another queue");
+	ASSERT_EQ(1, nccom_ring_reap(&self->r, &c, 1, 1, 60000));
+	EXPECT_EQ(0, c.status);
+	EXPECT_EQ(1, b[big - 1]);
+	nccom_ring_destroy(&q2);
+	nccom_free(a, big);
+	nccom_free(b, big);
+}
+
 /* Destroying a queue with parked and pending work neither hangs nor leaks. */
 TEST_F(ring, destroy_with_pending)
 {
