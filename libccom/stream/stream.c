@@ -39,6 +39,8 @@ static long futex_private(_Atomic uint32_t *addr, int op, uint32_t val, const st
  */
 static void stream_complete(struct ccomStream *s, int err, const char *msg)
 {
+	uint64_t done;
+
 	atomic_fetch_add(&s->completing, 1);
 	if (err) {
 		int zero = 0;
@@ -48,10 +50,13 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 			snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
 		pthread_mutex_unlock(&s->err_lock);
 	}
-	atomic_fetch_add(&s->completed, 1);
+	done = atomic_fetch_add(&s->completed, 1) + 1;
 	atomic_fetch_add(&s->done_seq, 1);
-	/* Pairs with the waiters increment in stream_wait(). */
-	if (atomic_load(&s->waiters))
+	/*
+	 * Pairs with the waiters increment in stream_wait().  Wake only when a
+	 * sleeper's target is reached: one wake-up per synchronize, not per op.
+	 */
+	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at))
 		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
 	atomic_fetch_sub(&s->completing, 1);
 }
@@ -248,6 +253,7 @@ int ccom_stream_alloc(struct ccomComm *comm, bool is_default, struct ccomStream 
 	s->magic = CCOM_STREAM_MAGIC;
 	s->comm = comm;
 	s->is_default = is_default;
+	atomic_init(&s->wake_at, UINT64_MAX);
 	pthread_mutex_init(&s->err_lock, NULL);
 	*out = s;
 	return 0;
@@ -288,6 +294,15 @@ static ccomResult_t stream_result(struct ccomStream *s)
 	return ccom_result_from_errno(err);
 }
 
+/* wake_at = min(wake_at, target). */
+static void stream_lower_wake_at(struct ccomStream *s, uint64_t target)
+{
+	uint64_t cur = atomic_load(&s->wake_at);
+
+	while (target < cur && !atomic_compare_exchange_weak(&s->wake_at, &cur, target))
+		;
+}
+
 /*
  * Wait until @s completed @target ops.  If no thread executes the queue,
  * run it here (up to @target); otherwise sleep on the stream's futex.
@@ -310,11 +325,13 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 			pthread_mutex_unlock(&q->exec);
 			continue;
 		}
+		stream_lower_wake_at(s, target);
 		atomic_fetch_add(&s->waiters, 1);
 		seq = atomic_load(&s->done_seq);
 		if (atomic_load(&s->completed) < target)
 			futex_private(&s->done_seq, FUTEX_WAIT, seq, &ts);
-		atomic_fetch_sub(&s->waiters, 1);
+		if (atomic_fetch_sub(&s->waiters, 1) == 1 && atomic_load(&s->completed) >= target)
+			atomic_store(&s->wake_at, UINT64_MAX);
 		if (ccom_now_us() > deadline) {
 			ccom_set_last_error("rank %d: stream still busy after CCOM_OP_TIMEOUT (%lld s)",
 					    comm->rank, (long long)(comm->coll->op_timeout_us / 1000000));

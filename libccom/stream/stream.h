@@ -32,6 +32,7 @@ struct ccomStream {
 	_Atomic uint64_t completed;	/* by the progress thread */
 	_Atomic uint32_t done_seq;	/* futex word, bumped on every completion */
 	_Atomic uint32_t waiters;
+	_Atomic uint64_t wake_at;	/* lowest target of a sleeping synchronizer */
 	_Atomic int err;		/* first error, -errno */
 	_Atomic int completing;		/* progress thread inside stream_complete() */
 	pthread_mutex_t err_lock;	/* protects errmsg */
