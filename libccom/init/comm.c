@@ -17,6 +17,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
+#include "publish/publish.h"
 #include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -39,6 +40,7 @@ void ccom_comm_set_async_error(struct ccomComm *comm, ccomResult_t res)
 	if (!comm->last_error[0])
 		snprintf(comm->last_error, sizeof(comm->last_error), "%s", ccom_last_error());
 	pthread_mutex_unlock(&comm->lock);
+	ccom_publish_error(comm->publish, -EIO, comm->last_error, 1);
 }
 
 static int check_comm(const struct ccomComm *comm, const char *fn)
@@ -66,6 +68,8 @@ static void comm_wait_init(struct ccomComm *comm)
 
 static void comm_free(struct ccomComm *comm)
 {
+	ccom_publish_close(comm->publish);
+	comm->publish = NULL;
 	ccom_coll_comm_fini(comm);
 	ccom_topo_fini(comm);
 	ccom_bootstrap_close(comm->bootstrap);
@@ -95,6 +99,7 @@ ccomResult_t ccomCommFinalize(ccomComm_t comm)
 				    comm->last_error);
 		return res == ccomInProgress ? ccomInvalidUsage : res;
 	}
+	ccom_publish_stage(comm->publish, NCCOM_NL_STAGE_FINALIZING);
 	rc = ccom_coll_comm_finalize(comm);
 	if (rc && rc != -EINPROGRESS)
 		ccom_comm_set_async_error(comm, ccom_result_from_errno(rc));
@@ -130,6 +135,7 @@ ccomResult_t ccomCommAbort(ccomComm_t comm)
 	if (check_comm(comm, "ccomCommAbort"))
 		return ccomInvalidArgument;
 	atomic_store(&comm->abort_flag, 1);
+	ccom_publish_stage(comm->publish, NCCOM_NL_STAGE_ABORTED);
 	ccom_info(CCOM_SUBSYS_INIT, "ccomCommAbort: rank %d aborting", comm->rank);
 	ccom_coll_comm_abort(comm);
 	comm_wait_init(comm);

@@ -105,6 +105,8 @@ struct ccomComm {
 	int64_t init_total_us;		/* API call to ready (0 until ready) */
 	char last_error[1024];		/* sentence of the error in async_result */
 
+	struct ccom_publish *publish;	/* publish/: state file, NULL if off */
+
 	uint64_t end_magic;
 };
 

@@ -23,6 +23,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
+#include "publish/publish.h"
 #include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -369,6 +370,7 @@ static ccomResult_t comm_init_run(struct ccomComm *comm)
 					    comm->rank, ccom_init_stage_name(stage));
 			rc = -ECANCELED;
 		} else {
+			ccom_publish_init_stage(comm->publish, stage);
 			rc = run_stage(comm, stage);
 			if (rc == -ECANCELED && ccom_comm_aborted(comm))
 				ccom_set_last_error("Init: rank %d aborted by ccomCommAbort() during stage %s",
@@ -393,9 +395,11 @@ static ccomResult_t comm_init_run(struct ccomComm *comm)
 			  comm->rank, comm->nranks, ccom_init_stage_name(stage), (long long)t,
 			  ccomGetErrorString(res), comm->last_error);
 		ccom_comm_set_async_error(comm, res);
+		ccom_publish_error(comm->publish, rc, comm->last_error, 1);
 		return res;
 	}
 	comm->init_total_us = t;
+	ccom_publish_init_stage(comm->publish, CCOM_STAGE_READY);
 	atomic_store(&comm->async_result, ccomSuccess);
 	ccom_info(CCOM_SUBSYS_INIT, "Init COMPLETE comm %p rank %d nranks %d device %d",
 		  (void *)comm, comm->rank, comm->nranks, comm->device);
@@ -521,6 +525,9 @@ ccomResult_t ccom_comm_init_rank(ccomComm_t *out, const struct ccom_init_args *a
 	}
 	comm->init_start_us = t0;
 	comm->init_running = 1;
+	/* Best effort: NULL when publishing is off or failed (publish/). */
+	comm->publish = ccom_publish_open(comm);
+	ccom_publish_init_stage(comm->publish, CCOM_STAGE_VALIDATE);
 	/* Published before any wait, so that another thread may ccomCommAbort() it. */
 	__atomic_store_n(out, comm, __ATOMIC_RELEASE);
 	ccom_info(CCOM_SUBSYS_INIT, "Init BEGIN rank %d nranks %d commHash %016llx timeout %d s %s",

@@ -55,6 +55,11 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
 	{ "CCOM_NTHREADS", "1", "Helper threads per TCP connection." },
+	/* Inspection (publish/) */
+	{ "CCOM_PUBLISH", "1",
+	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },
+	{ "CCOM_PUBLISH_DIR", "/dev/shm/ccom",
+	  "Directory of the per-communicator state files (created 1777 if missing)." },
 	/* Test hooks: never set in production */
 	{ "CCOM_TEST_FAKE_BUILD_HASH", NULL, "TEST ONLY: pretend this library has this build hash (hex)." },
 	{ "CCOM_TEST_FAKE_VERSION", NULL, "TEST ONLY: pretend this library has this version code." },
