@@ -757,7 +757,7 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 		ccom_set_last_error("Bootstrap: rank %d could not connect to the bootstrap root at %s: %s%s",
 				    a->rank, ra, bs_err_str(rc),
 				    rc == -ECANCELED ? "" :
-				    " (is the process that called ccomGetUniqueId, or rank 0 with CCOM_COMM_ID, alive and reachable?)");
+				     " (is the process that called ccomGetUniqueId, or rank 0 with CCOM_COMM_ID, alive and reachable? A unique id serves one communicator: its root exits once the ranks have their answer)");
 		return rc == -ECONNREFUSED ? -ETIMEDOUT : rc;
 	}
 	memset(&h, 0, sizeof(h));
