@@ -67,8 +67,8 @@ static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t f
  * Wait for and unpack bytes [off, off + len) of a peer's slot into @dst
  * (len 0: wait for the first word only, as a synchronisation).
  */
-static int ll_read(struct ccomComm *comm, uint64_t *slot, char *dst, size_t off, size_t len,
-		   uint32_t flag)
+static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, size_t off,
+		   size_t len, uint32_t flag)
 {
 	struct ccom_shm *s = comm->coll->shm;
 	size_t w0 = len ? off / 4 : 0, w1 = len ? (off + len + 3) / 4 : 1, w, b, lo, hi;
@@ -77,7 +77,7 @@ static int ll_read(struct ccomComm *comm, uint64_t *slot, char *dst, size_t off,
 	uint32_t v;
 	int err = 0;
 
-	ccom_wait_begin(&w_, comm, s);
+	ccom_wait_begin_peer(&w_, comm, s, peer);
 	for (w = w0; w < w1; w++) {
 		for (;;) {
 			x = __atomic_load_n(&slot[w], __ATOMIC_RELAXED);
@@ -113,7 +113,7 @@ static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t of
 	for (p = 0; p < s->nlocal; p++) {
 		if (p == s->me)
 			continue;
-		err = ll_read(comm, ccom_shm_ll_slot(s, set, p), tmp + (size_t)p * stride,
+		err = ll_read(comm, p, ccom_shm_ll_slot(s, set, p), tmp + (size_t)p * stride,
 			      (only < 0 || only == p) ? off : 0,
 			      (only < 0 || only == p) ? len : 0, flag);
 		if (err)

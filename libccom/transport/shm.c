@@ -321,14 +321,19 @@ void ccom_shm_fini(struct ccom_shm *s)
 	free(s);
 }
 
+void ccom_shm_ring_bell(struct ccom_shm_bell *bell)
+{
+	/* Pairs with the fetch_add of sleepers in ccom_wait_shm() / shm_wait(). */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&bell->sleepers, memory_order_relaxed)) {
+		atomic_fetch_add(&bell->seq, 1);
+		futex_op(&bell->seq, FUTEX_WAKE, INT_MAX, NULL);
+	}
+}
+
 void ccom_shm_ring(struct ccom_shm *s)
 {
-	/* Pairs with the fetch_add of bell_sleepers in ccom_wait_shm(). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&s->hdr->bell_sleepers, memory_order_relaxed)) {
-		atomic_fetch_add(&s->hdr->bell_seq, 1);
-		futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
-	}
+	ccom_shm_ring_bell(&s->hdr->ctl[s->me].bell);
 }
 
 void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
@@ -344,8 +349,11 @@ void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
 	atomic_store(&c->reason, s->culprit >= 0 ? s->reason : reason);
 	/* Pairs with the acquire load of broken in check_local_peers(). */
 	atomic_store_explicit(&c->broken, 1, memory_order_release);
-	atomic_fetch_add(&s->hdr->bell_seq, 1);
-	futex_op(&s->hdr->bell_seq, FUTEX_WAKE, INT_MAX, NULL);
+	/* Wake everyone now: sleepers on any bell also time out every 2 ms. */
+	atomic_fetch_add(&s->hdr->bell.seq, 1);
+	futex_op(&s->hdr->bell.seq, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_add(&c->bell.seq, 1);
+	futex_op(&c->bell.seq, FUTEX_WAKE, INT_MAX, NULL);
 }
 
 void ccom_shm_mark_departed(struct ccom_shm *s)
@@ -358,15 +366,23 @@ void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm
 {
 	w->comm = comm;
 	w->shm = shm;
+	w->bell = shm ? &shm->hdr->bell : NULL;
 	w->iter = 0;
 	w->registered = false;
 	w->next_check_us = 0;
 }
 
+void ccom_wait_begin_peer(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm,
+			  int lrank)
+{
+	ccom_wait_begin(w, comm, shm);
+	w->bell = ccom_shm_peer_bell(shm, lrank);
+}
+
 void ccom_wait_end(struct ccom_wait *w)
 {
 	if (w->registered)
-		atomic_fetch_sub(&w->shm->hdr->bell_sleepers, 1);
+		atomic_fetch_sub(&w->bell->sleepers, 1);
 	w->registered = false;
 }
 
@@ -456,13 +472,13 @@ int ccom_wait_shm(struct ccom_wait *w)
 		return (i & 15) ? 0 : ccom_wait_check(w);
 	}
 	if (!w->registered) {
-		atomic_fetch_add(&s->hdr->bell_sleepers, 1);
+		atomic_fetch_add(&w->bell->sleepers, 1);
 		w->registered = true;
-		w->bell = atomic_load(&s->hdr->bell_seq);
+		w->seq = atomic_load(&w->bell->seq);
 		return ccom_wait_check(w);	/* the caller re-checks its condition first */
 	}
-	futex_op(&s->hdr->bell_seq, FUTEX_WAIT, w->bell, &ts);
-	w->bell = atomic_load(&s->hdr->bell_seq);
+	futex_op(&w->bell->seq, FUTEX_WAIT, w->seq, &ts);
+	w->seq = atomic_load(&w->bell->seq);
 	return ccom_wait_check(w);
 }
 
@@ -473,7 +489,7 @@ int ccom_shm_barrier(struct ccom_shm *s)
 	int err = 0;
 
 	if (atomic_fetch_add(&s->hdr->barrier, 1) + 1 == target) {
-		ccom_shm_ring(s);
+		ccom_shm_ring_bell(&s->hdr->bell);
 		return 0;
 	}
 	ccom_wait_begin(&w, s->comm, s);

@@ -4,9 +4,11 @@
  *
  * One memfd per communicator and host, created by the host's first rank and
  * passed to the others with SCM_RIGHTS.  It holds:
- *   - a header: the doorbell (a futex word every waiter sleeps on), the
- *     host barrier counter, and one control line per local rank (pid,
- *     "broken" flag set on abort or failure so peers stop waiting);
+ *   - a header: the host doorbell (a futex word barrier waiters sleep
+ *     on), the host barrier counter, and one control line per local rank
+ *     (pid, "broken" flag set on abort or failure so peers stop waiting,
+ *     and the rank's own doorbell, rung when it publishes LL words or
+ *     moves a FIFO, so that a waiter sleeps on the one peer it needs);
  *   - the LL area: 2 sets x nlocal slots of 8-byte words (4 data bytes +
  *     4 flag bytes) for latency-bound operations;
  *   - the staging area: 3 buffers x nlocal slots of CCOM_SHM_CHUNK bytes,
@@ -36,6 +38,12 @@ struct ccomComm;
 #define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
 #define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_SLOT_WORDS * 4)
 
+/* A doorbell: seq is the futex word, sleepers counts registered waiters. */
+struct ccom_shm_bell {
+	_Atomic uint32_t seq;
+	_Atomic uint32_t sleepers;
+};
+
 /* One local rank's control line. */
 struct ccom_shm_ctl {
 	_Atomic int32_t pid;
@@ -43,7 +51,8 @@ struct ccom_shm_ctl {
 	_Atomic int32_t departed;	/* left cleanly (destroy after its last op) */
 	_Atomic int32_t culprit;	/* global rank that caused the failure */
 	_Atomic int32_t reason;		/* enum ccom_shm_reason of the failure */
-	char pad[CCOM_SHM_LINE - 24];
+	struct ccom_shm_bell bell;	/* rung when this rank publishes data */
+	char pad[CCOM_SHM_LINE - 32];
 };
 
 enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED = 3 };
@@ -54,9 +63,8 @@ struct ccom_shm_hdr {
 	uint32_t pad0;
 	uint64_t size;
 	char pad1[CCOM_SHM_LINE - 24];
-	/* Doorbell: seq is the futex word; sleepers counts registered waiters. */
-	_Atomic uint32_t bell_seq;
-	_Atomic uint32_t bell_sleepers;
+	/* Host doorbell: barrier completion, failures. */
+	struct ccom_shm_bell bell;
 	char pad2[CCOM_SHM_LINE - 8];
 	_Atomic uint64_t barrier;	/* monotonic arrivals of the host barrier */
 	char pad3[CCOM_SHM_LINE - 8];
@@ -122,8 +130,15 @@ static inline struct ccom_shm_fifo *ccom_shm_fifo(struct ccom_shm *s, int from, 
 	return (struct ccom_shm_fifo *)(s->fifo + ((size_t)from * s->nlocal + to) * s->fifo_stride);
 }
 
-/* Wake sleepers after publishing something (pairs with the fence in ccom_wait_shm()). */
+/* Wake sleepers of this rank's bell after publishing (pairs with ccom_wait_shm()). */
 void ccom_shm_ring(struct ccom_shm *s);
+/* Ring @bell (any rank's or the host's). */
+void ccom_shm_ring_bell(struct ccom_shm_bell *bell);
+/* The bell of local rank @lrank. */
+static inline struct ccom_shm_bell *ccom_shm_peer_bell(struct ccom_shm *s, int lrank)
+{
+	return &s->hdr->ctl[lrank].bell;
+}
 
 /*
  * A wait in progress.  Idiom:
@@ -134,13 +149,18 @@ void ccom_shm_ring(struct ccom_shm *s);
 struct ccom_wait {
 	struct ccomComm *comm;
 	struct ccom_shm *shm;
+	struct ccom_shm_bell *bell;	/* the bell this wait sleeps on */
 	unsigned int iter;
 	bool registered;
-	uint32_t bell;
+	uint32_t seq;
 	int64_t next_check_us;
 };
 
+/* Wait on the host bell (barriers, health checks only). */
 void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm);
+/* Wait for data published by local rank @lrank: sleep on its bell. */
+void ccom_wait_begin_peer(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm,
+			  int lrank);
 int ccom_wait_shm(struct ccom_wait *w);
 void ccom_wait_end(struct ccom_wait *w);
 /*

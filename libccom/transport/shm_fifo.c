@@ -125,18 +125,19 @@ static bool shm_ready(struct shm_conn *c, int dir)
 	return false;
 }
 
+/* Both directions wait on the peer's bell: it rings when it writes or reads. */
 static int shm_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 {
 	struct shm_conn *c = to_shm(conn);
-	struct ccom_shm_hdr *h = c->shm->hdr;
+	struct ccom_shm_bell *b = ccom_shm_peer_bell(c->shm, c->peer_local);
 	struct timespec ts = { timeout_us / 1000000, (timeout_us % 1000000) * 1000L };
-	uint32_t bell;
+	uint32_t seq;
 
-	atomic_fetch_add(&h->bell_sleepers, 1);
-	bell = atomic_load(&h->bell_seq);
+	atomic_fetch_add(&b->sleepers, 1);
+	seq = atomic_load(&b->seq);
 	if (!shm_ready(c, dir))
-		syscall(SYS_futex, &h->bell_seq, FUTEX_WAIT, bell, &ts, NULL, 0);
-	atomic_fetch_sub(&h->bell_sleepers, 1);
+		syscall(SYS_futex, &b->seq, FUTEX_WAIT, seq, &ts, NULL, 0);
+	atomic_fetch_sub(&b->sleepers, 1);
 	return 0;
 }
 
