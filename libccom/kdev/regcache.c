@@ -233,6 +233,33 @@ static int cache_insert(struct ccom_kdev *kd, uintptr_t s, uintptr_t e, uint32_t
 }
 
 /*
+ * A failed probe leaves the queue in the error state (set right after its
+ * completion is written, so it may not be visible yet): reset it, waiting
+ * a little for the state if needed.
+ */
+static int queue_recover(struct ccom_kdev *kd)
+{
+	struct nccom_queue_reset rs = { .size = sizeof(rs), .handle = kd->ring.handle };
+	int i, err = 0;
+
+	for (i = 0; i < 2000; i++) {
+		if (__atomic_load_n(&kd->ring.khdr->state, __ATOMIC_ACQUIRE) != NCCOM_QUEUE_ERROR) {
+			ccom_sleep_us(100, NULL);
+			continue;
+		}
+		err = ccom_kdev_ioctl(kd, NCCOM_IOC_QUEUE_RESET, &rs);
+		if (err != -EBUSY)
+			break;
+	}
+	if (err || i == 2000) {
+		ccom_set_last_error("kdev: rank %d: cannot reset the queue after a failed probe: %s",
+				    kd->comm->rank, err ? strerror(-err) : "it never entered the error state");
+		return err ? err : -EIO;
+	}
+	return 0;
+}
+
+/*
  * Probe every cache hit of this collective through the engine: a 1-byte
  * COPY from the registration; -EFAULT means the driver found it dead.
  * The queue is idle here (the previous collective completed).
@@ -243,7 +270,7 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 	struct ccom_kdev_cache *c = kd->cache;
 	struct ccom_wait w;
 	uint32_t want = r->sq_tail + (uint32_t)n, i, ready;
-	int k, err = 0;
+	int k, failed = 0, resets = 0, err = 0;
 
 	for (k = 0; k < n; k++) {
 		struct nccom_desc *d = ccom_kdev_get_sqe(r);
@@ -280,12 +307,9 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 		if (err || r->cq_head == want)
 			break;
 		if (__atomic_load_n(&r->khdr->state, __ATOMIC_ACQUIRE) == NCCOM_QUEUE_ERROR) {
-			struct nccom_queue_reset rs = { .size = sizeof(rs), .handle = r->handle };
-
 			/* The failed probe completed; the ones after it resume. */
-			err = ccom_kdev_ioctl(kd, NCCOM_IOC_QUEUE_RESET, &rs);
-			if (err == -EBUSY)
-				err = 0;
+			err = queue_recover(kd);
+			resets++;
 			continue;
 		}
 		err = ccom_kdev_wait_cq(kd, 20000);
@@ -293,6 +317,10 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 			err = ccom_wait_check(&w);
 	}
 	ccom_wait_end(&w);
+	for (k = 0; k < n; k++)
+		failed += dead[k];
+	for (; !err && resets < failed; resets++)
+		err = queue_recover(kd);
 	return err;
 }
 

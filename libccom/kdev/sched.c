@@ -124,24 +124,30 @@ bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
  * Grace period for the root cause: a peer's semaphore failed, its pidfd or
  * broken flag (transport/shm.c) tells whether it died or aborted.
  */
+static int root_cause(struct ccom_kdev *kd)
+{
+	struct ccom_wait w;
+	int i, err = 0;
+
+	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
+	for (i = 0; i < 100 && !err; i++) {
+		w.next_check_us = 0;
+		err = ccom_wait_check(&w);
+		if (!err)
+			ccom_sleep_us(5000, NULL);
+	}
+	ccom_wait_end(&w);
+	return err;
+}
+
 static int blame_peer(struct ccom_kdev *kd, int l, const char *what)
 {
 	struct ccomComm *comm = kd->comm;
 	struct ccom_shm *shm = comm->coll->shm;
-	int peer = comm->local_to_rank[l], i, err;
-	struct ccom_wait w;
+	int peer = comm->local_to_rank[l], err = root_cause(kd);
 
-	ccom_wait_begin(&w, comm, shm);
-	for (i = 0; i < 100; i++) {
-		w.next_check_us = 0;
-		err = ccom_wait_check(&w);
-		if (err) {
-			ccom_wait_end(&w);
-			return err;
-		}
-		ccom_sleep_us(5000, NULL);
-	}
-	ccom_wait_end(&w);
+	if (err)
+		return err;
 	if (shm) {
 		shm->culprit = peer;
 		shm->reason = CCOM_SHM_DIED;
@@ -164,6 +170,10 @@ static int cqe_error(struct ccom_kdev *kd, const struct nccom_cqe *cqe)
 		return -ECANCELED;
 	}
 	if (cqe->status == -EFAULT) {
+		int err = peer >= 0 && peer != comm->rank ? root_cause(kd) : 0;
+
+		if (err)	/* the peer died: its registrations died with it */
+			return err;
 		if (peer >= 0 && peer != comm->rank)
 			ccom_set_last_error("rank %d: a buffer of this rank or of peer rank %d was freed or remapped while the collective ran (the driver invalidated its registration); keep buffers alive until the collective completes",
 					    comm->rank, peer);

@@ -705,13 +705,18 @@ int ccom_kdev_publish(struct ccom_kdev *kd)
 {
 	struct ccom_kdev_ring *r = &kd->ring;
 	struct nccom_queue_doorbell db = { .size = sizeof(db), .handle = r->handle };
+	int err;
 
 	if (r->sq_tail == r->sq_published)
 		return 0;
 	/* Release: the descriptor stores above happen before the engine sees the tail. */
 	__atomic_store_n(&r->khdr->sq_tail, r->sq_tail, __ATOMIC_RELEASE);
 	r->sq_published = r->sq_tail;
-	return ccom_kdev_ioctl(kd, NCCOM_IOC_QUEUE_DOORBELL, &db);
+	err = ccom_kdev_ioctl(kd, NCCOM_IOC_QUEUE_DOORBELL, &db);
+	if (err)
+		ccom_set_last_error("kdev: rank %d: QUEUE_DOORBELL failed: %s%s", kd->comm->rank,
+				    strerror(-err), err == -EIO ? " (the queue is in the error state)" : "");
+	return err;
 }
 
 int ccom_kdev_wait_cq(struct ccom_kdev *kd, int64_t timeout_us)

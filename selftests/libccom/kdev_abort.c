@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: ccomCommAbort on the kdev path (CCOM_KDEV=1, 2 ranks).
+ * (1) Rank 0 queues eight 16 MiB allreduces and aborts from a second
+ * thread while they run on the engine: its ccomCommSynchronize must fail
+ * promptly (the queue is destroyed: queued descriptors are cancelled), and
+ * rank 1's collectives must fail with ccomRemoteError saying that rank 0
+ * aborted (its semaphore waits fail instead of hanging; CCOM_OP_TIMEOUT=120
+ * would give ccomTimeout).  (2) Rank 0 aborts while blocked in the grant
+ * exchange of a collective rank 1 never joins.  After each case every
+ * driver object and pin must be gone.  SKIPs without /dev/nccom.
+ */
+#include <pthread.h>
+
+#include "kdev_util.h"
+
+#define COUNT (4u << 20)
+
+static void *aborter(void *arg)
+{
+	usleep(300000);
+	ccomCommAbort(arg);
+	return NULL;
+}
+
+static int running_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	ccomComm_t comm;
+	ccomResult_t res;
+	pthread_t t;
+	float *buf;
+	double t0;
+	int i;
+
+	(void)n;
+	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	buf = calloc(COUNT, sizeof(float));
+	T_CHECK(buf, "out of memory");
+	T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < 8; i++)
+		T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	if (rank == 0)
+		T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank %d: synchronize returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
+	       t_now() - t0, rank == 0 ? "(aborted here)" : ccomGetLastError(comm));
+	fflush(stdout);
+	if (rank == 0) {
+		pthread_join(t, NULL);
+		T_CHECK(res != ccomSuccess, "eight 16 MiB allreduces finished within 0.3 s; the abort had nothing to cancel");
+		free(buf);
+		return T_PASS;
+	}
+	T_CHECK(res == ccomRemoteError, "rank 1: got %s, want ccomRemoteError",
+		ccomGetErrorString(res));
+	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
+		"rank 1: message does not say that rank 0 aborted: %s", ccomGetLastError(comm));
+	ccomCommDestroy(comm);
+	free(buf);
+	return T_PASS;
+}
+
+static int exchange_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	float buf[1024] = { 0 };
+	ccomComm_t comm;
+	pthread_t t;
+	ccomResult_t res;
+	double t0;
+
+	(void)n;
+	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	if (rank == 1) {		/* never joins the collective */
+		sleep(3);
+		ccomCommDestroy(comm);
+		return T_PASS;
+	}
+	T_CCOM(ccomAllReduce(buf, buf, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	pthread_join(t, NULL);
+	printf("rank 0: blocked in the grant exchange, abort -> %s after %.2f s\n",
+	       ccomGetErrorString(res), t_now() - t0);
+	T_CHECK(res != ccomSuccess, "the collective completed although rank 1 never joined");
+	T_CHECK(t_now() - t0 < 60, "abort did not interrupt the exchange");
+	return T_PASS;
+}
+
+int main(void)
+{
+	struct ct_job j = { .env = { "CCOM_KDEV=1" } };
+
+	KT_REQUIRE(2);
+	if (ct_run(&j, 2, running_rank, 200) || kt_counters_zero("after abort during the engine's work"))
+		return T_FAIL;
+	if (ct_run(&j, 2, exchange_rank, 200) || kt_counters_zero("after abort in the exchange"))
+		return T_FAIL;
+	return T_PASS;
+}
