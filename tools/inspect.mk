@@ -44,7 +44,8 @@ inspect-tests: $(INSPECT_TEST_BINS)
 
 $(BUILD)/selftests/inspect/%: selftests/inspect/%.c $(INSPECT_HDRS) $(LIBA)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -o $@ $< $(LIBA) $(LDLIBS_COMMON)
+	$(Q)$(CC) $(INSPECT_CFLAGS) -o $@ $< $(LIBA) \
+		$(shell pkg-config --libs $(INSPECT_PKGS)) $(LDLIBS_COMMON)
 
 check-inspect: $(CCOMCTL_BIN) $(CCOMD_BIN) inspect-tests $(PERF_BIN)
 	selftests/inspect/run $(BUILD)
