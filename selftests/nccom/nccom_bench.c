@@ -80,7 +80,7 @@ static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
 {
 	static const size_t sizes[] = { 64 << 10, 1 << 20, 16 << 20, 256 << 20 };
 	uint8_t *dst = nccom_alloc(max), *loc = nccom_alloc(max);
-	uint64_t t[64], te, tm, tr, tl;
+	uint64_t te_v[64], tm_v[64], tr_v[64], tl_v[64], te, tm, tr, tl;
 	uint32_t hdst, hloc;
 	struct nccom_ring r;
 	unsigned int s;
@@ -106,32 +106,31 @@ static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
 		/* warm up both paths once */
 		time_desc(&r, desc_copy(hdst, 0, hremote, 0, len, 0));
 		memcpy(dst, loc, len);
-		for (i = 0; i < n; i++)
-			if (!(t[i] = time_desc(&r, desc_copy(hdst, 0, hremote, 0, len, i))))
-				return 1;
-		te = median(t, n);
+		/*
+		 * The four measurements are interleaved rep by rep, so that
+		 * noise from other load on the host hits all of them alike.
+		 */
 		for (i = 0; i < n; i++) {
-			uint64_t t0 = now_ns();
+			uint64_t t0;
 
+			te_v[i] = time_desc(&r, desc_copy(hdst, 0, hremote, 0, len, i));
+			t0 = now_ns();
 			memcpy(dst, loc, len);
 			__asm__ __volatile__("" : : "r"(dst) : "memory");
-			t[i] = now_ns() - t0;
-		}
-		tm = median(t, n);
-		for (i = 0; i < n; i++)
-			if (!(t[i] = time_desc(&r, desc_reduce(NCCOM_DTYPE_FP32,
-							       NCCOM_REDOP_SUM, hdst, 0,
-							       hremote, 0, hloc, 0,
-							       len / 4, i))))
-				return 1;
-		tr = median(t, n);
-		for (i = 0; i < n; i++) {
-			uint64_t t0 = now_ns();
-
+			tm_v[i] = now_ns() - t0;
+			tr_v[i] = time_desc(&r, desc_reduce(NCCOM_DTYPE_FP32, NCCOM_REDOP_SUM,
+							    hdst, 0, hremote, 0, hloc, 0,
+							    len / 4, i));
+			t0 = now_ns();
 			add_f32((float *)dst, (const float *)dst, (const float *)loc, len / 4);
-			t[i] = now_ns() - t0;
+			tl_v[i] = now_ns() - t0;
+			if (!te_v[i] || !tr_v[i])
+				return 1;
 		}
-		tl = median(t, n);
+		te = median(te_v, n);
+		tm = median(tm_v, n);
+		tr = median(tr_v, n);
+		tl = median(tl_v, n);
 		printf("%-10zu %14.3f %14.3f %14.3f %14.3f\n", len, gbps(len, te),
 		       gbps(len, tm), gbps(len, tr), gbps(len, tl));
 		fflush(stdout);
