@@ -47,6 +47,8 @@
 #define NET_MIN_CHUNK 4096
 #define NET_MAX_CHUNK (64 << 20)
 #define NET_HELLO_TIMEOUT_US 5000000LL
+#define NET_NOTE_WAIT_MS 100
+#define NET_NOTE_MAGIC 0x6e6574636c707274ULL	/* "netclprt" */
 
 /* Address card each rank sends to each of its peers over the bootstrap. */
 struct net_card {
@@ -65,6 +67,17 @@ struct net_hello {
 	int32_t sock;
 };
 
+/*
+ * Written on a pair's control socket by a rank that gives up because of
+ * another rank, just before it closes the pair: the survivor that sees the
+ * connection end can then name the rank that really failed.
+ */
+struct net_note {
+	uint64_t magic;
+	int32_t culprit;
+	int32_t pad;
+};
+
 /* One direction of the striped stream: which socket, and what is left of its piece. */
 struct net_dir {
 	int cur;
@@ -79,7 +92,7 @@ struct net_conn {
 	struct net_group *group;
 	int nsocks;
 	size_t chunk;
-	int fds[CCOM_NET_MAX_SOCKS];
+	int fds[CCOM_NET_MAX_SOCKS + 1];	/* data sockets, then the control socket */
 	size_t sent[CCOM_NET_MAX_SOCKS];
 	size_t rcvd[CCOM_NET_MAX_SOCKS];
 	struct net_dir tx;
@@ -104,6 +117,7 @@ struct net_group {
 	int nconns;
 	struct net_conn **conns;
 	struct pollfd *pfds;		/* 2 * nconns */
+	int culprit;			/* rank behind the first failure seen, or -1 */
 };
 
 static struct net_conn *to_net(struct ccom_transport_conn *conn)
@@ -113,12 +127,38 @@ static struct net_conn *to_net(struct ccom_transport_conn *conn)
 
 /* ---------------------------------------------------------------- data path */
 
+/* The culprit named in the peer's control note, or -1 (waits briefly for it). */
+static int read_note(struct net_conn *c)
+{
+	struct pollfd pfd = { .fd = c->fds[c->nsocks], .events = POLLIN };
+	struct net_note note;
+
+	if (poll(&pfd, 1, NET_NOTE_WAIT_MS) <= 0 ||
+	    recv(pfd.fd, &note, sizeof(note), MSG_DONTWAIT) != (ssize_t)sizeof(note) ||
+	    note.magic != NET_NOTE_MAGIC || note.culprit < 0 ||
+	    note.culprit >= c->comm->nranks || note.culprit == c->comm->rank)
+		return -1;
+	return note.culprit;
+}
+
 static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
 {
-	if (!c->dead)
+	int culprit;
+
+	if (c->dead)
+		return -ECONNRESET;
+	c->dead = true;
+	culprit = read_note(c);
+	if (culprit >= 0 && culprit != c->base.peer) {
+		ccom_set_last_error("net_socket: peer rank %d closed its connection because rank %d failed; rank %d died, aborted or lost its network",
+				    c->base.peer, culprit, culprit);
+	} else {
+		culprit = c->base.peer;
 		ccom_set_last_error("net_socket: connection to peer rank %d %s (%s); that rank died, aborted or lost its network",
 				    c->base.peer, what, err ? strerror(err) : "end of stream");
-	c->dead = true;
+	}
+	if (c->group->culprit < 0)
+		c->group->culprit = culprit;
 	return -ECONNRESET;
 }
 
@@ -271,6 +311,7 @@ static struct net_group *group_alloc(int npeers)
 
 	if (!g)
 		return NULL;
+	g->culprit = -1;
 	g->conns = calloc(npeers, sizeof(*g->conns));
 	g->pfds = calloc(2 * (size_t)npeers, sizeof(*g->pfds));
 	if (!g->conns || !g->pfds) {
@@ -288,7 +329,7 @@ static void conn_free(struct net_conn *c)
 
 	if (!c)
 		return;
-	for (i = 0; i < CCOM_NET_MAX_SOCKS; i++)
+	for (i = 0; i <= CCOM_NET_MAX_SOCKS; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);
 	g = c->group;
@@ -317,7 +358,7 @@ static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, i
 	c->chunk = chunk;
 	c->tx.left = chunk;
 	c->rx.left = chunk;
-	for (i = 0; i < CCOM_NET_MAX_SOCKS; i++)
+	for (i = 0; i <= CCOM_NET_MAX_SOCKS; i++)
 		c->fds[i] = -1;
 	return c;
 }
@@ -451,7 +492,7 @@ static int file_accepted(struct ccomComm *comm, int fd, const int *peers, int np
 
 		if (peers[i] != h.rank || h.magic != comm->magic || h.comm_hash != comm->comm_hash)
 			continue;
-		if (h.rank <= comm->rank || h.sock < 0 || h.sock >= c->nsocks || c->fds[h.sock] >= 0)
+		if (h.rank <= comm->rank || h.sock < 0 || h.sock > c->nsocks || c->fds[h.sock] >= 0)
 			break;
 		c->fds[h.sock] = fd;
 		return 1;
@@ -498,10 +539,10 @@ static void report_missing(const struct ccomComm *comm, const int *peers, int np
 
 		if (peers[i] < comm->rank)
 			continue;
-		for (s = 0; s < c->nsocks; s++)
+		for (s = 0; s <= c->nsocks; s++)
 			if (c->fds[s] < 0)
 				break;
-		if (s < c->nsocks)
+		if (s <= c->nsocks)
 			off += snprintf(list + off, sizeof(list) - off, "%s%d", off ? "," : "",
 					peers[i]);
 	}
@@ -531,13 +572,13 @@ static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
 		}
 		conns[i] = &c->base;
 		if (peers[i] > comm->rank)
-			expected += ns;
+			expected += ns + 1;	/* + the control socket */
 	}
 	/* Higher rank connects: never waits for the accept, so no cycle. */
 	for (i = 0; i < npeers; i++) {
 		if (peers[i] > comm->rank)
 			continue;
-		for (s = 0; s < to_net(conns[i])->nsocks; s++) {
+		for (s = 0; s <= to_net(conns[i])->nsocks; s++) {
 			err = connect_one(comm, to_net(conns[i]), s, &cards[i].addr, p->deadline);
 			if (err)
 				return err;
@@ -549,6 +590,27 @@ static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
 	return err;
 }
 
+/*
+ * Before closing after a failure, tell every live peer which rank failed
+ * (best effort, never blocks: 16 bytes always fit an idle socket buffer).
+ */
+static void send_notes(struct ccom_transport_conn **conns, int npeers)
+{
+	struct net_note note = { .magic = NET_NOTE_MAGIC };
+	struct net_conn *c;
+	int i;
+
+	for (i = 0; i < npeers; i++) {
+		c = conns[i] ? to_net(conns[i]) : NULL;
+		if (!c || c->dead || c->group->culprit < 0 || c->fds[c->nsocks] < 0)
+			continue;
+		note.culprit = c->group->culprit;
+		if (send(c->fds[c->nsocks], &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+			ccom_trace(CCOM_SUBSYS_NET, "net_socket: no failure note to rank %d: %s",
+				   c->base.peer, strerror(errno));
+	}
+}
+
 static void net_teardown(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers)
 {
 	int i;
@@ -556,6 +618,7 @@ static void net_teardown(struct ccomComm *comm, struct ccom_transport_conn **con
 	(void)comm;
 	if (!conns)
 		return;
+	send_notes(conns, npeers);
 	for (i = 0; i < npeers; i++) {
 		conn_free(conns[i] ? to_net(conns[i]) : NULL);
 		conns[i] = NULL;

@@ -4,8 +4,10 @@
  * (no root needed): two ranks connect with CCOM_NSOCKS=3 and 4 KiB stripe
  * pieces, exchange a 3 MiB patterned byte stream in both directions in
  * irregular nonblocking pieces, check every byte arrived in order and that
- * every socket carried its share; then rank 1 dies and rank 0's receive
- * must fail with -ECONNRESET naming peer rank 1 (not hang).
+ * every socket carried its share (a third rank stays idle); then rank 2
+ * dies: rank 0's receive must fail with -ECONNRESET naming peer rank 2 (not
+ * hang), and rank 1, which only sees rank 0 give up, must name rank 2 too
+ * (from the failure note rank 0 sends on the control socket).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap/bootstrap.h"
 #include "init/comm.h"
 #include "transport/net_socket.h"
 #include "transport/transport.h"
@@ -98,64 +101,90 @@ static int check_stripes(struct ccom_transport_conn *c, int rank)
 	return 0;
 }
 
-/* Rank 1 vanishes; rank 0 must see -ECONNRESET naming it within the deadline. */
-static int dead_peer(struct ccom_transport_conn *c, int rank)
+/* Receive one byte until the connection fails; returns what recv/wait said. */
+static ssize_t recv_until_error(struct ccom_transport_conn *c)
 {
 	int64_t deadline = ccom_now_us() + 30000000;
 	char byte;
 	ssize_t r = 0;
 
-	if (rank == 1)
-		_exit(0);	/* no teardown: the kernel closes the sockets */
 	while (ccom_now_us() < deadline) {
 		r = c->ops->recv(c, &byte, 1);
 		if (r != 0)
 			break;
-		if (c->ops->wait(c, CCOM_TRANSPORT_WAIT_RECV, 100000) < 0) {
-			r = -ECONNRESET;
-			break;
-		}
+		if (c->ops->wait(c, CCOM_TRANSPORT_WAIT_RECV, 100000) < 0)
+			return -ECONNRESET;
 	}
-	if (r != -ECONNRESET || !strstr(ccom_last_error(), "peer rank 1")) {
-		fprintf(stderr, "rank 0: dead peer gave %zd, last error '%s'; expected -ECONNRESET naming peer rank 1\n",
-			r, ccom_last_error());
+	return r;
+}
+
+static int expect_named(int rank, ssize_t r, const char *want)
+{
+	if (r != -ECONNRESET || !strstr(ccom_last_error(), want)) {
+		fprintf(stderr, "rank %d: failure gave %zd, last error '%s'; expected -ECONNRESET naming '%s'\n",
+			rank, r, ccom_last_error(), want);
 		return 1;
 	}
-	printf("rank 0: dead peer reported: %s\n", ccom_last_error());
+	printf("rank %d: reported: %s\n", rank, ccom_last_error());
 	fflush(stdout);
 	return 0;
 }
 
+/*
+ * Rank 2 vanishes.  Rank 0 must see -ECONNRESET naming it; rank 0 then tears
+ * down (sending its failure note), and rank 1, which only sees rank 0 close,
+ * must still name rank 2.
+ */
+static int dead_peer(struct ccomComm *comm, struct ccom_transport_conn **conns, int rank)
+{
+	int rc;
+
+	if (rank == 2)
+		_exit(0);	/* no teardown: the kernel closes the sockets */
+	if (rank == 0) {
+		rc = expect_named(0, recv_until_error(conns[1]), "peer rank 2");
+		ccom_transport_net_socket.teardown(comm, conns, 2);
+		return rc;
+	}
+	return expect_named(1, recv_until_error(conns[0]), "because rank 2 failed");
+}
+
+/* Ranks 0 and 1 stream to each other; all three then take part in the failure. */
 static int rank_body(ccomComm_t comm, int rank, int nranks, void *arg)
 {
-	struct ccom_transport_conn *conn = NULL;
-	int peer = 1 - rank, err;
+	struct ccom_transport_conn *conns[2] = { NULL, NULL };
+	int peers[2], k = 0, r, err;
 
-	(void)nranks;
 	(void)arg;
-	err = ccom_transport_net_socket.setup(comm, &peer, 1, &conn);
+	for (r = 0; r < nranks; r++)
+		if (r != rank)
+			peers[k++] = r;
+	err = ccom_transport_net_socket.setup(comm, peers, 2, conns);
 	if (err) {
 		fprintf(stderr, "rank %d: setup: %s\n", rank, ccom_last_error());
 		return 1;
 	}
-	if (pump(conn, rank, peer) || check_stripes(conn, rank) || dead_peer(conn, rank)) {
-		ccom_transport_net_socket.teardown(comm, &conn, 1);
-		return 1;
-	}
-	ccom_transport_net_socket.teardown(comm, &conn, 1);
-	/* The peer is gone: skip finalize, whose barrier would wait for it. */
+	if (rank < 2 && (pump(conns[0], rank, peers[0]) || check_stripes(conns[0], rank)))
+		err = 1;
+	/* Everyone is done streaming before rank 2 dies. */
+	if (!err && ccom_bootstrap_barrier(comm->bootstrap))
+		err = 1;
+	if (!err)
+		err = dead_peer(comm, conns, rank);
+	ccom_transport_net_socket.teardown(comm, conns, 2);
+	/* A peer is gone: skip finalize, whose barrier would wait for it. */
 	ccomCommAbort(comm);
-	_exit(0);
+	_exit(err ? 1 : 0);
 }
 
 int main(void)
 {
 	setenv("CCOM_NSOCKS", "3", 1);
 	setenv("CCOM_NET_CHUNK", "4096", 1);
-	if (nett_run(2, NULL, rank_body, NULL, 0)) {
+	if (nett_run(3, NULL, rank_body, NULL, 0)) {
 		printf("FAIL: net_socket stream test\n");
 		return 1;
 	}
-	printf("PASS: net_socket stream, striping over 3 sockets, dead peer -> ECONNRESET\n");
+	printf("PASS: net_socket stream, striping over 3 sockets, dead peer -> ECONNRESET naming it, also one hop away\n");
 	return 0;
 }
