@@ -746,6 +746,8 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 		      const struct ccom_bs_id *id, union ccom_sockaddr *next)
 {
 	int64_t deadline = a->start_us + a->timeout_ms * 1000;
+	int64_t grace = a->timeout_ms * 100; /* 10 % of the timeout, in us */
+	int64_t verdict_deadline;
 	struct ccom_bs_hello h;
 	struct ccom_bs_reply rep;
 	char msg[CCOM_BS_MAX_MSG + 1] __attribute__((aligned(8))), ra[80];
@@ -773,17 +775,25 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	h.pid = getpid();
 	gethostname(h.host, sizeof(h.host) - 1);
 	h.listen = bs->listen_addr;
+	/*
+	 * The root reports missing ranks before this rank's deadline; give its
+	 * verdict a short grace (10 % of the timeout, 0.5 to 5 s) beyond it so
+	 * that a loaded host does not turn "ranks 2,4 never checked in" into
+	 * an anonymous timeout.
+	 */
+	grace = grace < 500000 ? 500000 : grace > 5000000 ? 5000000 : grace;
+	verdict_deadline = deadline + grace;
 	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, a->abort);
 	if (!rc) {
 		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
 			  a->rank, a->nranks, ra);
-		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, a->abort);
+		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), verdict_deadline, a->abort);
 	}
 	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY ||
 		    rep.msg_len > CCOM_BS_MAX_MSG))
 		rc = -EPROTO;
 	if (!rc && rep.msg_len)
-		rc = ccom_sock_recv_all(fd, msg, rep.msg_len, deadline, a->abort);
+		rc = ccom_sock_recv_all(fd, msg, rep.msg_len, verdict_deadline, a->abort);
 	close(fd);
 	if (rc) {
 		ccom_set_last_error("Bootstrap: rank %d of %d got no answer from the bootstrap root at %s: %s%s",

@@ -126,8 +126,8 @@ static int64_t rank_deadline(const struct ccom_bs_hello *h, int64_t now)
 	int64_t rem = (int64_t)h->remaining_ms * 1000;
 	int64_t margin = rem / 10;
 
-	if (margin < 200000)
-		margin = 200000;
+	if (margin < 500000)
+		margin = 500000;
 	if (margin > 2000000)
 		margin = 2000000;
 	if (margin > rem / 2)
