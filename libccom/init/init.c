@@ -263,30 +263,46 @@ static int stage_ranks(struct ccomComm *comm)
 	return 0;
 }
 
-/* Resolve each rank's device and refuse two ranks of one host on the same device. */
+/*
+ * Resolve each rank's device and refuse two ranks of one host bound to the
+ * same device.  Only explicit bindings (config.device, CCOM_DEVICE, a
+ * devlist) are checked: the default, local rank modulo the device count,
+ * shares devices by design when a host has more ranks than devices.
+ */
 static int stage_topo(struct ccomComm *comm)
 {
 	int multi = ccom_param_int("CCOM_MULTI_RANK_DEVICE") == 1;
-	int r, s, err;
+	unsigned char *explicit = calloc(comm->nranks, 1);
+	int r, s, err = 0;
 
+	if (!explicit) {
+		ccom_set_last_error("Init: out of memory");
+		return -ENOMEM;
+	}
 	for (r = 0; r < comm->nranks; r++) {
 		struct ccom_peer_info *p = &comm->peers[r];
 
-		if (p->device == CCOM_DEVICE_DEFAULT)
+		explicit[r] = p->device != CCOM_DEVICE_DEFAULT;
+		if (!explicit[r])
 			p->device = p->ndevices > 0 ? comm->rank_to_local[r] % p->ndevices : -1;
 	}
 	comm->device = comm->peers[comm->rank].device;
-	for (r = 0; r < comm->nranks && !multi; r++) {
+	for (r = 0; r < comm->nranks && !multi && !err; r++) {
 		for (s = r + 1; s < comm->nranks; s++) {
 			const struct ccom_peer_info *a = &comm->peers[r], *b = &comm->peers[s];
 
-			if (a->device < 0 || a->device != b->device || a->host_hash != b->host_hash)
+			if (!explicit[r] || !explicit[s] || a->device < 0 ||
+			    a->device != b->device || a->host_hash != b->host_hash)
 				continue;
 			ccom_set_last_error("Init: duplicate device detected: rank %d and rank %d (host %s) are both bound to nccom device %d; give each rank of a host its own device (config.device, CCOM_DEVICE) or set CCOM_MULTI_RANK_DEVICE=1 to share it",
 					    r, s, a->host, a->device);
-			return -EBADE;
+			err = -EBADE;
+			break;
 		}
 	}
+	free(explicit);
+	if (err)
+		return err;
 	err = ccom_topo_init(comm);
 	if (err)
 		return err;

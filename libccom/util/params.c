@@ -36,7 +36,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NRANKS", NULL, "Number of ranks for ccomCommInitFromEnv (wins over launcher variables)." },
 	/* Devices */
 	{ "CCOM_DEVICE", NULL, "nccom device index this process binds to (when config.device is unset)." },
-	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host on the same nccom device." },
+	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host bound explicitly (config.device, CCOM_DEVICE) to one nccom device." },
 	/* Data path (coll/, transport/, tune/) */
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
 	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory) or ring (over the transports)." },
