@@ -204,6 +204,8 @@ static const char *bs_err_str(int rc)
 		return "the peer closed the connection (it failed, aborted or exited)";
 	case -ECONNREFUSED:
 		return "connection refused (the peer exited, or its address is not reachable from here)";
+	case -EBADMSG:
+		return "the answer is not a ccom bootstrap message (wrong magic): the address belongs to another program or job";
 	default:
 		return strerror(-rc);
 	}
@@ -791,12 +793,12 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	}
 	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY ||
 		    rep.msg_len > CCOM_BS_MAX_MSG))
-		rc = -EPROTO;
+		rc = -EBADMSG;
 	if (!rc && rep.msg_len)
 		rc = ccom_sock_recv_all(fd, msg, rep.msg_len, verdict_deadline, a->abort);
 	close(fd);
 	if (rc) {
-		ccom_set_last_error("Bootstrap: rank %d of %d got no answer from the bootstrap root at %s: %s%s",
+		ccom_set_last_error("Bootstrap: rank %d of %d got no usable answer from the bootstrap root at %s: %s%s",
 				    a->rank, a->nranks, ra, bs_err_str(rc),
 				    rc == -ETIMEDOUT ? " (other ranks did not check in and the root did not report in time; CCOM_BOOTSTRAP_TIMEOUT)" : "");
 		return rc;

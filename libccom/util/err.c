@@ -34,6 +34,7 @@ ccomResult_t ccom_result_from_errno(int err)
 	case ECANCELED:
 	case ECONNABORTED:
 	case ECONNREFUSED:
+	case EBADMSG:
 		return ccomRemoteError;
 	case EINPROGRESS:
 		return ccomInProgress;

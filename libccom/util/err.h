@@ -8,8 +8,8 @@
  *   -EINVAL     invalid argument          -> ccomInvalidArgument
  *   -EPERM, -EBADE (usage/skew/duplicate) -> ccomInvalidUsage
  *   -ETIMEDOUT  bounded wait expired      -> ccomTimeout
- *   -ECONNRESET, -EPIPE, -ECANCELED, -ECONNREFUSED (peer died / aborted /
- *   unreachable)                         -> ccomRemoteError
+ *   -ECONNRESET, -EPIPE, -ECANCELED, -ECONNREFUSED, -EBADMSG (peer died /
+ *   aborted / unreachable / not a ccom peer) -> ccomRemoteError
  *   -EINPROGRESS                          -> ccomInProgress
  *   -ENODEV, -ENXIO (driver unusable)     -> ccomUnhandledDeviceError
  *   -EPROTO, -EFAULT (internal)           -> ccomInternalError

@@ -5,7 +5,12 @@
  * [...], please use format: <ipv4>:<port> | [<ipv6>]:<port> |
  * <hostname>:<port>" (no network wait).  Well-formed values
  * (<ipv4>:<port>, [<ipv6>]:<port>, <hostname>:<port>) bootstrap a 3-rank
- * job in which rank 0 hosts the root at that address.
+ * job in which rank 0 hosts the root at that address.  A well-formed
+ * address that is not this host's (TEST-NET-3) fails differently: rank 0
+ * cannot host the root (ccomSystemError naming the address), and another
+ * rank gives up after its 2 s timeout (ccomTimeout naming the root
+ * address), or, where a transparent proxy answers for every address,
+ * fails with ccomRemoteError saying the answer is not a ccom message.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -71,6 +76,34 @@ static int run_job(const char *addr)
 	return 0;
 }
 
+static int check_foreign_address(void)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomUniqueId id;
+	ccomComm_t comm;
+	ccomResult_t res;
+
+	setenv("CCOM_COMM_ID", "203.0.113.7:5555", 1);
+	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
+	cfg.timeoutSec = 2;
+	res = ccomCommInitRankConfig(&comm, 2, id, 0, &cfg);
+	T_CHECK(res == ccomSystemError, "rank 0: got %d (%s)", res, ccomGetErrorString(res));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "cannot host the root at 203.0.113.7:5555",
+			    "CCOM_COMM_ID", NULL), "rank 0 message");
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	res = ccomCommInitRankConfig(&comm, 2, id, 1, &cfg);
+	T_CHECK(res == ccomTimeout || res == ccomRemoteError, "rank 1: got %d (%s)", res,
+		ccomGetErrorString(res));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "bootstrap root at 203.0.113.7:5555",
+			    res == ccomTimeout ? "timed out" : "not a ccom bootstrap message", NULL),
+		"rank 1 message");
+	printf("rank 1: %s\n", ccomGetLastError(NULL));
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	unsetenv("CCOM_COMM_ID");
+	printf("foreign address: rank 0 cannot host the root, rank 1 fails naming it\n");
+	return 0;
+}
+
 int main(void)
 {
 	static const char *const bad[] = {
@@ -85,6 +118,8 @@ int main(void)
 		if (check_invalid(bad[i]))
 			return T_FAIL;
 	printf("%u malformed CCOM_COMM_ID values refused\n", i);
+	if (check_foreign_address())
+		return T_FAIL;
 
 	port = free_port(AF_INET);
 	T_CHECK(port > 0, "no free port");
