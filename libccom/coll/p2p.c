@@ -91,6 +91,9 @@ static int xfer_pass(struct ccom_xfer *x, int n, bool *progress, int *stuck)
 int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 {
 	struct ccom_coll_state *cs = comm->coll;
+	/* Same policy as ccom_wait_shm(): the host segment's spin/yield limits. */
+	unsigned int spin = cs->shm ? (unsigned int)cs->shm->spin_limit : 300;
+	unsigned int yield = spin + (cs->shm ? (unsigned int)cs->shm->yield_limit : 0);
 	unsigned int idle = 0;
 	struct ccom_wait w;
 	bool progress;
@@ -107,7 +110,7 @@ int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 			continue;
 		}
 		idle++;
-		if ((idle & 255) == 0 || idle > 2000) {
+		if ((idle & 255) == 0 || idle > yield) {
 			r = ccom_wait_check(&w);
 			if (r)
 				break;
@@ -116,9 +119,9 @@ int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 		    idle > x[stuck].conn->ops->idle_passes)
 			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
 						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
-		else if (idle < 2000)
+		else if (idle < spin)
 			__builtin_ia32_pause();
-		else if (idle < 2100)
+		else if (idle < yield)
 			sched_yield();
 		else if (stuck >= 0)
 			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
