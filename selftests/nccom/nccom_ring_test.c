@@ -7,6 +7,7 @@
  * with discard), a SEM_WAIT that parks only its own queue, queue teardown
  * with work pending, and two processes' queues progressing concurrently.
  */
+#include <pthread.h>
 #include <stdlib.h>
 
 #include "nccom_utils.h"
@@ -506,6 +507,90 @@ TEST_F_TIMEOUT(ring, no_starvation, 120)
 	nccom_ring_destroy(&q2);
 	nccom_free(a, big);
 	nccom_free(b, big);
+}
+
+struct flipper {
+	volatile struct nccom_desc *slots;
+	uint32_t n;
+	struct nccom_desc good, bad;
+	volatile int stop;
+};
+
+static void *flip(void *p)
+{
+	struct flipper *f = p;
+	uint32_t i = 0;
+
+	while (!f->stop) {
+		volatile struct nccom_desc *d = &f->slots[i++ % f->n];
+
+		/* Only the fields that decide the range: offset and length. */
+		d->length = f->bad.length;
+		d->dst_offset = f->bad.dst_offset;
+		d->length = f->good.length;
+		d->dst_offset = f->good.dst_offset;
+	}
+	return NULL;
+}
+
+/*
+ * The user rewrites descriptors while the engine reads them: only the length
+ * flips, between a copy into the last page of dst (valid) and one a page
+ * longer (out of range). The engine copies each descriptor once before
+ * validating it, so every completion is 0 (and the last page holds the
+ * source bytes) or -EOVERFLOW (nothing written). A double fetch would check
+ * one length and copy the other, writing past the registration: that shows
+ * up as a wrong status, a splat in dmesg (check-kmod greps it, SLUB debug
+ * is on) or a crash.
+ */
+TEST_F_TIMEOUT(ring, hostile_rewrites_while_engine_reads, 120)
+{
+	struct flipper f = { .slots = self->r.ksq, .n = self->r.depth };
+	struct nccom_cqe c[16];
+	struct nccom_desc d[16];
+	int i, round, rc, bad = 0, ok = 0;
+	pthread_t th;
+
+	f.good = desc_copy(self->hdst, BUFSZ - PAGE_SZ, self->hsrc, 0, PAGE_SZ, 0);
+	f.bad = f.good;
+	f.bad.length = 2 * PAGE_SZ;
+	memset(self->dst, 0, BUFSZ);
+	ASSERT_EQ(0, pthread_create(&th, NULL, flip, &f));
+	for (round = 0; round < 200; round++) {
+		for (i = 0; i < 16; i++) {
+			d[i] = f.good;
+			d[i].cookie = i;
+		}
+		rc = nccom_ring_submit(&self->r, d, 16);
+		if (rc == -EIO) {
+			test_cmd_queue_reset(self->r.handle, NCCOM_QUEUE_RESET_DISCARD);
+			nccom_ring_reap(&self->r, c, 16, 16, 1000);
+			continue;
+		}
+		ASSERT_EQ(0, rc);
+		rc = nccom_ring_reap(&self->r, c, 16, 16, 2000);
+		if (rc < 16 && self->r.kh->state == NCCOM_QUEUE_ERROR) {
+			/* A bad version failed and stopped the queue: drop the rest. */
+			test_cmd_queue_reset(self->r.handle, NCCOM_QUEUE_RESET_DISCARD);
+			rc += nccom_ring_reap(&self->r, c + rc, 16 - rc, 16 - rc, 60000);
+		}
+		ASSERT_EQ(16, rc);
+		for (i = 0; i < 16; i++) {
+			ok += c[i].status == 0;
+			bad += c[i].status != 0 && c[i].status != -EOVERFLOW &&
+			       c[i].status != -ECANCELED;
+		}
+	}
+	f.stop = 1;
+	pthread_join(th, NULL);
+	EXPECT_EQ(0, bad);
+	/* Only the last page was ever written, with the source's first page. */
+	for (i = 0; i < (int)(BUFSZ - PAGE_SZ); i++)
+		if (self->dst[i])
+			break;
+	EXPECT_EQ(BUFSZ - PAGE_SZ, i) TH_LOG("dst byte %d written", i);
+	if (ok)
+		EXPECT_EQ(0, memcmp(self->dst + BUFSZ - PAGE_SZ, self->src, PAGE_SZ));
 }
 
 /* Destroying a queue with parked and pending work neither hangs nor leaks. */
