@@ -483,6 +483,16 @@ int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out)
 				    out->device);
 		return -EINVAL;
 	}
+	/* With the driver present, an explicit device must exist (checked before anything is made). */
+	if (out->device != CCOM_CONFIG_UNDEF_INT && out->device >= 0) {
+		int ndev = ccom_device_count();
+
+		if (ndev > 0 && out->device >= ndev) {
+			ccom_set_last_error("Invalid config: device %d, but this host has %d nccom device(s) (0-%d)",
+					    out->device, ndev, ndev - 1);
+			return -EINVAL;
+		}
+	}
 	if (out->timeoutSec == CCOM_CONFIG_UNDEF_INT) {
 		int64_t t = ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
 
