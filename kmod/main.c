@@ -221,6 +221,7 @@ static int nccom_fops_open(struct inode *inode, struct file *filp)
 	mutex_init(&ctx->destroy_lock);
 	atomic64_set(&ctx->pinned_pages, 0);
 	atomic_set(&ctx->nobjs, 0);
+	nccom_nl_client_add(ctx);
 	filp->private_data = ctx;
 	return 0;
 }
@@ -229,7 +230,9 @@ static int nccom_fops_release(struct inode *inode, struct file *filp)
 {
 	struct nccom_ctx *ctx = filp->private_data;
 
+	nccom_nl_client_del(ctx);
 	nccom_ctx_destroy_all(ctx);
+	nccom_nl_client_fini(ctx);
 	xa_destroy(&ctx->objs);
 	mutex_destroy(&ctx->destroy_lock);
 	kfree(ctx);
@@ -314,10 +317,15 @@ static int __init nccom_init(void)
 	ret = misc_register(&nccom_misc);
 	if (ret)
 		goto err_engines;
+	ret = nccom_nl_init();
+	if (ret)
+		goto err_misc;
 	pr_info("nccom: %u devices, %u engines each, ABI %d\n",
 		nccom_ndevs, nccom_nengines, NCCOM_ABI_VERSION);
 	return 0;
 
+err_misc:
+	misc_deregister(&nccom_misc);
 err_engines:
 	nccom_engines_stop();
 err_dma_dev:
@@ -329,6 +337,7 @@ err_free_devs:
 
 static void __exit nccom_exit(void)
 {
+	nccom_nl_exit();
 	misc_deregister(&nccom_misc);
 	nccom_engines_stop();
 	platform_device_unregister(nccom_pdev);

@@ -21,6 +21,7 @@
 #include <linux/ratelimit.h>
 #include <linux/iosys-map.h>
 #include "../uapi/linux/nccom.h"
+#include "netlink.h"
 
 #define NCCOM_MAX_DEVS		16
 #define NCCOM_MAX_ENGINES	16
@@ -78,6 +79,7 @@ struct nccom_ctx {
 	struct mutex destroy_lock;	/* serializes destroy against close */
 	atomic64_t pinned_pages;	/* pages pinned by our registrations */
 	atomic_t nobjs;			/* live handles */
+	struct nccom_nl_client nl;	/* netlink.c: id, opener, list node */
 };
 
 struct nccom_engine {
@@ -121,6 +123,7 @@ struct nccom_region {
 	struct mutex lock;		/* protects @dead/@stale against the engine */
 	bool dead;			/* the user's mapping is gone for good */
 	bool stale;			/* page tables changed: revalidate first */
+	unsigned long dbg_inval, dbg_reval;
 	u32 access;
 	u64 length;
 	/* NCCOM_REGION_PAGES */
@@ -154,6 +157,7 @@ struct nccom_sem_core {
 	u64 value;
 	bool owner_alive;
 	wait_queue_head_t wq;
+	atomic_t waiters;		/* tasks in SEM_WAIT (netlink dumps) */
 };
 
 struct nccom_sem {
@@ -266,6 +270,7 @@ int nccom_ioctl_queue_doorbell(struct nccom_ucmd *ucmd);
 int nccom_ioctl_queue_get_state(struct nccom_ucmd *ucmd);
 int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd);
 int nccom_ioctl_queue_wait(struct nccom_ucmd *ucmd);
+int nccom_queue_reset(struct nccom_queue *q, bool discard);
 int nccom_queue_mmap(struct nccom_ctx *ctx, struct vm_area_struct *vma);
 bool nccom_queue_run(struct nccom_queue *q);
 

@@ -191,6 +191,7 @@ static void nccom_queue_complete_locked(struct nccom_queue *q, u64 cookie,
 		q->error_cookie = cookie;
 		WRITE_ONCE(q->hdr->error, status);
 		WRITE_ONCE(q->hdr->state, NCCOM_QUEUE_ERROR);
+		nccom_nl_queue_error(q, status);
 		nccom_dbg("queue %u: descriptor %llu failed: %d\n",
 			  q->obj.id, cookie, status);
 	}
@@ -206,6 +207,7 @@ static void nccom_queue_fail_locked(struct nccom_queue *q, int status)
 	q->error_cookie = 0;
 	WRITE_ONCE(q->hdr->error, status);
 	WRITE_ONCE(q->hdr->state, NCCOM_QUEUE_ERROR);
+	nccom_nl_queue_error(q, status);
 	wake_up_all(&q->cq_wq);
 	nccom_warn_rl("queue %u: ring indices corrupted by the user (%d); reset the queue\n",
 		      q->obj.id, status);
@@ -333,17 +335,19 @@ int nccom_ioctl_queue_get_state(struct nccom_ucmd *ucmd)
 	return nccom_ucmd_respond(ucmd, sizeof(*cmd));
 }
 
-int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
+/**
+ * nccom_queue_reset() - return a queue in the error state to active
+ * @q: the queue (the caller holds a reference)
+ * @discard: complete the descriptors still in the submission ring with
+ *	-ECANCELED instead of running them
+ *
+ * Used by %NCCOM_IOC_QUEUE_RESET and by the netlink queue-reset operation.
+ * Return: 0, or -EBUSY if the queue is not in the error state.
+ */
+int nccom_queue_reset(struct nccom_queue *q, bool discard)
 {
-	struct nccom_queue_reset *cmd = ucmd->cmd;
-	struct nccom_queue *q;
 	int ret = 0;
 
-	if ((cmd->flags & ~(u32)NCCOM_QUEUE_RESET_DISCARD) || cmd->__reserved)
-		return -EINVAL;
-	q = nccom_queue_get(ucmd->ctx, cmd->handle);
-	if (IS_ERR(q))
-		return PTR_ERR(q);
 	mutex_lock(&q->run_lock);
 	if (q->state != NCCOM_QUEUE_ERROR) {
 		ret = -EBUSY;
@@ -358,7 +362,7 @@ int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
 		smp_store_release(&q->hdr->sq_head, q->sq_head);
 	}
 	/* The engine completes these with -ECANCELED as CQ space allows. */
-	if (cmd->flags & NCCOM_QUEUE_RESET_DISCARD)
+	if (discard)
 		q->discard = READ_ONCE(q->hdr->sq_tail) - q->sq_head;
 	q->state = NCCOM_QUEUE_ACTIVE;
 	q->error = 0;
@@ -368,6 +372,21 @@ int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
 	nccom_engine_kick(q->eng);
 out_unlock:
 	mutex_unlock(&q->run_lock);
+	return ret;
+}
+
+int nccom_ioctl_queue_reset(struct nccom_ucmd *ucmd)
+{
+	struct nccom_queue_reset *cmd = ucmd->cmd;
+	struct nccom_queue *q;
+	int ret;
+
+	if ((cmd->flags & ~(u32)NCCOM_QUEUE_RESET_DISCARD) || cmd->__reserved)
+		return -EINVAL;
+	q = nccom_queue_get(ucmd->ctx, cmd->handle);
+	if (IS_ERR(q))
+		return PTR_ERR(q);
+	ret = nccom_queue_reset(q, cmd->flags & NCCOM_QUEUE_RESET_DISCARD);
 	nccom_obj_put(&q->obj);
 	return ret;
 }

@@ -127,6 +127,7 @@ static struct nccom_sem_core *nccom_sem_core_alloc(u64 value)
 	kref_init(&core->kref);
 	spin_lock_init(&core->lock);
 	init_waitqueue_head(&core->wq);
+	atomic_set(&core->waiters, 0);
 	core->value = value;
 	core->owner_alive = true;
 	return core;
@@ -236,8 +237,12 @@ int nccom_ioctl_sem_wait(struct nccom_ucmd *ucmd)
 		return PTR_ERR(sem);
 	w.core = sem->core;
 	w.value = cmd->value;
+	atomic_inc(&w.core->waiters);
 	ret = nccom_wait_deadline(&w.core->wq, cmd->timeout_ns,
 				  nccom_sem_wait_done, &w);
+	atomic_dec(&w.core->waiters);
+	if (ret == -ETIMEDOUT)
+		nccom_nl_sem_timeout(ucmd->ctx, cmd->handle, cmd->value);
 	if (!ret)
 		ret = w.status;
 	cmd->out_value = READ_ONCE(w.core->value);
