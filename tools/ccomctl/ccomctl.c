@@ -88,6 +88,21 @@ int ctl_parse_keyval_u32(struct ccomctl *c, const char *kw, uint32_t *v, bool *s
 	return ctl_parse_u32(kw, ctl_next(c), v);
 }
 
+/* Is @arg an index or a filter keyword rather than a command? */
+static bool ctl_default_arg(const char *arg)
+{
+	static const char *const filters[] = { "client", "handle", "dev", "state", "hash",
+					       "rank", "all", "count", NULL };
+	int i;
+
+	if (arg[0] >= '0' && arg[0] <= '9')
+		return true;
+	for (i = 0; filters[i]; i++)
+		if (!strcmp(arg, filters[i]))
+			return true;
+	return false;
+}
+
 /*
  * Run the entry of @cmds named by the next argument; the first entry is the
  * default when there is none.  Unknown names fail (rdma's "return 0 after
@@ -110,6 +125,9 @@ int ctl_exec(struct ccomctl *c, const struct ctl_cmd *cmds, const char *what, vo
 			return cmd->fn(c);
 		}
 	}
+	/* "dev 0", "queue state error": arguments of the default command. */
+	if (ctl_default_arg(arg))
+		return cmds[0].fn(c);
 	fprintf(stderr, "ccomctl: unknown %s \"%s\"; try `ccomctl %s help`\n", what, arg,
 		what);
 	return CTL_EUSAGE;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include <linux/netlink.h>
 #include <netlink/genl/ctrl.h>
@@ -60,6 +61,9 @@ static int nl_errno_exit(int err)
 		return CTL_ENOENT;
 	case -EOPNOTSUPP:
 		return CTL_ENODRV;
+	case -EINVAL:
+	case -ERANGE:
+		return CTL_EUSAGE;	/* the kernel rejected the request */
 	default:
 		return CTL_EIO;
 	}
@@ -67,7 +71,7 @@ static int nl_errno_exit(int err)
 
 int ctl_nl_open(struct ccomctl *c)
 {
-	int err;
+	int err, one = 1;
 
 	if (c->sk)
 		return CTL_OK;
@@ -81,6 +85,8 @@ int ctl_nl_open(struct ccomctl *c)
 		fprintf(stderr, "ccomctl: cannot open a generic netlink socket: %s\n", nl_geterror(err));
 		goto err_free;
 	}
+	/* Ask for the kernel's explanation of a rejected request (extack). */
+	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
 	c->family = genl_ctrl_resolve(c->sk, NCCOM_GENL_NAME);
 	if (c->family < 0) {
 		if (c->quiet)
