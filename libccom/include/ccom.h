@@ -214,7 +214,10 @@ const char *ccomGetLastError(ccomComm_t comm);
  *
  * Call once, in one process (usually rank 0's).  With CCOM_COMM_ID set the
  * address comes from the environment, no root is started here and rank 0
- * hosts the root inside ccomCommInitRank().
+ * hosts the root inside ccomCommInitRank().  An id serves one communicator.
+ * Do not fork() rank processes after this call (a child forked while the
+ * root thread holds a lock may deadlock): fork first, then create the id.
+ * Thread-safe.
  *
  * Return: ccomSuccess, ccomInvalidArgument (NULL or a malformed
  * CCOM_COMM_ID), ccomSystemError (no usable interface, socket failure).
@@ -225,13 +228,18 @@ ccomResult_t ccomGetUniqueId(ccomUniqueId *uniqueId);
  * ccomCommInitRank() - create this rank's communicator (blocking).
  * @comm: receives the handle; the caller owns it and frees it with
  *	ccomCommDestroy() (also after a failure that returned a handle).
+ *	It is written before any wait, so that another thread may
+ *	ccomCommAbort() a blocked init; invalid arguments leave it NULL.
  * @nranks: number of ranks, >= 1.
  * @commId: the id from ccomGetUniqueId(), identical on every rank.
  * @rank: this rank, 0 <= rank < nranks.
  *
  * Collective over all @nranks ranks.  Every wait is bounded by
- * CCOM_BOOTSTRAP_TIMEOUT.  Return: ccomSuccess or the code of the stage
- * that failed; ccomGetLastError() names the cause.
+ * CCOM_BOOTSTRAP_TIMEOUT (default 300 s).  Return: ccomSuccess or the code
+ * of the stage that failed (ccomInvalidUsage for nranks mismatch,
+ * duplicate rank, version skew or duplicate device; ccomTimeout naming the
+ * ranks that never checked in; ccomRemoteError when a peer died or the
+ * comm was aborted); ccomGetLastError() names the cause.
  */
 ccomResult_t ccomCommInitRank(ccomComm_t *comm, int nranks, ccomUniqueId commId, int rank);
 
@@ -254,7 +262,8 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
  * @ndev: number of ranks, >= 1.
  * @devlist: device index of each rank, or NULL for 0..ndev-1.  Checked
  *	before anything is created: an out-of-range device is
- *	ccomInvalidArgument, a duplicate device is ccomInvalidUsage.
+ *	ccomInvalidArgument, a duplicate device is ccomInvalidUsage.  Without
+ *	the nccom driver the entries are recorded as device indices only.
  *
  * Runs every rank's init on its own thread and returns when all are ready.
  * Collectives on these comms must then be issued inside
