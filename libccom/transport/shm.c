@@ -457,7 +457,10 @@ int ccom_wait_check(struct ccom_wait *w)
 				    w->comm->rank, (long long)(cs->op_timeout_us / 1000000));
 		return -ETIMEDOUT;
 	}
-	if (w->shm && now >= w->next_check_us) {
+	/* Peers are checked after 2 ms of waiting, then every 5 ms (a poll() each). */
+	if (w->shm && !w->next_check_us) {
+		w->next_check_us = now + 2000;
+	} else if (w->shm && now >= w->next_check_us) {
 		w->next_check_us = now + 5000;
 		return check_local_peers(w);
 	}
