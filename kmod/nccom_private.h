@@ -123,7 +123,6 @@ struct nccom_region {
 	struct mutex lock;		/* protects @dead/@stale against the engine */
 	bool dead;			/* the user's mapping is gone for good */
 	bool stale;			/* page tables changed: revalidate first */
-	unsigned long dbg_inval, dbg_reval;
 	u32 access;
 	u64 length;
 	/* NCCOM_REGION_PAGES */
