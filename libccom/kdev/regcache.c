@@ -268,6 +268,7 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 {
 	struct ccom_kdev_ring *r = &kd->ring;
 	struct ccom_kdev_cache *c = kd->cache;
+	struct ccom_kdev_spin sp;
 	struct ccom_wait w;
 	uint32_t want = r->sq_tail + (uint32_t)n, i, ready;
 	int k, failed = 0, resets = 0, err = 0;
@@ -287,6 +288,7 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 	err = ccom_kdev_publish(kd);
 	if (err)
 		return err;
+	ccom_kdev_spin_reset(&sp);
 	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
 	while (!err && r->cq_head != want) {
 		ready = ccom_kdev_cq_ready(r);
@@ -312,9 +314,9 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 			resets++;
 			continue;
 		}
-		err = ccom_kdev_wait_cq(kd, 20000);
-		if (!err)
-			err = ccom_wait_check(&w);
+		err = ccom_wait_check(&w);
+		if (!err && !ccom_kdev_spin(&sp))
+			err = ccom_kdev_wait_cq(kd, 20000);
 	}
 	ccom_wait_end(&w);
 	for (k = 0; k < n; k++)

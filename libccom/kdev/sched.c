@@ -55,6 +55,8 @@
 #define KDEV_RCHUNK (256u << 10)
 #define KDEV_SLICE_ALIGN 64	/* elements */
 #define WAIT_SLICE_US 20000
+/* Larger collectives keep the engines busy for long: sleep at once, leave them the CPUs. */
+#define KDEV_SPIN_MAX_BYTES (1u << 20)
 
 /* Cookie: bits 0-15 local peer involved (0xffff: none), 16-23 what. */
 enum { W_COPY = 1, W_REDUCE, W_SIGNAL, W_WAIT };
@@ -225,17 +227,23 @@ static int fail(struct ccom_kdev *kd, int err)
  * semaphore instead (one wakeup for the whole collective) as long as the
  * completion ring cannot fill.
  */
-static int drain(struct ccom_kdev *kd, uint32_t until, uint64_t sem_value)
+static int drain(struct ccom_kdev *kd, uint32_t until, uint64_t sem_value, bool spin)
 {
 	struct ccom_kdev_ring *r = &kd->ring;
+	struct ccom_kdev_spin sp;
 	struct ccom_wait w;
+	uint32_t head;
 	int err = 0;
 
+	ccom_kdev_spin_reset(&sp);
 	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
 	for (;;) {
+		head = r->cq_head;
 		err = reap(kd);
 		if (err || r->cq_head == until)
 			break;
+		if (r->cq_head != head)
+			ccom_kdev_spin_reset(&sp);
 		err = ccom_wait_check(&w);
 		if (err)
 			break;
@@ -252,6 +260,8 @@ static int drain(struct ccom_kdev *kd, uint32_t until, uint64_t sem_value)
 			}
 			continue;
 		}
+		if (spin && ccom_kdev_spin(&sp))
+			continue;
 		if (sem_value && until - r->cq_head <= r->depth) {
 			struct timespec ts;
 			struct nccom_sem_wait sw = { .size = sizeof(sw), .handle = kd->sem,
@@ -280,7 +290,7 @@ int ccom_kdev_complete(struct ccom_kdev *kd)
 	int err = ccom_kdev_publish(kd);
 
 	if (!err)
-		err = drain(kd, kd->ring.sq_tail, 0);
+		err = drain(kd, kd->ring.sq_tail, 0, true);
 	return err ? fail(kd, err) : 0;
 }
 
@@ -297,7 +307,7 @@ static struct nccom_desc *next_desc(struct kplan *kp)
 		/* Ring full: let the engine see what we wrote and wait for room. */
 		kp->err = ccom_kdev_publish(kd);
 		if (!kp->err)
-			kp->err = drain(kd, kd->ring.cq_head + 1, 0);
+			kp->err = drain(kd, kd->ring.cq_head + 1, 0, false);
 		if (kp->err)
 			return NULL;
 	}
@@ -595,6 +605,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 			    .esz = ccom_dtype_size(op->dtype), .v = views };
 	bool ok, all_ok;
 	int nreq = 0, err, i;
+	int64_t t0 = ccom_now_us(), t1, t2;
 
 	if (kd->dead) {
 		ccom_set_last_error("rank %d: the kdev queue was cancelled by an earlier failure",
@@ -620,7 +631,9 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 		pub[1] = reqs[0].reg;
 		pub_off[1] = (uintptr_t)reqs[0].addr - pub[1]->start;
 	}
+	t1 = ccom_now_us();
 	err = ccom_kdev_exchange(kd, &sig, ok, pub, pub_off, views, &all_ok);
+	t2 = ccom_now_us();
 	if (err)
 		return fail(kd, err);
 	if (!all_ok)
@@ -646,6 +659,10 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	if (!err)
 		err = ccom_kdev_publish(kd);
 	if (!err)
-		err = drain(kd, kd->ring.sq_tail, kp.v3);
+		err = drain(kd, kd->ring.sq_tail, kp.v3,
+			    ccom_op_bytes(comm, op) <= KDEV_SPIN_MAX_BYTES);
+	ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu kind %d %zu elements: registrations %lld us, exchange %lld us, engine %lld us",
+		   (unsigned long long)kd->coll_seq, op->kind, op->count, (long long)(t1 - t0),
+		   (long long)(t2 - t1), (long long)(ccom_now_us() - t2));
 	return err ? fail(kd, err) : 0;
 }

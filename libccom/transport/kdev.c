@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -321,6 +322,23 @@ static int kdev_connect_mesh(struct ccom_kdev *kd)
 	return err;
 }
 
+bool ccom_kdev_spin(struct ccom_kdev_spin *s)
+{
+	int64_t now;
+
+	if (++s->n < 64) {
+		__builtin_ia32_pause();
+		return true;
+	}
+	now = ccom_now_us();
+	if (!s->until_us)
+		s->until_us = now + CCOM_KDEV_SPIN_US;
+	if (now >= s->until_us)
+		return false;
+	sched_yield();	/* let the engine threads and the peers run */
+	return true;
+}
+
 int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t len,
 		      const int *fds, int nfds)
 {
@@ -423,10 +441,11 @@ int ccom_kdev_recvmsg(struct ccom_kdev *kd, int lpeer, void *buf, size_t len, in
 	struct ccom_shm *shm = comm->coll ? comm->coll->shm : NULL;
 	int64_t deadline = ccom_now_us() + KDEV_SETUP_TIMEOUT_US;
 	struct pollfd p = { .fd = kd->sock[lpeer], .events = POLLIN };
+	struct ccom_kdev_spin sp;
 	struct ccom_wait w;
-	unsigned int spins = 0;
 	int err;
 
+	ccom_kdev_spin_reset(&sp);
 	ccom_wait_begin(&w, comm, shm);
 	for (;;) {
 		err = kdev_recv_once(kd, lpeer, buf, len, fds, maxfds, nfds);
@@ -445,9 +464,7 @@ int ccom_kdev_recvmsg(struct ccom_kdev *kd, int lpeer, void *buf, size_t len, in
 			}
 		}
 		/* Peers arrive at about the same time: spin a little, then sleep. */
-		if (++spins < 200)
-			__builtin_ia32_pause();
-		else
+		if (!ccom_kdev_spin(&sp))
 			poll(&p, 1, 10);
 	}
 	ccom_wait_end(&w);

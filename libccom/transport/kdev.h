@@ -147,6 +147,27 @@ int ccom_kdev_publish(struct ccom_kdev *kd);
  */
 int ccom_kdev_wait_cq(struct ccom_kdev *kd, int64_t timeout_us);
 
+/*
+ * Spin, then yield, then sleep: a sleep/wake pair through the driver costs
+ * far more than a short poll of the ring (a few us on hardware, ms under
+ * emulation), and peers usually arrive together.  ccom_kdev_spin() returns
+ * true while the caller should poll again (it paused or yielded), false
+ * once CCOM_KDEV_SPIN_US passed without progress: then sleep.
+ */
+#define CCOM_KDEV_SPIN_US 300
+struct ccom_kdev_spin {
+	int64_t until_us;
+	unsigned int n;
+};
+
+static inline void ccom_kdev_spin_reset(struct ccom_kdev_spin *s)
+{
+	s->n = 0;
+	s->until_us = 0;
+}
+
+bool ccom_kdev_spin(struct ccom_kdev_spin *s);
+
 /* Send/receive one grant-channel packet with up to @nfds descriptors. */
 int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t len,
 		      const int *fds, int nfds);
