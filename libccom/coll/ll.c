@@ -122,20 +122,23 @@ static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t of
 	return 0;
 }
 
-/* out = reduce over ranks of (own @in, every peer's tmp copy). */
+/*
+ * out = reduce over ranks of (own @in, every peer's tmp copy), always in
+ * rank order, so that every rank computes bitwise the same AllReduce
+ * result (floating-point sums depend on the order).  Own input is copied
+ * into its tmp slot first: @out may alias @in.
+ */
 static void ll_reduce(struct ccomComm *comm, const struct ccom_op *op, char *out, const char *in,
-		      const char *tmp, size_t stride, size_t n)
+		      char *tmp, size_t stride, size_t n)
 {
 	struct ccom_shm *s = comm->coll->shm;
-	const char *a = in;
+	size_t bytes = n * ccom_dtype_size(op->dtype);
 	int p;
 
-	for (p = 0; p < s->nlocal; p++) {
-		if (p == s->me)
-			continue;
-		ccom_reduce2(out, a, tmp + (size_t)p * stride, n, op->dtype, op->op);
-		a = out;
-	}
+	memcpy(tmp + (size_t)s->me * stride, in, bytes);
+	ccom_reduce2(out, tmp, tmp + stride, n, op->dtype, op->op);
+	for (p = 2; p < s->nlocal; p++)
+		ccom_reduce2(out, out, tmp + (size_t)p * stride, n, op->dtype, op->op);
 	ccom_reduce_finish(out, n, op->dtype, op->op, comm->nranks);
 }
 
