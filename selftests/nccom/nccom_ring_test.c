@@ -474,36 +474,49 @@ TEST_F_TIMEOUT(ring, queue_wait, 90)
 }
 
 /*
- * Fairness: a huge copy on one queue does not hold back a small copy
- * submitted right after it on another queue of the same device; the small
- * one completes while the huge one is still running.
+ * Fairness: a huge copy on one queue does not hold back a small one on
+ * another queue of the same device. Both queues are released at the same
+ * moment by one semaphore; the small queue then copies the last bytes of
+ * the huge copy's destination into a probe. Round-robin with a bounded turn
+ * means the probe runs long before the huge copy reaches its end, so the
+ * probe must see the old bytes. The evidence is taken by the engine itself,
+ * so a slow or descheduled test process cannot change the outcome.
  */
 TEST_F_TIMEOUT(ring, no_starvation, 120)
 {
 	const size_t big = 64 << 20;
 	uint8_t *a = nccom_alloc(big), *b = nccom_alloc(big);
+	struct nccom_desc da[2], db[3];
+	struct nccom_cqe c[3];
 	struct nccom_ring q2;
-	struct nccom_desc d;
-	struct nccom_cqe c;
-	uint32_t ha, hb, big_done;
+	uint32_t ha, hb, go;
 
 	ASSERT_NE(NULL, a);
 	ASSERT_NE(NULL, b);
 	memset(a, 1, big);
 	memset(b, 0, big);
+	memset(self->dst, 0xee, 16);
 	test_cmd_mem_register(NCCOM_MEM_READ, a, big, &ha);
-	test_cmd_mem_register(NCCOM_MEM_WRITE, b, big, &hb);
+	test_cmd_mem_register(NCCOM_MEM_READ | NCCOM_MEM_WRITE, b, big, &hb);
+	test_cmd_sem_create(0, &go);
 	ASSERT_EQ(0, nccom_ring_create(self->fd, 0, 4, &q2));
-	d = desc_copy(hb, 0, ha, 0, big, 1);
-	ASSERT_EQ(0, nccom_ring_submit(&self->r, &d, 1));
-	d = desc_copy(self->hdst, 0, self->hsrc, 0, 4096, 2);
-	ASSERT_EQ(1, nccom_ring_run(&q2, &d, 1, &c, 60000));
-	EXPECT_EQ(0, c.status);
-	big_done = nccom_ring_ready(&self->r);
-	EXPECT_EQ(0, big_done) TH_LOG("the 64 MiB copy finished before a 4 KiB one on another queue");
-	ASSERT_EQ(1, nccom_ring_reap(&self->r, &c, 1, 1, 60000));
-	EXPECT_EQ(0, c.status);
+	da[0] = desc_sem(NCCOM_OP_SEM_WAIT, go, 1, 0);
+	da[1] = desc_copy(hb, 0, ha, 0, big, 1);
+	db[0] = desc_sem(NCCOM_OP_SEM_WAIT, go, 1, 10);
+	db[1] = desc_copy(self->hdst, 4096, self->hsrc, 0, 4096, 11);
+	db[2] = desc_copy(self->hdst, 0, hb, big - 16, 16, 12);
+	ASSERT_EQ(0, nccom_ring_submit(&self->r, da, 2));
+	ASSERT_EQ(0, nccom_ring_submit(&q2, db, 3));
+	test_cmd_sem_signal(go, 1);
+	ASSERT_EQ(3, nccom_ring_reap(&q2, c, 3, 3, 60000));
+	EXPECT_EQ(0, c[1].status);
+	EXPECT_EQ(0, c[2].status);
+	ASSERT_EQ(2, nccom_ring_reap(&self->r, c, 2, 2, 60000));
+	EXPECT_EQ(0, c[1].status);
 	EXPECT_EQ(1, b[big - 1]);
+	/* The probe saw the huge copy's tail still unwritten. */
+	EXPECT_EQ(0, self->dst[0]) TH_LOG("a 4 KiB copy waited for a 64 MiB copy on another queue");
+	EXPECT_EQ(0, self->dst[15]);
 	nccom_ring_destroy(&q2);
 	nccom_free(a, big);
 	nccom_free(b, big);
