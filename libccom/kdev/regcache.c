@@ -214,7 +214,7 @@ static int cache_insert(struct ccom_kdev *kd, uintptr_t s, uintptr_t e, uint32_t
 	struct ccom_kdev_cache *c = kd->cache;
 	struct ccom_kdev_reg *r = cache_slot(kd);
 	uint32_t handle;
-	int err;
+	int i, err;
 
 	if (!r)
 		return -ENOSPC;
@@ -229,6 +229,14 @@ static int cache_insert(struct ccom_kdev *kd, uintptr_t s, uintptr_t e, uint32_t
 				     .id = c->next_id++, .last_use = ++c->clock, .in_use = true,
 				     .fresh = true };
 	*out = r;
+	/* Entries the new one covers are redundant pins: drop them now. */
+	for (i = 0; i < c->cap; i++) {
+		struct ccom_kdev_reg *x = &c->e[i];
+
+		if (x != r && x->handle && !x->in_use && x->start >= s && x->end <= e &&
+		    (x->access & access) == x->access)
+			entry_evict(kd, x);
+	}
 	return 0;
 }
 

@@ -628,8 +628,11 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	if (ok) {
 		pub[0] = reqs[1].len ? reqs[1].reg : NULL;
 		pub_off[0] = pub[0] ? (uintptr_t)reqs[1].addr - pub[0]->start : 0;
-		pub[1] = reqs[0].reg;
-		pub_off[1] = (uintptr_t)reqs[0].addr - pub[1]->start;
+		/* Peers read my output only in phase B of AllReduce/Reduce. */
+		if (op->kind == CCOM_COLL_ALLREDUCE || op->kind == CCOM_COLL_REDUCE) {
+			pub[1] = reqs[0].reg;
+			pub_off[1] = (uintptr_t)reqs[0].addr - pub[1]->start;
+		}
 	}
 	t1 = ccom_now_us();
 	err = ccom_kdev_exchange(kd, &sig, ok, pub, pub_off, views, &all_ok);
@@ -639,7 +642,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	if (!all_ok)
 		return kdev_fallback(comm, kd);
 	kp.dst_h = reqs[0].reg->handle;
-	kp.dst_off = pub_off[1];
+	kp.dst_off = (uintptr_t)reqs[0].addr - reqs[0].reg->start;
 	if (nreq == 3) {
 		kp.tmp_h = reqs[2].reg->handle;
 		kp.tmp_off = (uintptr_t)reqs[2].addr - reqs[2].reg->start;
