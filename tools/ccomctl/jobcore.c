@@ -64,6 +64,19 @@ static void json_str(json_object *o, const char *key, char *buf, size_t len)
 		snprintf(buf, len, "%s", json_object_get_string(v));
 }
 
+/* The stage number of a member's "stage" name (0, "none", if unknown). */
+static uint32_t stage_from_json(json_object *o)
+{
+	char name[32];
+	uint32_t s;
+
+	json_str(o, "stage", name, sizeof(name));
+	for (s = 0; s < 64; s++)
+		if (!strcmp(member_stage_name(s), name))
+			return s;
+	return 0;
+}
+
 static int member_from_json(json_object *o, const char *source, struct member *m)
 {
 	char hash[32];
@@ -83,16 +96,7 @@ static int member_from_json(json_object *o, const char *source, struct member *m
 	m->alive = json_int(o, "alive", 1) != 0;
 	json_str(o, "host", m->host, sizeof(m->host));
 	json_str(o, "error_msg", m->error_msg, sizeof(m->error_msg));
-	{
-		char stage[32];
-		uint32_t s;
-
-		json_str(o, "stage", stage, sizeof(stage));
-		for (s = 0; s < 64; s++)
-			if (!strcmp(member_stage_name(s), stage))
-				break;
-		m->stage = s < 64 ? s : 0;
-	}
+	m->stage = stage_from_json(o);
 	snprintf(m->source, sizeof(m->source), "%s", source);
 	return m->rank >= 0 ? 0 : -EPROTO;
 }
