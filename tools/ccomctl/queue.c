@@ -137,8 +137,10 @@ static int queue_show(struct ccomctl *c)
 	msg = ctl_nl_msg(c, NCCOM_NL_CMD_QUEUE_GET, f.has_handle ? 0 : NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
-	if (f.has_handle && (nla_put_u32(msg, NCCOM_NL_A_QUEUE_CLIENT_ID, f.client) ||
-			     nla_put_u32(msg, NCCOM_NL_A_QUEUE_HANDLE, f.handle))) {
+	/* A dump carries client and dev as kernel-side filters (and they are re-checked here). */
+	if ((f.has_handle && nla_put_u32(msg, NCCOM_NL_A_QUEUE_HANDLE, f.handle)) ||
+	    (f.has_client && nla_put_u32(msg, NCCOM_NL_A_QUEUE_CLIENT_ID, f.client)) ||
+	    (!f.has_handle && f.has_dev && nla_put_u32(msg, NCCOM_NL_A_QUEUE_DEV_INDEX, f.dev))) {
 		nlmsg_free(msg);
 		return CTL_EIO;
 	}

@@ -74,8 +74,8 @@ static int sem_show(struct ccomctl *c)
 	msg = ctl_nl_msg(c, NCCOM_NL_CMD_SEM_GET, f.has_handle ? 0 : NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
-	if (f.has_handle && (nla_put_u32(msg, NCCOM_NL_A_SEM_CLIENT_ID, f.client) ||
-			     nla_put_u32(msg, NCCOM_NL_A_SEM_HANDLE, f.handle))) {
+	if ((f.has_handle && nla_put_u32(msg, NCCOM_NL_A_SEM_HANDLE, f.handle)) ||
+	    (f.has_client && nla_put_u32(msg, NCCOM_NL_A_SEM_CLIENT_ID, f.client))) {
 		nlmsg_free(msg);
 		return CTL_EIO;
 	}
