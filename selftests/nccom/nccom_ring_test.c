@@ -606,6 +606,75 @@ TEST_F_TIMEOUT(ring, hostile_rewrites_while_engine_reads, 120)
 		EXPECT_EQ(0, memcmp(self->dst + BUFSZ - PAGE_SZ, self->src, PAGE_SZ));
 }
 
+/*
+ * The user corrupts the ring indices: a submission tail more than depth
+ * ahead, or a completion head beyond the tail. The queue must stop in the
+ * error state without executing anything, other queues keep working, and a
+ * reset brings it back to a usable state.
+ */
+TEST_F_TIMEOUT(ring, corrupt_indices, 90)
+{
+	struct nccom_queue_get_state st;
+	struct nccom_desc d = desc_copy(self->hdst, 0, self->hsrc, 0, 64, 5);
+	struct nccom_cqe c;
+	int which;
+
+	for (which = 0; which < 2; which++) {
+		uint32_t head = self->r.kh->sq_head;
+		uint64_t end = deadline_ms(30000), done0;
+		int found = 0, n, k;
+
+		test_cmd_queue_get_state(self->r.handle, &st);
+		done0 = st.out_completed;
+
+		if (which == 0)
+			__atomic_store_n(&self->r.kh->sq_tail, head + self->r.depth + 3,
+					 __ATOMIC_RELEASE);
+		else {
+			__atomic_store_n(&self->r.kh->cq_head, self->r.kh->cq_tail + 1000,
+					 __ATOMIC_RELEASE);
+			self->r.ksq[self->r.sq_tail & self->r.mask] = d;
+			__atomic_store_n(&self->r.kh->sq_tail, self->r.sq_tail + 1,
+					 __ATOMIC_RELEASE);
+		}
+		_test_cmd_queue_doorbell(self->fd, self->r.handle);
+		do {
+			test_cmd_queue_get_state(self->r.handle, &st);
+			if (st.out_state == NCCOM_QUEUE_ERROR)
+				break;
+			usleep(10000);
+		} while (now_ns() < end);
+		EXPECT_EQ(NCCOM_QUEUE_ERROR, st.out_state) TH_LOG("corruption %d", which);
+		EXPECT_GT(0, st.out_error);
+		EXPECT_EQ(done0, st.out_completed);
+		EXPECT_EQ(head, self->r.kh->sq_head);
+		test_err_queue_doorbell(EIO, self->r.handle);
+		/*
+		 * Reset resynchronises the indices; discarded descriptors may
+		 * still complete with -ECANCELED; then the queue works again.
+		 */
+		test_cmd_queue_reset(self->r.handle, NCCOM_QUEUE_RESET_DISCARD);
+		self->r.sq_tail = self->r.kh->sq_tail;
+		self->r.cq_head = self->r.kh->cq_head;
+		d.cookie = 777 + which;
+		ASSERT_EQ(0, nccom_ring_submit(&self->r, &d, 1));
+		for (k = 0; k < 64 && !found; k++) {
+			n = nccom_ring_reap(&self->r, &c, 1, 1, 60000);
+			ASSERT_EQ(1, n);
+			if (c.cookie == d.cookie) {
+				found = 1;
+				EXPECT_EQ(0, c.status);
+			} else {
+				EXPECT_EQ(-ECANCELED, c.status);
+			}
+		}
+		EXPECT_TRUE(found);
+		test_cmd_queue_get_state(self->r.handle, &st);
+		EXPECT_EQ(NCCOM_QUEUE_ACTIVE, st.out_state);
+	}
+	EXPECT_EQ(0, memcmp(self->dst, self->src, 64));
+}
+
 /* Destroying a queue with parked and pending work neither hangs nor leaks. */
 TEST_F(ring, destroy_with_pending)
 {
