@@ -17,6 +17,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
+#include "publish/publish.h"
 #include "stream/stream.h"
 #include "util/err.h"
 
@@ -117,6 +118,7 @@ static int group_record(struct ccomComm *comm, struct ccom_op *op)
 static void submit(struct ccomComm *comm, struct ccom_op *op)
 {
 	op->stream_seq = atomic_fetch_add(&op->stream->enqueued, 1) + 1;
+	ccom_publish_op_issued(comm->publish);
 	ccom_stream_enqueue(comm, op);
 }
 

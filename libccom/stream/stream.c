@@ -22,6 +22,7 @@
 
 #include "coll/coll.h"
 #include "init/comm.h"
+#include "publish/publish.h"
 #include "stream/stream.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -95,6 +96,9 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
 		ccom_clear_last_error();
 		err = ccom_coll_execute(comm, op);
+		ccom_publish_op_completed(comm->publish);
+		if (err)
+			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
 		stream_complete(op->stream, err, err ? ccom_last_error() : "");
 		op_free(op);
 		atomic_fetch_sub(&q->pending, 1);
