@@ -250,6 +250,7 @@ struct nccom_mem_export_dmabuf {
  * @fd: a dma-buf file descriptor (from nccom or another exporter)
  * @out_handle: the new handle, local to this file descriptor
  * @__reserved: Must be 0
+ * @__reserved2: Must be 0
  * @offset: start of the imported window inside the dma-buf, page aligned
  * @length: length of the window, page aligned; 0 means up to the end
  * @out_length: length of the window actually imported
@@ -606,12 +607,13 @@ struct nccom_ring_hdr {
 /**
  * enum nccom_opcode - &nccom_desc.opcode
  * @NCCOM_OP_NOP: complete with status 0
- * @NCCOM_OP_COPY: copy @length bytes from (@src_handle, @src_offset) to
- *	(@dst_handle, @dst_offset)
- * @NCCOM_OP_REDUCE: element-wise reduction of @count elements of @dtype with
- *	@op: dst = src op src2 if @src2_handle is non-zero, else dst = dst op src
- * @NCCOM_OP_SEM_SIGNAL: signal @sem_handle to @value (>= current value)
- * @NCCOM_OP_SEM_WAIT: park the queue until @sem_handle >= @value
+ * @NCCOM_OP_COPY: copy length bytes from (src_handle, src_offset) to
+ *	(dst_handle, dst_offset)
+ * @NCCOM_OP_REDUCE: element-wise reduction of count elements of dtype with
+ *	the operation op: dst = src op src2 if src2_handle is non-zero, else
+ *	dst = src op dst
+ * @NCCOM_OP_SEM_SIGNAL: signal sem_handle to value (>= current value)
+ * @NCCOM_OP_SEM_WAIT: park the queue until sem_handle >= value
  *	(completes with -EPIPE if the semaphore's owner is gone)
  */
 enum nccom_opcode {
