@@ -117,7 +117,18 @@ bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
 		kd->warned_fallback = true;
 		return false;
 	}
-	return kd->forced || ccom_op_bytes(comm, op) >= (size_t)kd->min_bytes;
+	if (kd->forced)
+		return true;
+	/*
+	 * The automatic choice follows the measurements of bench-vm
+	 * (Documentation/libccom/kdev.rst): copy collectives gain from the
+	 * single copy from about 1 MiB on, the engine's reductions (bounce
+	 * buffered) stayed slower than shm's at every size, so reductions run
+	 * on the engine only when CCOM_KDEV=1 asks for it.
+	 */
+	if (is_reduction(op->kind))
+		return false;
+	return ccom_op_bytes(comm, op) >= (size_t)kd->min_bytes;
 }
 
 /* ---- completion ---- */
