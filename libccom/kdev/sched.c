@@ -144,7 +144,7 @@ static int root_cause(struct ccom_kdev *kd)
 
 	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
 	for (i = 0; i < 100 && !err; i++) {
-		w.next_check_us = 0;
+		w.next_check_us = 1;	/* due now: check the peers' pidfds and flags */
 		err = ccom_wait_check(&w);
 		if (!err)
 			ccom_sleep_us(5000, NULL);
