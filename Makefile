@@ -13,6 +13,9 @@
 
 BUILD ?= build
 CC ?= gcc
+# Recipes use PIPESTATUS to keep a command's status through `| tee`.
+SHELL := /bin/bash
+LOGS = $(BUILD)/check-logs
 KDIR ?= /lib/modules/$(shell uname -r)/build
 V ?= 0
 Q := $(if $(filter 1,$(V)),,@)
@@ -87,27 +90,45 @@ deps:
 	tools/deps/install
 
 check-lib: all
-	selftests/libccom/run $(BUILD)
+	@mkdir -p $(LOGS)
+	selftests/libccom/run $(BUILD) 2>&1 | tee $(LOGS)/lib.log; exit $${PIPESTATUS[0]}
 
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SAN=1 OPT=-O1 all
-	CCOM_TEST_SANITIZER=1 selftests/libccom/run $(BUILD)/asan
+	@mkdir -p $(LOGS)
+	CCOM_TEST_SANITIZER=1 selftests/libccom/run $(BUILD)/asan 2>&1 | tee $(LOGS)/asan.log; \
+		exit $${PIPESTATUS[0]}
 
-check-kmod:
-	tools/vm/check-kmod
+# The driver's kselftests, libccom's kdev tests and the netlink/ccomctl
+# tests, in the VM on both kernels; every part runs even if one fails.
+check-kmod: all ccomctl ccomd inspect-tests
+	@mkdir -p $(LOGS); rc=0; \
+	tools/vm/check-kmod 2>&1 | tee $(LOGS)/kmod.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	selftests/libccom/kdev/run-vm --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
+		tee $(LOGS)/kdev.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	for k in 6.1 6.12; do \
+		echo "== netlink and ccomctl tests on $$k (TCG guest)"; \
+		tools/vm/run --kernel $$k -- selftests/inspect/vm-netlink $(BUILD) 2>&1 | \
+			tee $(LOGS)/netlink-$$k.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	done; \
+	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log \
+		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log; \
+	exit $$rc
 
 # ccomctl, ccomd and their tests (need libnl-3, json-c, libmicrohttpd).
 include tools/inspect.mk
 
-# Every part runs even if an earlier one failed; the exit status says
-# whether all passed.
+# Every part runs even if an earlier one failed; the last line sums the
+# parts and the exit status says whether all passed.
 check: deps
-	@rc=0; \
+	@rm -rf $(LOGS); mkdir -p $(LOGS); rc=0; \
 	$(MAKE) check-lib || rc=1; \
 	$(MAKE) check-asan || rc=1; \
-	$(MAKE) check-inspect || rc=1; \
-	$(MAKE) check-kmod || rc=1; \
+	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
+	tools/check-summary "make check" $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
+		$(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
