@@ -5,7 +5,8 @@
 #   make check       install what is missing (as root), build everything, run
 #                    the library tests, their ASan/UBSan run and the driver
 #                    selftests in a VM on Debian's 6.1 and 6.12 kernels
-#   make             libccom (shared + static) and the userspace tools
+#   make             libccom (shared + static), the userspace tools and, when
+#                    KDIR has kernel headers, nccom.ko
 #   make kmod        nccom.ko against KDIR (default: the running kernel)
 #
 # Userspace objects go to $(BUILD); the library sources are picked up by
@@ -48,7 +49,11 @@ TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 .PHONY: all lib perf tests run check check-lib check-asan check-kmod deps kmod \
 	kmod-clean install install-kmod clean
 
-all: lib perf tests
+# The module is part of `make` and `make install` when KDIR holds kernel
+# headers (the running kernel's by default); `make run` never needs it.
+KMOD_BUILDABLE := $(wildcard $(KDIR)/Makefile)
+
+all: lib perf tests $(if $(KMOD_BUILDABLE),kmod)
 
 lib: $(LIBSO) $(LIBA) $(BUILD)/lib/ccom.pc
 
@@ -138,7 +143,7 @@ kmod-clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
 
 PREFIX ?= /usr/local
-install: lib perf
+install: lib perf $(if $(KMOD_BUILDABLE),install-kmod)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
