@@ -556,19 +556,28 @@ static int nccom_nl_reply(struct genl_info *info, struct sk_buff *skb, int err)
 	return genlmsg_reply(skb, info);
 }
 
+/* The device index of a get request in attribute @attr, checked against the device count. */
+static int nccom_nl_req_dev(struct genl_info *info, int attr, u32 *index)
+{
+	if (GENL_REQ_ATTR_CHECK(info, attr))
+		return -EINVAL;
+	*index = nla_get_u32(info->attrs[attr]);
+	if (*index >= nccom_ndevs) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[attr], "no such nccom device");
+		return -ENOENT;
+	}
+	return 0;
+}
+
 static int nccom_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	u32 i;
+	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, NCCOM_NL_A_DEV_INDEX))
-		return -EINVAL;
-	i = nla_get_u32(info->attrs[NCCOM_NL_A_DEV_INDEX]);
-	if (i >= nccom_ndevs) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NCCOM_NL_A_DEV_INDEX],
-				    "no such nccom device");
-		return -ENOENT;
-	}
+	ret = nccom_nl_req_dev(info, NCCOM_NL_A_DEV_INDEX, &i);
+	if (ret)
+		return ret;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
@@ -580,15 +589,11 @@ static int nccom_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	u32 i;
+	int ret;
 
-	if (GENL_REQ_ATTR_CHECK(info, NCCOM_NL_A_STATS_DEV_INDEX))
-		return -EINVAL;
-	i = nla_get_u32(info->attrs[NCCOM_NL_A_STATS_DEV_INDEX]);
-	if (i >= nccom_ndevs) {
-		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NCCOM_NL_A_STATS_DEV_INDEX],
-				    "no such nccom device");
-		return -ENOENT;
-	}
+	ret = nccom_nl_req_dev(info, NCCOM_NL_A_STATS_DEV_INDEX, &i);
+	if (ret)
+		return ret;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
