@@ -162,20 +162,26 @@ int ccom_coll_comm_finalize(struct ccomComm *comm)
 	return ccom_stream_queue_drain(comm);
 }
 
-void ccom_coll_comm_abort(struct ccomComm *comm)
+int ccom_coll_comm_abort(struct ccomComm *comm)
 {
 	struct ccom_coll_state *cs = comm->coll;
-
-	if (!cs)
-		return;
 	int64_t until = ccom_now_us() + 5000000;
 
+	if (!cs)
+		return 0;
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
 	ccom_shm_mark_broken(cs->shm, CCOM_SHM_ABORTED);
 	ccom_kdev_comm_abort(comm);
 	/* Let threads blocked in stream waits see the flag and leave before the free. */
-	while (atomic_load(&cs->api_busy) > 0 && ccom_now_us() < until)
+	while (atomic_load(&cs->api_busy) > 0) {
+		if (ccom_now_us() > until) {
+			ccom_warn("ccomCommAbort: rank %d: %d thread(s) still inside ccomStreamSynchronize after 5 s; the communicator is leaked rather than freed under them",
+				  comm->rank, atomic_load(&cs->api_busy));
+			return -EBUSY;
+		}
 		ccom_sleep_us(200, NULL);
+	}
+	return 0;
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)

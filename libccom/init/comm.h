@@ -119,7 +119,7 @@ struct ccomComm {
  */
 int ccom_coll_comm_init(struct ccomComm *comm);
 int ccom_coll_comm_finalize(struct ccomComm *comm);
-void ccom_coll_comm_abort(struct ccomComm *comm);
+int ccom_coll_comm_abort(struct ccomComm *comm);
 void ccom_coll_comm_fini(struct ccomComm *comm);
 
 /* Init internals shared by the files of init/. */
