@@ -35,7 +35,13 @@ enum ccom_coll_kind {
 	CCOM_COLL_NKINDS
 };
 
-enum ccom_algo { CCOM_ALGO_AUTO = -1, CCOM_ALGO_DIRECT = 0, CCOM_ALGO_RING = 1, CCOM_ALGO_NUM };
+enum ccom_algo {
+	CCOM_ALGO_AUTO = -1,
+	CCOM_ALGO_DIRECT = 0,
+	CCOM_ALGO_RING = 1,
+	CCOM_ALGO_RD = 2,	/* recursive doubling: AllReduce only, ring for the rest */
+	CCOM_ALGO_NUM
+};
 enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1, CCOM_PROTO_NUM };
 
 /*
@@ -98,6 +104,7 @@ int ccom_coll_execute(struct ccomComm *comm, struct ccom_op *op);
 int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
+int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
 
 /* Tuner: pick algorithm and protocol for @op (tune/tune.c). */

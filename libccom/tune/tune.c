@@ -9,6 +9,9 @@
  *                 rank reads every peer's input: beta scales with nlocal.
  *   direct/simple ranks of one host, staged chunks + host barriers.
  *   ring/simple   any layout, over the transports (shm FIFOs, TCP).
+ *   rd/simple     AllReduce by recursive doubling over the transports:
+ *                 log2(n) steps of the whole vector, for small messages
+ *                 when the ranks span several hosts.
  * The constants were measured on the development machine (2 vCPU EPYC,
  * see Documentation/libccom/collectives.rst); they only need to be right
  * in their ratios, the decision is the minimum.
@@ -54,7 +57,7 @@ static int parse_choice(const char *name, const char *const *vals, int n)
 	return -1;
 }
 
-static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring" };
+static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring", "rd" };
 static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple" };
 
 const char *ccom_algo_name(int algo)
@@ -102,6 +105,33 @@ static double cost_ring(const struct ccomComm *comm, size_t bytes)
 	       2.0 * (n - 1) / n;
 }
 
+/* Recursive doubling: ceil(log2 n) full-vector steps, two more to fold a non-power of two. */
+static double cost_rd(const struct ccomComm *comm, size_t bytes)
+{
+	const struct cost *c = comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+	int n = comm->nranks, p2 = 1, steps = 0;
+
+	while (p2 * 2 <= n) {
+		p2 *= 2;
+		steps++;
+	}
+	if (p2 < n)
+		steps += 2;
+	return (c->alpha_us + c->beta_us_per_kb * (double)bytes / 1024.0) * steps;
+}
+
+/* Between hosts (or with CCOM_ALGO=ring|rd): ring, or rd for small AllReduces. */
+static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
+{
+	int force = comm->coll->force_algo;
+
+	if (op->kind != CCOM_COLL_ALLREDUCE || force == CCOM_ALGO_RING)
+		return CCOM_ALGO_RING;
+	if (force == CCOM_ALGO_RD || cost_rd(comm, bytes) < cost_ring(comm, bytes))
+		return CCOM_ALGO_RD;
+	return CCOM_ALGO_RING;
+}
+
 void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
 	struct ccom_coll_state *cs = comm->coll;
@@ -112,8 +142,10 @@ void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, 
 
 	*algo = CCOM_ALGO_RING;
 	*proto = CCOM_PROTO_SIMPLE;
-	if (cs->force_algo == CCOM_ALGO_RING || !direct_ok)
+	if (cs->force_algo == CCOM_ALGO_RING || cs->force_algo == CCOM_ALGO_RD || !direct_ok) {
+		*algo = pick_transport_algo(comm, op, bytes);
 		return;
+	}
 	*algo = CCOM_ALGO_DIRECT;
 	best = cost_simple(comm, bytes);
 	if (cs->force_algo != CCOM_ALGO_DIRECT && cost_ring(comm, bytes) < best)

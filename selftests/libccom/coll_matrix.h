@@ -218,7 +218,7 @@ static int ct_matrix_rank(int rank, int n, void *arg)
 }
 
 /* Run the matrix on 1, 2, 3, 4 and 8 ranks with @env. */
-static int ct_matrix_main(const char *env0, const char *env1)
+static inline int ct_matrix_main(const char *env0, const char *env1)
 {
 	static const int sizes[] = { 1, 2, 3, 4, 8 };
 	struct ct_job j = { .env = { env0, env1 }, .big = 1 };
