@@ -30,6 +30,7 @@ union nccom_ucmd_buffer {
 	struct nccom_sem_wait sem_wait;
 	struct nccom_sem_export sem_export;
 	struct nccom_sem_import sem_import;
+	struct nccom_comm_register comm_register;
 };
 
 struct nccom_ioctl_op {
@@ -82,6 +83,8 @@ static const struct nccom_ioctl_op nccom_ioctl_ops[] = {
 		       struct nccom_sem_export, out_fd),
 	NCCOM_IOCTL_OP(NCCOM_IOC_SEM_IMPORT, nccom_ioctl_sem_import,
 		       struct nccom_sem_import, out_handle),
+	NCCOM_IOCTL_OP(NCCOM_IOC_COMM_REGISTER, nccom_ioctl_comm_register,
+		       struct nccom_comm_register, out_handle),
 };
 
 /**
@@ -102,7 +105,8 @@ static u64 nccom_features(void)
 {
 	return NCCOM_FEAT_MEM_REGISTER | NCCOM_FEAT_DMABUF_EXPORT |
 	       NCCOM_FEAT_DMABUF_IMPORT | NCCOM_FEAT_SEM_FD |
-	       NCCOM_FEAT_REDUCE_FP | NCCOM_FEAT_QUEUE_WAIT;
+	       NCCOM_FEAT_REDUCE_FP | NCCOM_FEAT_QUEUE_WAIT |
+	       NCCOM_FEAT_COMM_REGISTER;
 }
 
 static int nccom_copy_devs(struct nccom_info *cmd)

@@ -45,6 +45,7 @@ static const struct nccom_obj_ops *const nccom_obj_ops[NCCOM_OBJ_TYPE_COUNT] = {
 	[NCCOM_OBJ_MEM] = &nccom_mem_ops,
 	[NCCOM_OBJ_QUEUE] = &nccom_queue_ops,
 	[NCCOM_OBJ_SEM] = &nccom_sem_ops,
+	[NCCOM_OBJ_COMM] = &nccom_comm_ops,
 };
 
 /*
@@ -199,7 +200,8 @@ static void nccom_ctx_destroy_type(struct nccom_ctx *ctx,
 /*
  * Teardown order on close: queues first (quiesces the engine and drops the
  * references in-flight descriptors hold), then semaphores (wakes waiters of
- * peers with -EPIPE), then memory (unpins unless a dma-buf still holds it).
+ * peers with -EPIPE), then memory (unpins unless a dma-buf still holds it),
+ * then communicator registrations (unpin their state pages).
  */
 void nccom_ctx_destroy_all(struct nccom_ctx *ctx)
 {
@@ -207,6 +209,7 @@ void nccom_ctx_destroy_all(struct nccom_ctx *ctx)
 	nccom_ctx_destroy_type(ctx, NCCOM_OBJ_QUEUE);
 	nccom_ctx_destroy_type(ctx, NCCOM_OBJ_SEM);
 	nccom_ctx_destroy_type(ctx, NCCOM_OBJ_MEM);
+	nccom_ctx_destroy_type(ctx, NCCOM_OBJ_COMM);
 	mutex_unlock(&ctx->destroy_lock);
 }
 

@@ -139,7 +139,15 @@ out_free:
 	return ret == -EBUSY ? -EFAULT : ret;
 }
 
-static int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
+/**
+ * nccom_account_pinned() - charge @npages long-term pins to RLIMIT_MEMLOCK
+ * @mm: the pinning process's mm (its pinned_vm is charged)
+ * @npages: pages about to be pinned
+ *
+ * Return: 0, or -ENOMEM over the limit without CAP_IPC_LOCK (logged).
+ * Undo with atomic64_sub(npages, &mm->pinned_vm).
+ */
+int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	s64 total;
@@ -147,7 +155,7 @@ static int nccom_account_pinned(struct mm_struct *mm, unsigned long npages)
 	total = atomic64_add_return(npages, &mm->pinned_vm);
 	if (total > limit && !capable(CAP_IPC_LOCK)) {
 		atomic64_sub(npages, &mm->pinned_vm);
-		nccom_warn_rl("MEM_REGISTER: %lu pages over RLIMIT_MEMLOCK %lu: raise ulimit -l\n",
+		nccom_warn_rl("pin of %lu pages over RLIMIT_MEMLOCK %lu: raise ulimit -l\n",
 			      npages, limit);
 		return -ENOMEM;
 	}

@@ -51,6 +51,7 @@ enum nccom_obj_type {
 	NCCOM_OBJ_MEM,
 	NCCOM_OBJ_QUEUE,
 	NCCOM_OBJ_SEM,
+	NCCOM_OBJ_COMM,
 	NCCOM_OBJ_TYPE_COUNT,
 };
 
@@ -207,6 +208,30 @@ struct nccom_queue {
 	wait_queue_head_t cq_wq;	/* QUEUE_WAIT sleepers */
 };
 
+/*
+ * A registered communicator (comm.c): identity given at registration, and
+ * the pinned page holding the owner's &struct nccom_comm_state at @offset.
+ */
+struct nccom_comm {
+	struct nccom_object obj;
+	u64 comm_hash;
+	u32 rank;
+	u32 nranks;
+	struct page *page;
+	unsigned int offset;
+	struct mm_struct *mm;		/* mmgrab'ed, for pinned_vm */
+};
+
+/* A snapshot of a &struct nccom_comm_state (nccom_comm_read()). */
+struct nccom_comm_snap {
+	u32 stage;
+	s32 last_error;
+	u64 stage_time_ns;
+	u64 ops_issued;
+	u64 ops_completed;
+	char error_msg[NCCOM_COMM_MSG_LEN];
+};
+
 struct nccom_ucmd {
 	struct nccom_ctx *ctx;
 	void __user *ubuffer;
@@ -240,6 +265,7 @@ void nccom_region_put(struct nccom_region *region);
 struct nccom_mem *nccom_mem_create(struct nccom_ctx *ctx,
 				   struct nccom_region *region, u32 access,
 				   u64 offset, u64 length);
+int nccom_account_pinned(struct mm_struct *mm, unsigned long npages);
 int nccom_region_revalidate(struct nccom_region *region);
 void *nccom_region_map(struct nccom_region *region, u64 off, size_t *len);
 void nccom_region_unmap(struct nccom_region *region, void *addr);
@@ -261,6 +287,11 @@ int nccom_sem_core_signal(struct nccom_sem_core *core, u64 value);
 int nccom_sem_core_poll(struct nccom_sem_core *core, u64 value);
 int nccom_wait_deadline(wait_queue_head_t *wq, u64 timeout_ns,
 			bool (*done)(void *arg), void *arg);
+
+/* comm.c */
+extern const struct nccom_obj_ops nccom_comm_ops;
+int nccom_ioctl_comm_register(struct nccom_ucmd *ucmd);
+bool nccom_comm_read(struct nccom_comm *comm, struct nccom_comm_snap *out);
 
 /* queue.c */
 extern const struct nccom_obj_ops nccom_queue_ops;
@@ -303,6 +334,11 @@ static inline struct nccom_sem *to_nccom_sem(struct nccom_object *obj)
 static inline struct nccom_queue *to_nccom_queue(struct nccom_object *obj)
 {
 	return container_of(obj, struct nccom_queue, obj);
+}
+
+static inline struct nccom_comm *to_nccom_comm(struct nccom_object *obj)
+{
+	return container_of(obj, struct nccom_comm, obj);
 }
 
 #endif /* _NCCOM_PRIVATE_H */

@@ -3,7 +3,8 @@
  * nccom netlink: the generic netlink family "nccom" (spec in
  * Documentation/netlink/specs/nccom.yaml, constants in
  * uapi/linux/nccom_genl.h). Dumps and gets of devices, clients (open files
- * of /dev/nccom), queues, semaphores and per-device statistics; two
+ * of /dev/nccom), communicators registered by clients, queues, semaphores
+ * and per-device statistics; two
  * CAP_NET_ADMIN operations (queue-reset, stats-reset); the "events"
  * multicast group (queue errors, semaphore wait timeouts, clients released
  * with work in flight).
@@ -67,8 +68,10 @@ struct nccom_nl_dump {
 	u32 next_dev;
 	u32 f_client;
 	u32 f_dev;
+	u64 f_hash;
 	bool has_client;
 	bool has_dev;
+	bool has_hash;
 	bool has_comm;
 	char f_comm[TASK_COMM_LEN];
 };
@@ -303,11 +306,58 @@ err_cancel:
 	return -EMSGSIZE;
 }
 
+/*
+ * The identity comes from the registration; stage, counters and the error
+ * from the owner's state block, read now (nccom_comm_read()).
+ */
+static int nccom_nl_comm_fill(struct sk_buff *skb, struct nccom_comm *comm,
+			      u32 portid, u32 seq, int flags)
+{
+	struct nccom_nl_client *cl = &comm->obj.ctx->nl;
+	struct nccom_comm_snap st;
+	bool ok;
+	void *hdr;
+
+	ok = nccom_comm_read(comm, &st);
+	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
+			  NCCOM_NL_CMD_COMM_GET);
+	if (!hdr)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, NCCOM_NL_A_COMM_CLIENT_ID, cl->id) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_HANDLE, comm->obj.id) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_PID,
+			pid_nr_ns(cl->tgid, task_active_pid_ns(current))) ||
+	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_HASH, comm->comm_hash,
+			      NCCOM_NL_A_COMM_PAD) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_RANK, comm->rank) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_NRANKS, comm->nranks) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_STAGE, st.stage) ||
+	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_STAGE_TIME, st.stage_time_ns,
+			      NCCOM_NL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_ISSUED, st.ops_issued,
+			      NCCOM_NL_A_COMM_PAD) ||
+	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_COMPLETED,
+			      st.ops_completed, NCCOM_NL_A_COMM_PAD) ||
+	    nla_put_s32(skb, NCCOM_NL_A_COMM_LAST_ERROR, st.last_error) ||
+	    (st.error_msg[0] &&
+	     nla_put_string(skb, NCCOM_NL_A_COMM_ERROR_MSG, st.error_msg)) ||
+	    nla_put_u32(skb, NCCOM_NL_A_COMM_CONSISTENT, ok))
+		goto err_cancel;
+	genlmsg_end(skb, hdr);
+	return 0;
+
+err_cancel:
+	genlmsg_cancel(skb, hdr);
+	return -EMSGSIZE;
+}
+
 static int nccom_nl_obj_fill(struct sk_buff *skb, struct nccom_object *obj,
 			     u32 portid, u32 seq, int flags)
 {
 	if (obj->type == NCCOM_OBJ_QUEUE)
 		return nccom_nl_queue_fill(skb, to_nccom_queue(obj), portid, seq, flags);
+	if (obj->type == NCCOM_OBJ_COMM)
+		return nccom_nl_comm_fill(skb, to_nccom_comm(obj), portid, seq, flags);
 	return nccom_nl_sem_fill(skb, to_nccom_sem(obj), portid, seq, flags);
 }
 
@@ -365,6 +415,12 @@ static const struct nla_policy nccom_nl_queue_policy[NCCOM_NL_A_QUEUE_MAX + 1] =
 static const struct nla_policy nccom_nl_sem_policy[NCCOM_NL_A_SEM_MAX + 1] = {
 	[NCCOM_NL_A_SEM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
 	[NCCOM_NL_A_SEM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy nccom_nl_comm_policy[NCCOM_NL_A_COMM_MAX + 1] = {
+	[NCCOM_NL_A_COMM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_COMM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_COMM_HASH] = { .type = NLA_U64 },
 };
 
 static const struct nla_policy nccom_nl_stats_policy[NCCOM_NL_A_STATS_MAX + 1] = {
@@ -478,11 +534,32 @@ static int nccom_nl_sem_start(struct netlink_callback *cb)
 	return 0;
 }
 
+static int nccom_nl_comm_start(struct netlink_callback *cb)
+{
+	struct nlattr *tb[NCCOM_NL_A_COMM_MAX + 1];
+	struct nccom_nl_dump *d;
+
+	d = nccom_nl_dump_alloc(cb, tb, nccom_nl_comm_policy, NCCOM_NL_A_COMM_MAX);
+	if (IS_ERR(d))
+		return PTR_ERR(d);
+	if (tb[NCCOM_NL_A_COMM_CLIENT_ID]) {
+		d->has_client = true;
+		d->f_client = nla_get_u32(tb[NCCOM_NL_A_COMM_CLIENT_ID]);
+	}
+	if (tb[NCCOM_NL_A_COMM_HASH]) {
+		d->has_hash = true;
+		d->f_hash = nla_get_u64(tb[NCCOM_NL_A_COMM_HASH]);
+	}
+	return 0;
+}
+
 static bool nccom_nl_obj_match(const struct nccom_nl_dump *d,
 			       struct nccom_object *obj,
 			       enum nccom_obj_type type)
 {
 	if (obj->type != type)
+		return false;
+	if (d->has_hash && to_nccom_comm(obj)->comm_hash != d->f_hash)
 		return false;
 	return !d->has_dev || to_nccom_queue(obj)->ndev->index == d->f_dev;
 }
@@ -543,6 +620,11 @@ static int nccom_nl_queue_dumpit(struct sk_buff *skb, struct netlink_callback *c
 static int nccom_nl_sem_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	return nccom_nl_objs_dump(skb, cb, NCCOM_OBJ_SEM);
+}
+
+static int nccom_nl_comm_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return nccom_nl_objs_dump(skb, cb, NCCOM_OBJ_COMM);
 }
 
 /* ---- do operations ---- */
@@ -687,6 +769,12 @@ static int nccom_nl_sem_get_doit(struct sk_buff *skb, struct genl_info *info)
 				     NCCOM_NL_A_SEM_HANDLE, NCCOM_OBJ_SEM);
 }
 
+static int nccom_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	return nccom_nl_obj_get_doit(skb, info, NCCOM_NL_A_COMM_CLIENT_ID,
+				     NCCOM_NL_A_COMM_HANDLE, NCCOM_OBJ_COMM);
+}
+
 /* CAP_NET_ADMIN (GENL_ADMIN_PERM): like NCCOM_IOC_QUEUE_RESET, for an operator. */
 static int nccom_nl_queue_reset_doit(struct sk_buff *skb, struct genl_info *info)
 {
@@ -788,6 +876,15 @@ static const struct genl_ops nccom_nl_ops[] = {
 		.policy = nccom_nl_stats_policy,
 		.maxattr = NCCOM_NL_A_STATS_MAX,
 		.flags = GENL_ADMIN_PERM,
+	},
+	{
+		.cmd = NCCOM_NL_CMD_COMM_GET,
+		.doit = nccom_nl_comm_get_doit,
+		.start = nccom_nl_comm_start,
+		.dumpit = nccom_nl_comm_dumpit,
+		.done = nccom_nl_dump_done,
+		.policy = nccom_nl_comm_policy,
+		.maxattr = NCCOM_NL_A_COMM_MAX,
 	},
 };
 

@@ -5,7 +5,7 @@
  * test-only knob /sys/module/nccom/parameters/fail_nth is used: it fails
  * the Nth object allocation from now. For N = 1, 2, ... a body that creates
  * one object of every kind (registration, dma-buf export + import, queue,
- * semaphore + export + import) is replayed until it runs to the end without
+ * semaphore + export + import, communicator registration) is replayed until it runs to the end without
  * hitting the injected failure. Each injected failure must surface as
  * -ENOMEM from exactly one ioctl, leave nothing behind after close(), and
  * leave the kernel healthy (the dmesg splat check of check-kmod).
@@ -50,7 +50,7 @@ static long knob_read(void)
 static int body(int fd, void *buf, size_t len, int *err)
 {
 	struct nccom_queue_create qc;
-	uint32_t h, hi, s, si;
+	uint32_t h, hi, s, si, hc;
 	int dbfd = -1, sfd = -1, step = 0;
 
 	*err = 0;
@@ -74,6 +74,11 @@ static int body(int fd, void *buf, size_t len, int *err)
 		goto fail;
 	step++;
 	if (_test_cmd_sem_import(fd, sfd, &si))
+		goto fail;
+	step++;
+	/* The state block: the first 384 bytes of the (written) buffer. */
+	if (_test_cmd_comm_register(fd, 0x1234, 0, 1, buf, sizeof(struct nccom_comm_state),
+				    &hc))
 		goto fail;
 	close(dbfd);
 	close(sfd);

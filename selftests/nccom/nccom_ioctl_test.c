@@ -156,6 +156,7 @@ TEST_F(nccom, lengths)
 	TEST_LENGTH(nccom_sem_wait, NCCOM_IOC_SEM_WAIT, out_value);
 	TEST_LENGTH(nccom_sem_export, NCCOM_IOC_SEM_EXPORT, out_fd);
 	TEST_LENGTH(nccom_sem_import, NCCOM_IOC_SEM_IMPORT, out_handle);
+	TEST_LENGTH(nccom_comm_register, NCCOM_IOC_COMM_REGISTER, out_handle);
 }
 
 /* Exact size with a valid request succeeds; size + 1 with a zero tail too. */
@@ -186,7 +187,7 @@ TEST_F(nccom, unknown_command)
 	uint32_t arg[16] = { sizeof(arg) };
 
 	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE, NCCOM_CMD_BASE - 1), arg));
-	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE, NCCOM_CMD_SEM_IMPORT + 1), arg));
+	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE, NCCOM_CMD_COMM_REGISTER + 1), arg));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE, 0xff), arg));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE, 0), arg));
 	EXPECT_ERRNO(ENOTTY, ioctl(self->fd, _IO(NCCOM_TYPE + 1, NCCOM_CMD_GET_INFO), arg));

@@ -339,6 +339,32 @@ static inline int _test_cmd_sem_import(int fd, int semfd, uint32_t *handle)
 #define test_err_sem_import(_errno, semfd) \
 	EXPECT_ERRNO(_errno, _test_cmd_sem_import(self->fd, semfd, NULL))
 
+static inline int _test_cmd_comm_register(int fd, uint64_t hash, uint32_t rank,
+					  uint32_t nranks, void *state,
+					  uint32_t state_size, uint32_t *handle)
+{
+	struct nccom_comm_register cmd = {
+		.size = sizeof(cmd),
+		.comm_hash = hash,
+		.rank = rank,
+		.nranks = nranks,
+		.state_uptr = (uintptr_t)state,
+		.state_size = state_size,
+	};
+	int rc = ioctl(fd, NCCOM_IOC_COMM_REGISTER, &cmd);
+
+	if (!rc && handle)
+		*handle = cmd.out_handle;
+	return rc;
+}
+#define test_cmd_comm_register(hash, rank, nranks, state, h) \
+	ASSERT_EQ(0, _test_cmd_comm_register(self->fd, hash, rank, nranks, state, \
+					     sizeof(struct nccom_comm_state), h)) \
+		TH_LOG("errno %d (%s)", errno, strerror(errno))
+#define test_err_comm_register(_errno, hash, rank, nranks, state, size) \
+	EXPECT_ERRNO(_errno, _test_cmd_comm_register(self->fd, hash, rank, nranks, \
+						     state, size, NULL))
+
 /*
  * TEST_LENGTH(struct, ioctl, last): the size protocol of one ioctl.
  * min_size - 1 → EINVAL; sizeof + 1 with a non-zero tail → E2BIG; sizeof + 1

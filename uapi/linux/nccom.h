@@ -70,6 +70,7 @@ enum {
 	NCCOM_CMD_SEM_WAIT,
 	NCCOM_CMD_SEM_EXPORT,
 	NCCOM_CMD_SEM_IMPORT,
+	NCCOM_CMD_COMM_REGISTER,
 };
 
 /**
@@ -81,6 +82,7 @@ enum {
  * @NCCOM_FEAT_SEM_FD: semaphores can be exported/imported as pollable fds
  * @NCCOM_FEAT_REDUCE_FP: fp16/bf16/fp32/fp64 reductions are available
  * @NCCOM_FEAT_QUEUE_WAIT: %NCCOM_IOC_QUEUE_WAIT is available
+ * @NCCOM_FEAT_COMM_REGISTER: %NCCOM_IOC_COMM_REGISTER is available
  */
 enum nccom_features {
 	NCCOM_FEAT_MEM_REGISTER = 1 << 0,
@@ -89,6 +91,7 @@ enum nccom_features {
 	NCCOM_FEAT_SEM_FD = 1 << 3,
 	NCCOM_FEAT_REDUCE_FP = 1 << 4,
 	NCCOM_FEAT_QUEUE_WAIT = 1 << 5,
+	NCCOM_FEAT_COMM_REGISTER = 1 << 6,
 };
 
 /**
@@ -537,6 +540,81 @@ struct nccom_sem_import {
 };
 
 #define NCCOM_IOC_SEM_IMPORT _IO(NCCOM_TYPE, NCCOM_CMD_SEM_IMPORT)
+
+#define NCCOM_COMM_MSG_LEN	224
+
+/**
+ * struct nccom_comm_state - state block of a registered communicator
+ * @seq: sequence count: the owner makes it odd before it changes @stage,
+ *	@last_error, @stage_time_ns, @error_time_ns or @error_msg and even
+ *	again afterwards; readers retry while it is odd or changed
+ * @stage: &enum nccom_nl_stage (linux/nccom_genl.h), written by the owner
+ * @last_error: negative errno of the last error, 0 if none
+ * @__pad0: Reserved, written as 0
+ * @stage_time_ns: CLOCK_REALTIME of the last change of @stage in ns
+ * @error_time_ns: CLOCK_REALTIME of the last error in ns, 0 if none
+ * @error_msg: sentence of the last error, NUL-terminated ("" if none)
+ * @ops_issued: operations issued on the communicator (single writer,
+ *	one aligned store per operation)
+ * @__pad1: Reserved: keeps @ops_completed on its own cache line
+ * @ops_completed: operations completed, with or without error (single
+ *	writer)
+ * @__pad2: Reserved
+ *
+ * The owner of a communicator keeps this block up to date with plain
+ * stores; the driver never writes it and reads it only when the
+ * communicator is dumped or got through the netlink family, so updating it
+ * costs nothing more than the stores. The block is 64-byte aligned and
+ * must not cross a page boundary.
+ */
+struct nccom_comm_state {
+	__u32 seq;
+	__u32 stage;
+	__s32 last_error;
+	__u32 __pad0;
+	__aligned_u64 stage_time_ns;
+	__aligned_u64 error_time_ns;
+	char error_msg[NCCOM_COMM_MSG_LEN];
+	__aligned_u64 ops_issued;
+	__u8 __pad1[56];
+	__aligned_u64 ops_completed;
+	__u8 __pad2[56];
+};
+
+/**
+ * struct nccom_comm_register - ioctl(NCCOM_IOC_COMM_REGISTER)
+ * @size: sizeof(struct nccom_comm_register)
+ * @flags: Must be 0
+ * @comm_hash: communicator hash (the same on every rank)
+ * @rank: rank of the caller in the communicator, below @nranks
+ * @nranks: number of ranks of the communicator, at least 1
+ * @state_uptr: user address of the caller's &struct nccom_comm_state,
+ *	64-byte aligned
+ * @state_size: sizeof(struct nccom_comm_state) as the caller knows it, at
+ *	least the size of the first version (384); the block from @state_uptr
+ *	to @state_uptr + @state_size must lie inside one page
+ * @out_handle: the registration's handle
+ *
+ * Makes a communicator visible to inspection tools (the netlink family's
+ * comm-get). The page holding the state block is pinned read-only
+ * (long-term) and accounted against RLIMIT_MEMLOCK like a registration.
+ * Put the block in a MAP_SHARED mapping (a shared memory file, or
+ * MAP_SHARED | MAP_ANONYMOUS), or in private memory that was written
+ * before the ioctl: the pin keeps the page the owner writes to. The handle
+ * goes away with %NCCOM_IOC_DESTROY or when the file descriptor is closed.
+ */
+struct nccom_comm_register {
+	__u32 size;
+	__u32 flags;
+	__aligned_u64 comm_hash;
+	__u32 rank;
+	__u32 nranks;
+	__aligned_u64 state_uptr;
+	__u32 state_size;
+	__u32 out_handle;
+};
+
+#define NCCOM_IOC_COMM_REGISTER _IO(NCCOM_TYPE, NCCOM_CMD_COMM_REGISTER)
 
 /**
  * DOC: Rings
