@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# bench/compare.sh - ccom vs Open MPI (and optionally MPICH), side by side:
+# bench/compare.sh - ccom vs Open MPI (and optionally MPICH and Gloo), side by side:
 # the same fp32-sum allreduce sizes and rank counts through MPI_Allreduce
 # (bench/mpi_allreduce.c) and through `ccom-perf allreduce`, run alternately
 # (the order flips every size and repetition) so that machine noise hits both
@@ -15,6 +15,8 @@
 #   --ranks "2 4 8"      rank counts of the shm mode
 #   --sizes "8 ..."      message sizes in bytes (K/M suffixes allowed)
 #   --mpich              also run MPICH (mpirun.mpich) in shm mode
+#   --gloo               also run Gloo (bench/gloo_allreduce.cc: its ring
+#                        allreduce over TCP on loopback; Gloo has no shm)
 #   --no-install         do not apt-get missing MPI packages
 #   --ccom-args "..."    extra ccom-perf arguments (e.g. "-m": ccomMemAlloc buffers)
 # Environment: BUILD (default build), OUT (results directory).
@@ -22,7 +24,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 INSTALL=1 CCOM_ARGS=""
+MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -30,9 +32,10 @@ while [ $# -gt 0 ]; do
 	--ranks) RANKS=$2; shift 2 ;;
 	--sizes) SIZES=$2; shift 2 ;;
 	--mpich) MPICH=1; shift ;;
+	--gloo) GLOO=1; shift ;;
 	--no-install) INSTALL=0; shift ;;
 	--ccom-args) CCOM_ARGS=$2; shift 2 ;;
-	-h|--help) sed -n '3,23p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,25p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -76,6 +79,10 @@ install_mpi() {
 		command -v mpirun.mpich >/dev/null && command -v mpicc.mpich >/dev/null ||
 			pkgs+=(mpich libmpich-dev)
 	fi
+	if [ "$GLOO" = 1 ]; then
+		[ -e /usr/include/gloo/allreduce.h ] && command -v g++ >/dev/null ||
+			pkgs+=(libgloo-dev g++)
+	fi
 	[ ${#pkgs[@]} -eq 0 ] && return 0
 	if [ "$INSTALL" = 0 ] || [ "$(id -u)" != 0 ]; then
 		echo "compare.sh: missing ${pkgs[*]}; run as root (apt-get) or install them" >&2
@@ -91,6 +98,8 @@ build() {
 		{ tail -20 "$OUT/build.log"; exit 1; }
 	mpicc.openmpi -O2 -o "$B/mpi_allreduce.openmpi" "$ROOT/bench/mpi_allreduce.c"
 	[ "$MPICH" = 1 ] && mpicc.mpich -O2 -o "$B/mpi_allreduce.mpich" "$ROOT/bench/mpi_allreduce.c"
+	[ "$GLOO" = 1 ] && g++ -O2 -std=c++17 -Wall -Wextra -Werror -o "$B/gloo_allreduce" \
+		"$ROOT/bench/gloo_allreduce.cc" -lgloo -lpthread
 	return 0
 }
 
@@ -129,6 +138,11 @@ run_mpich_shm() {
 		-w "$w" -i "$i" >"$f" 2>&1
 }
 
+run_gloo_shm() {
+	local n=$1 bytes=$2 w=$3 i=$4 f=$5
+	timeout 600 "$B/gloo_allreduce" -n "$n" -b "$bytes" -e "$bytes" -w "$w" -i "$i" >"$f" 2>&1
+}
+
 run_ccom_shm() {
 	local n=$1 bytes=$2 w=$3 i=$4 f=$5
 	timeout 600 "$PERF" allreduce -n "$n" -b "$bytes" -e "$bytes" -d float -o sum \
@@ -143,7 +157,8 @@ bench_shm() {
 				bytes=$(to_bytes "$s")
 				read -r w i < <(iters_for "$bytes")
 				libs="ompi ccom"
-				[ "$MPICH" = 1 ] && libs="ompi ccom mpich"
+				[ "$MPICH" = 1 ] && libs="$libs mpich"
+				[ "$GLOO" = 1 ] && libs="$libs gloo"
 				# Alternate who goes first.
 				k=$((k + 1))
 				[ $((k % 2)) = 0 ] && libs=$(echo "$libs" | awk '{ for (j = NF; j > 0; j--) printf "%s ", $j }')
@@ -263,6 +278,7 @@ report() {
 	printf '%-4s %5s %10s | %11s %11s %7s | %8s %8s %7s' mode ranks size "OMPI us" "ccom us" \
 		"t ratio" "OMPI bw" "ccom bw" "bw rat"
 	[ "$MPICH" = 1 ] && printf ' | %11s %8s' "MPICH us" "MPICH bw"
+	[ "$GLOO" = 1 ] && printf ' | %11s %8s' "Gloo us" "Gloo bw"
 	echo
 	for mode in shm tcp; do
 		for n in $(awk -F'\t' -v m="$mode" '$1 == m { print $3 }' "$RES" | sort -un); do
@@ -273,6 +289,10 @@ report() {
 					"$ot" "$ct" "$(ratio "$ct" "$ot")" "$ob" "$cb" "$(ratio "$cb" "$ob")"
 				if [ "$MPICH" = 1 ]; then
 					mt=$(value "$mode" mpich "$n" "$bytes" 5); mb=$(value "$mode" mpich "$n" "$bytes" 6)
+					printf ' | %11s %8s' "$mt" "$mb"
+				fi
+				if [ "$GLOO" = 1 ]; then
+					mt=$(value "$mode" gloo "$n" "$bytes" 5); mb=$(value "$mode" gloo "$n" "$bytes" 6)
 					printf ' | %11s %8s' "$mt" "$mb"
 				fi
 				echo
