@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * pubfile.h - layout of the per-communicator state file that libccom
- * publishes when ranks run without the driver (shm and TCP paths), read by
- * ccomd and `ccomctl comm` / `ccomctl job`.  See Documentation/ccomd.rst,
- * "Library-published state".
+ * publishes for ccomd and `ccomctl comm` / `ccomctl job` (with or without
+ * the driver).  See Documentation/ccomd.rst, "Library-published state".
  *
  * One file per (communicator, rank) in CCOM_PUBLISH_DIR (default
  * /dev/shm/ccom), named "<comm hash, 16 hex digits>.<rank>.<pid>", mode 0644,
@@ -11,70 +10,66 @@
  * shared flock() on it for its whole life: a reader that obtains an exclusive
  * flock (LOCK_EX | LOCK_NB) knows the writer is gone and the file is stale.
  *
- * Writers: the identity and stage fields are written under the @seq
- * seqlock (odd while a write is in progress) by whatever thread changes the
- * stage; the two op counters are single-writer counters (the issuing thread,
- * the executing thread) stored with relaxed atomics, each on its own cache
- * line, so publishing costs one plain store per operation.
- * Readers: copy the seqlocked fields and retry while @seq is odd or changed;
- * read the counters with relaxed atomic loads.
+ * The identity (hash, rank, nranks, pid, device, start time, host) is
+ * written once before @magic.  Stage, error and op counters are the
+ * driver's &struct nccom_comm_state (linux/nccom.h), embedded at a 64-byte
+ * aligned offset: when /dev/nccom is there, the same block is registered
+ * with the driver (NCCOM_IOC_COMM_REGISTER), so one store per operation
+ * updates the file and what the driver's netlink family reports.
+ * Writers: stage and error under @state.seq (odd while a write is in
+ * progress); the two op counters are single-writer counters (the issuing
+ * thread, the executing thread) stored with relaxed atomics, each on its
+ * own cache line.  Readers: copy the seqlocked fields and retry while
+ * @state.seq is odd or changed; read the counters with relaxed atomic loads.
  */
 #ifndef CCOM_PUBLISH_PUBFILE_H
 #define CCOM_PUBLISH_PUBFILE_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
+#include <linux/nccom.h>
+
 #define CCOM_PUB_MAGIC		0x42504343u	/* "CCPB" */
-#define CCOM_PUB_VERSION	1
+#define CCOM_PUB_VERSION	2
 #define CCOM_PUB_FILE_SIZE	4096
 #define CCOM_PUB_DEFAULT_DIR	"/dev/shm/ccom"
 #define CCOM_PUB_HOST_LEN	64
-#define CCOM_PUB_ERRMSG_LEN	256
+#define CCOM_PUB_ERRMSG_LEN	NCCOM_COMM_MSG_LEN
 
 /**
  * struct ccom_pub_file - the published state of one rank of one communicator
  * @magic: %CCOM_PUB_MAGIC, written last at creation
  * @version: %CCOM_PUB_VERSION; readers skip files of another version
  * @size: sizeof(struct ccom_pub_file) as the writer knows it
- * @seq: seqlock of the fields from @comm_hash to @error_msg
+ * @registered: 1 if the rank registered @state with the nccom driver (then
+ *	the driver's comm dump lists it too), 0 if not
  * @comm_hash: communicator hash (the same on every rank, printed as 16 hex)
  * @rank: rank of the writer
  * @nranks: number of ranks of the communicator
  * @pid: pid of the writer (in its own pid namespace)
  * @device: nccom device of the rank, -1 if none
- * @stage: &enum nccom_nl_stage
- * @last_error: negative errno of the last error, 0 if none
  * @start_ns: CLOCK_REALTIME of the creation of the file, ns
- * @stage_ns: CLOCK_REALTIME of the last stage change, ns
- * @error_ns: CLOCK_REALTIME of the last error, ns (0 if none)
  * @host: host name of the writer
- * @error_msg: sentence of the last error ("" if none)
- * @ops_issued: collective/p2p operations issued (relaxed atomic)
- * @ops_completed: operations completed, with or without error (relaxed atomic)
+ * @state: stage (&enum nccom_nl_stage), last error and its sentence, their
+ *	CLOCK_REALTIME times, and the op counters
  */
 struct ccom_pub_file {
 	uint32_t magic;
 	uint32_t version;
 	uint32_t size;
-	_Atomic uint32_t seq;
+	uint32_t registered;
 	uint64_t comm_hash;
 	int32_t rank;
 	int32_t nranks;
 	int32_t pid;
 	int32_t device;
-	uint32_t stage;
-	int32_t last_error;
 	uint64_t start_ns;
-	uint64_t stage_ns;
-	uint64_t error_ns;
 	char host[CCOM_PUB_HOST_LEN];
-	char error_msg[CCOM_PUB_ERRMSG_LEN];
-	_Alignas(64) _Atomic uint64_t ops_issued;
-	_Alignas(64) _Atomic uint64_t ops_completed;
-	_Alignas(64) uint8_t reserved[64];
+	_Alignas(64) struct nccom_comm_state state;
 };
 
 _Static_assert(sizeof(struct ccom_pub_file) <= CCOM_PUB_FILE_SIZE, "pub file too large");
+_Static_assert(__builtin_offsetof(struct ccom_pub_file, state) % 64 == 0,
+	       "the driver wants a 64-byte aligned state block");
 
 #endif

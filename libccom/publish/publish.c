@@ -2,8 +2,9 @@
 /*
  * publish.c - the writer side of the per-communicator state file
  * (pubfile.h): directory checks, creation (temp name, flock, fill, rename),
- * seqlocked stage/error updates and removal.  Nothing here runs per
- * operation: the op counters are the inline helpers of publish.h.
+ * registration of the state block with the nccom driver, seqlocked
+ * stage/error updates and removal.  Nothing here runs per operation: the op
+ * counters are the inline helpers of publish.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -13,8 +14,11 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+
+#include <linux/nccom.h>
 
 #include "init/comm.h"
 #include "publish/publish.h"
@@ -56,21 +60,21 @@ static int publish_dir_check(const char *dir)
 	return 0;
 }
 
-static void seq_begin(struct ccom_pub_file *f)
+static void seq_begin(struct nccom_comm_state *st)
 {
-	uint32_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
+	uint32_t s = __atomic_load_n(&st->seq, __ATOMIC_RELAXED);
 
-	atomic_store_explicit(&f->seq, s + 1, memory_order_relaxed);
-	/* Pairs with the acquire fence of the reader before its re-check of seq. */
-	atomic_thread_fence(memory_order_release);
+	__atomic_store_n(&st->seq, s + 1, __ATOMIC_RELAXED);
+	/* Pairs with the acquire fence (smp_rmb) of the reader before its re-check of seq. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 }
 
-static void seq_end(struct ccom_pub_file *f)
+static void seq_end(struct nccom_comm_state *st)
 {
-	uint32_t s = atomic_load_explicit(&f->seq, memory_order_relaxed);
+	uint32_t s = __atomic_load_n(&st->seq, __ATOMIC_RELAXED);
 
 	/* Pairs with the reader's acquire load of seq before it copies. */
-	atomic_store_explicit(&f->seq, s + 1, memory_order_release);
+	__atomic_store_n(&st->seq, s + 1, __ATOMIC_RELEASE);
 }
 
 static void publish_fill(struct ccom_pub_file *f, const struct ccomComm *comm)
@@ -82,13 +86,13 @@ static void publish_fill(struct ccom_pub_file *f, const struct ccomComm *comm)
 	f->nranks = comm->nranks;
 	f->pid = (int32_t)getpid();
 	f->device = comm->device;
-	f->stage = NCCOM_NL_STAGE_NONE;
 	f->start_ns = realtime_ns();
-	f->stage_ns = f->start_ns;
+	f->state.stage = NCCOM_NL_STAGE_NONE;
+	f->state.stage_time_ns = f->start_ns;
 	if (gethostname(f->host, sizeof(f->host) - 1))
 		snprintf(f->host, sizeof(f->host), "?");
 	/* Readers ignore the file until the magic is there. */
-	atomic_thread_fence(memory_order_release);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
 	f->magic = CCOM_PUB_MAGIC;
 }
 
@@ -101,8 +105,10 @@ static int publish_create(struct ccom_publish *p, const char *dir, const struct 
 
 	n = snprintf(p->path, sizeof(p->path), "%s/%016llx.%d.%d", dir,
 		     (unsigned long long)comm->comm_hash, comm->rank, (int)getpid());
-	if (n < 0 || n >= (int)sizeof(p->path) - 5)
+	if (n < 0 || n >= (int)sizeof(p->path) - 5) {
+		p->path[0] = '\0';
 		return -ENAMETOOLONG;
+	}
 	snprintf(tmp, sizeof(tmp), "%s/.tmp.%d.%d", dir, (int)getpid(), comm->rank);
 	unlink(tmp);
 	p->fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
@@ -118,10 +124,13 @@ static int publish_create(struct ccom_publish *p, const char *dir, const struct 
 		goto err_unlink;
 	}
 	p->file = map;
+	p->state = &p->file->state;
 	publish_fill(p->file, comm);
 	if (rename(tmp, p->path)) {
 		err = -errno;
 		munmap(map, CCOM_PUB_FILE_SIZE);
+		p->file = NULL;
+		p->state = NULL;
 		goto err_unlink;
 	}
 	return 0;
@@ -129,17 +138,105 @@ static int publish_create(struct ccom_publish *p, const char *dir, const struct 
 err_unlink:
 	unlink(tmp);
 	close(p->fd);
+	p->fd = -1;
+	p->path[0] = '\0';
 	return err;
+}
+
+/* No state file: a shared anonymous page holds the block for the driver alone. */
+static int publish_anon(struct ccom_publish *p)
+{
+	void *map = mmap(NULL, CCOM_PUB_FILE_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	if (map == MAP_FAILED)
+		return -errno;
+	p->anon = map;
+	p->state = map;
+	p->state->stage = NCCOM_NL_STAGE_NONE;
+	p->state->stage_time_ns = realtime_ns();
+	return 0;
+}
+
+/*
+ * Register the state block with the driver on a descriptor of our own.
+ * Returns 0, or -errno with *why naming the reason in a few words.
+ */
+static int publish_register(struct ccom_publish *p, const struct ccomComm *comm,
+			    const char **why)
+{
+	struct nccom_info info = { .size = sizeof(info) };
+	struct nccom_comm_register reg = { .size = sizeof(reg) };
+	int err;
+
+	p->dev_fd = open("/dev/nccom", O_RDWR | O_CLOEXEC);
+	if (p->dev_fd < 0) {
+		err = -errno;
+		*why = err == -ENOENT ? "no /dev/nccom (driver not loaded)" : "cannot open /dev/nccom";
+		return err;
+	}
+	if (ioctl(p->dev_fd, NCCOM_IOC_GET_INFO, &info)) {
+		err = -errno;
+		*why = "GET_INFO failed";
+		goto err_close;
+	}
+	if (info.out_compat_id != NCCOM_COMPAT_ID) {
+		err = -EPROTO;
+		*why = "the driver's compat id differs from libccom's (rebuild one of them)";
+		goto err_close;
+	}
+	if (!(info.out_features & NCCOM_FEAT_COMM_REGISTER)) {
+		err = -EOPNOTSUPP;
+		*why = "the driver has no NCCOM_FEAT_COMM_REGISTER (older nccom.ko)";
+		goto err_close;
+	}
+	reg.comm_hash = comm->comm_hash;
+	reg.rank = (uint32_t)comm->rank;
+	reg.nranks = (uint32_t)comm->nranks;
+	reg.state_uptr = (uintptr_t)p->state;
+	reg.state_size = sizeof(*p->state);
+	if (ioctl(p->dev_fd, NCCOM_IOC_COMM_REGISTER, &reg)) {
+		err = -errno;
+		*why = err == -ENOMEM ? "COMM_REGISTER over RLIMIT_MEMLOCK (raise ulimit -l)"
+				      : "COMM_REGISTER failed";
+		goto err_close;
+	}
+	p->handle = reg.out_handle;
+	return 0;
+
+err_close:
+	close(p->dev_fd);
+	p->dev_fd = -1;
+	return err;
+}
+
+static void publish_unregister(struct ccom_publish *p)
+{
+	struct nccom_destroy d = { .size = sizeof(d), .handle = p->handle };
+
+	if (p->dev_fd < 0)
+		return;
+	if (p->handle && ioctl(p->dev_fd, NCCOM_IOC_DESTROY, &d))
+		ccom_info(CCOM_SUBSYS_INIT, "Publish: unregistering from the driver failed: %s",
+			  strerror(errno));
+	close(p->dev_fd);
+	p->dev_fd = -1;
+	p->handle = 0;
 }
 
 struct ccom_publish *ccom_publish_open(const struct ccomComm *comm)
 {
 	struct ccom_publish *p;
-	const char *dir;
+	const char *dir, *why = "";
 	int err;
 
 	if (!comm || ccom_param_int("CCOM_PUBLISH") == 0)
 		return NULL;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->fd = -1;
+	p->dev_fd = -1;
 	dir = ccom_param_str("CCOM_PUBLISH_DIR");
 	if (!dir || !dir[0])
 		dir = CCOM_PUB_DEFAULT_DIR;
@@ -148,19 +245,32 @@ struct ccom_publish *ccom_publish_open(const struct ccomComm *comm)
 		ccom_info(CCOM_SUBSYS_INIT,
 			  "Publish: %s unusable (%s): state of comm %016llx rank %d not published; fix the directory (root- or self-owned, sticky if world-writable) or set CCOM_PUBLISH_DIR",
 			  dir, strerror(-err), (unsigned long long)comm->comm_hash, comm->rank);
-		return NULL;
+	} else {
+		err = publish_create(p, dir, comm);
+		if (err)
+			ccom_info(CCOM_SUBSYS_INIT, "Publish: cannot create the state file in %s: %s",
+				  dir, strerror(-err));
 	}
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return NULL;
-	err = publish_create(p, dir, comm);
-	if (err) {
-		ccom_info(CCOM_SUBSYS_INIT, "Publish: cannot create the state file in %s: %s",
-			  dir, strerror(-err));
+	if (err && publish_anon(p)) {
 		free(p);
 		return NULL;
 	}
-	ccom_info(CCOM_SUBSYS_INIT, "Publish: state of rank %d in %s", comm->rank, p->path);
+	err = publish_register(p, comm, &why);
+	if (err) {
+		ccom_info(CCOM_SUBSYS_INIT,
+			  "Publish: comm %016llx rank %d not registered with the driver: %s (%s)",
+			  (unsigned long long)comm->comm_hash, comm->rank, why, strerror(-err));
+		if (!p->file) {
+			munmap(p->anon, CCOM_PUB_FILE_SIZE);
+			free(p);
+			return NULL;
+		}
+	} else if (p->file) {
+		p->file->registered = 1;
+	}
+	ccom_info(CCOM_SUBSYS_INIT, "Publish: state of rank %d in %s%s", comm->rank,
+		  p->file ? p->path : "no file",
+		  p->handle ? ", registered with the driver" : "");
 	return p;
 }
 
@@ -168,10 +278,10 @@ void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage)
 {
 	if (!p)
 		return;
-	seq_begin(p->file);
-	p->file->stage = stage;
-	p->file->stage_ns = realtime_ns();
-	seq_end(p->file);
+	seq_begin(p->state);
+	p->state->stage = stage;
+	p->state->stage_time_ns = realtime_ns();
+	seq_end(p->state);
 }
 
 void ccom_publish_init_stage(struct ccom_publish *p, int init_stage)
@@ -197,23 +307,28 @@ void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fa
 {
 	if (!p)
 		return;
-	seq_begin(p->file);
-	p->file->last_error = err;
-	p->file->error_ns = realtime_ns();
-	snprintf(p->file->error_msg, sizeof(p->file->error_msg), "%s", msg ? msg : "");
+	seq_begin(p->state);
+	p->state->last_error = err;
+	p->state->error_time_ns = realtime_ns();
+	snprintf(p->state->error_msg, sizeof(p->state->error_msg), "%s", msg ? msg : "");
 	if (fatal) {
-		p->file->stage = NCCOM_NL_STAGE_ERROR;
-		p->file->stage_ns = p->file->error_ns;
+		p->state->stage = NCCOM_NL_STAGE_ERROR;
+		p->state->stage_time_ns = p->state->error_time_ns;
 	}
-	seq_end(p->file);
+	seq_end(p->state);
 }
 
 void ccom_publish_close(struct ccom_publish *p)
 {
 	if (!p)
 		return;
-	unlink(p->path);
-	munmap(p->file, CCOM_PUB_FILE_SIZE);
-	close(p->fd);
+	publish_unregister(p);
+	if (p->file) {
+		unlink(p->path);
+		munmap(p->file, CCOM_PUB_FILE_SIZE);
+		close(p->fd);
+	}
+	if (p->anon)
+		munmap(p->anon, CCOM_PUB_FILE_SIZE);
 	free(p);
 }

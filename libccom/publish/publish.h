@@ -3,7 +3,9 @@
  * publish.h - libccom publishes the state of each communicator (rank,
  * nranks, hash, init stage, op counters, last error) in a small mmap'd file
  * (layout in pubfile.h) so that ccomd and ccomctl can answer "which rank is
- * stuck where" without the driver.
+ * stuck where" without the driver, and registers the same state block with
+ * the nccom driver when /dev/nccom is usable (NCCOM_IOC_COMM_REGISTER), so
+ * that the driver's netlink family lists the communicator too.
  *
  * Every function accepts a NULL handle and then does nothing: publishing is
  * best effort and never fails a communicator (CCOM_PUBLISH=0 turns it off).
@@ -13,7 +15,6 @@
 #ifndef CCOM_PUBLISH_PUBLISH_H
 #define CCOM_PUBLISH_PUBLISH_H
 
-#include <stdatomic.h>
 #include <stdint.h>
 
 #include <linux/nccom_genl.h>
@@ -25,13 +26,22 @@ struct ccomComm;
 /**
  * struct ccom_publish - a rank's handle on its published state (opaque to
  * callers except for the inline counter helpers below)
- * @file: the shared mapping
- * @fd: the file, holding a shared flock for the life of the handle
- * @path: file name, unlinked by ccom_publish_close()
+ * @state: the state block: inside @file, or in @anon when there is no file
+ * @file: the shared mapping of the state file, NULL if there is none
+ * @anon: a shared anonymous page holding @state for the driver alone, NULL
+ *	if @file is used
+ * @fd: the file, holding a shared flock for the life of the handle; -1
+ * @dev_fd: /dev/nccom, open while the communicator is registered; -1
+ * @handle: the driver's handle of the registration, 0 if not registered
+ * @path: file name, unlinked by ccom_publish_close() ("" without a file)
  */
 struct ccom_publish {
+	struct nccom_comm_state *state;
 	struct ccom_pub_file *file;
+	void *anon;
 	int fd;
+	int dev_fd;
+	uint32_t handle;
 	char path[256];
 };
 
@@ -39,9 +49,12 @@ struct ccom_publish {
  * ccom_publish_open() - create the state file of @comm's rank
  * @comm: a communicator whose rank, nranks, comm_hash and device are set
  *
- * Returns a handle owned by the caller (free it with ccom_publish_close()),
- * or NULL when publishing is disabled or failed (logged once at INFO level;
- * the communicator works the same).
+ * Also registers the state block with the nccom driver when /dev/nccom is
+ * present, its compat id matches and it has NCCOM_FEAT_COMM_REGISTER (one
+ * INFO line says why not otherwise).  Returns a handle owned by the caller
+ * (free it with ccom_publish_close()), or NULL when publishing is disabled
+ * or both the file and the registration failed (logged at INFO level; the
+ * communicator works the same).
  */
 struct ccom_publish *ccom_publish_open(const struct ccomComm *comm);
 
@@ -69,7 +82,8 @@ void ccom_publish_init_stage(struct ccom_publish *p, int init_stage);
 void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal);
 
 /**
- * ccom_publish_close() - unlink the state file and free @p (NULL is a no-op)
+ * ccom_publish_close() - unregister from the driver, unlink the state file
+ *	and free @p (NULL is a no-op)
  * @p: handle or NULL
  */
 void ccom_publish_close(struct ccom_publish *p);
@@ -79,14 +93,15 @@ void ccom_publish_close(struct ccom_publish *p);
  * @p: handle or NULL
  *
  * Single writer (the thread issuing on the communicator): a relaxed load and
- * a relaxed store, no locked instruction.
+ * one relaxed store, no locked instruction; the file's readers and the
+ * driver read the same word.
  */
 static inline void ccom_publish_op_issued(struct ccom_publish *p)
 {
 	if (p) {
-		uint64_t v = atomic_load_explicit(&p->file->ops_issued, memory_order_relaxed);
+		uint64_t v = __atomic_load_n(&p->state->ops_issued, __ATOMIC_RELAXED);
 
-		atomic_store_explicit(&p->file->ops_issued, v + 1, memory_order_relaxed);
+		__atomic_store_n(&p->state->ops_issued, v + 1, __ATOMIC_RELAXED);
 	}
 }
 
@@ -100,9 +115,9 @@ static inline void ccom_publish_op_issued(struct ccom_publish *p)
 static inline void ccom_publish_op_completed(struct ccom_publish *p)
 {
 	if (p) {
-		uint64_t v = atomic_load_explicit(&p->file->ops_completed, memory_order_relaxed);
+		uint64_t v = __atomic_load_n(&p->state->ops_completed, __ATOMIC_RELAXED);
 
-		atomic_store_explicit(&p->file->ops_completed, v + 1, memory_order_relaxed);
+		__atomic_store_n(&p->state->ops_completed, v + 1, __ATOMIC_RELAXED);
 	}
 }
 

@@ -71,6 +71,10 @@ void member_line(struct pr *p, const struct member *m)
 	pr_str(p, "host", " host %s", m->host);
 	pr_int(p, "pid", " pid %lld", m->pid);
 	pr_int(p, "device", " dev %lld", m->device);
+	if (m->client) {
+		pr_uint(p, "client", " client %llu", m->client);
+		pr_uint(p, "handle", "", m->handle);
+	}
 	pr_str(p, "source", " [%s", m->source);
 	if (p->json)
 		pr_bool(p, "alive", "", m->alive);

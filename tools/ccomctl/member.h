@@ -29,7 +29,11 @@
  * @start_ns: CLOCK_REALTIME when the rank published first (0 if unknown)
  * @stage_ns: CLOCK_REALTIME of the last stage change (0 if unknown)
  * @alive: the rank's process still holds its state (not stale)
- * @source: "shm" (published file), "driver" (netlink) or "peer"
+ * @registered: the published file says the rank registered with the driver
+ * @client: driver client id of the registration (0 if not from the driver)
+ * @handle: driver handle of the registration (0 if not from the driver)
+ * @source: "shm" (published file), "driver" (netlink), "driver+shm" (both,
+ *	merged) or "peer"
  * @host: host name
  * @error_msg: sentence of the last error
  */
@@ -46,7 +50,10 @@ struct member {
 	uint64_t start_ns;
 	uint64_t stage_ns;
 	bool alive;
-	char source[8];
+	bool registered;
+	uint32_t client;
+	uint32_t handle;
+	char source[12];
 	char host[CCOM_PUB_HOST_LEN];
 	char error_msg[CCOM_PUB_ERRMSG_LEN];
 };

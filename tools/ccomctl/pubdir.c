@@ -31,28 +31,30 @@ static bool pubdir_name_ok(const char *name)
 /* Copy the seqlocked part; false if the writer kept it busy (retry later). */
 static bool pubdir_copy(const struct ccom_pub_file *f, struct member *m)
 {
+	const struct nccom_comm_state *st = &f->state;
 	uint32_t s1, s2;
 	int tries;
 
+	/* Identity: written once before the magic. */
+	m->hash = f->comm_hash;
+	m->rank = f->rank;
+	m->nranks = f->nranks;
+	m->pid = f->pid;
+	m->device = f->device;
+	m->start_ns = f->start_ns;
+	memcpy(m->host, f->host, sizeof(m->host));
 	for (tries = 0; tries < 1000; tries++) {
 		/* Pairs with seq_end()'s release store in publish.c. */
-		s1 = atomic_load_explicit(&f->seq, memory_order_acquire);
+		s1 = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
 		if (s1 & 1)
 			continue;
-		m->hash = f->comm_hash;
-		m->rank = f->rank;
-		m->nranks = f->nranks;
-		m->pid = f->pid;
-		m->device = f->device;
-		m->stage = f->stage;
-		m->last_error = f->last_error;
-		m->start_ns = f->start_ns;
-		m->stage_ns = f->stage_ns;
-		memcpy(m->host, f->host, sizeof(m->host));
-		memcpy(m->error_msg, f->error_msg, sizeof(m->error_msg));
+		m->stage = st->stage;
+		m->last_error = st->last_error;
+		m->stage_ns = st->stage_time_ns;
+		memcpy(m->error_msg, st->error_msg, sizeof(st->error_msg));
 		/* Pairs with seq_begin()'s release fence. */
-		atomic_thread_fence(memory_order_acquire);
-		s2 = atomic_load_explicit(&f->seq, memory_order_relaxed);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		s2 = __atomic_load_n(&st->seq, __ATOMIC_RELAXED);
 		if (s1 == s2)
 			break;
 	}
@@ -60,8 +62,9 @@ static bool pubdir_copy(const struct ccom_pub_file *f, struct member *m)
 		return false;
 	m->host[sizeof(m->host) - 1] = '\0';
 	m->error_msg[sizeof(m->error_msg) - 1] = '\0';
-	m->ops_issued = atomic_load_explicit(&f->ops_issued, memory_order_relaxed);
-	m->ops_completed = atomic_load_explicit(&f->ops_completed, memory_order_relaxed);
+	m->ops_issued = __atomic_load_n(&st->ops_issued, __ATOMIC_RELAXED);
+	m->ops_completed = __atomic_load_n(&st->ops_completed, __ATOMIC_RELAXED);
+	m->registered = f->registered != 0;
 	return true;
 }
 
