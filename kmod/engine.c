@@ -366,8 +366,9 @@ static void nccom_bounce_rw(struct nccom_mem *mem, u64 off, void *buf,
 	}
 }
 
-static void nccom_reduce_chunk(struct nccom_cur *cur, struct nccom_bounce *bb,
-			       u64 done, size_t len)
+/* One bounce-buffered piece (at most NCCOM_REDUCE_CHUNK bytes). */
+static void nccom_reduce_bounce(struct nccom_cur *cur, struct nccom_bounce *bb,
+				u64 done, size_t len)
 {
 	const struct nccom_desc *d = &cur->desc;
 	size_t n = len / nccom_dtype_size(d->dtype);
@@ -381,6 +382,90 @@ static void nccom_reduce_chunk(struct nccom_cur *cur, struct nccom_bounce *bb,
 				false);
 	nccom_reduce(d->dtype, d->op, bb->b, bb->a, n);
 	nccom_bounce_rw(cur->dst, d->dst_offset + done, bb->b, len, true);
+}
+
+static bool nccom_overlap(const void *a, const void *b, size_t len)
+{
+	return a < b + len && b < a + len;
+}
+
+/*
+ * Reduce one piece in place on the mapped pages, without bounce buffers:
+ * dst = src op dst, or dst = src op src2 (src2 is copied into dst first).
+ * The operands' kernel addresses decide aliasing: dst may be src2 itself,
+ * or src itself when there is no src2; any other overlap (or a dst that is
+ * src while src2 must be combined) goes through the bounce buffers, which
+ * read every operand before writing. Returns the bytes done (a multiple of
+ * the element size, at most NCCOM_REDUCE_CHUNK).
+ */
+static size_t nccom_reduce_piece(struct nccom_cur *cur,
+				 struct nccom_bounce *bb, u64 done, size_t len)
+{
+	const struct nccom_desc *d = &cur->desc;
+	size_t esz = nccom_dtype_size(d->dtype);
+	size_t slen = min_t(size_t, len, NCCOM_REDUCE_CHUNK), dlen, s2len;
+	void *s, *dp, *s2 = NULL;
+	bool bounce;
+
+	s = nccom_region_map(cur->src->region,
+			     cur->src->offset + d->src_offset + done, &slen);
+	dlen = slen;
+	dp = nccom_region_map(cur->dst->region,
+			      cur->dst->offset + d->dst_offset + done, &dlen);
+	if (cur->src2) {
+		s2len = dlen;
+		s2 = nccom_region_map(cur->src2->region,
+				      cur->src2->offset + d->src2_offset + done,
+				      &s2len);
+		dlen = s2len;
+	}
+	/* Pieces end at page boundaries, which are element boundaries here. */
+	dlen = rounddown(dlen, esz);
+	bounce = !dlen || (dp != s && nccom_overlap(dp, s, dlen));
+	if (s2)
+		bounce |= dp == s || (dp != s2 && nccom_overlap(dp, s2, dlen));
+	if (!dlen)
+		dlen = esz;
+	if (!bounce) {
+		if (s2 && s2 != dp)
+			memcpy(dp, s2, dlen);
+		nccom_reduce(d->dtype, d->op, dp, s, dlen / esz);
+	}
+	if (s2)
+		nccom_region_unmap(cur->src2->region, s2);
+	nccom_region_unmap(cur->dst->region, dp);
+	nccom_region_unmap(cur->src->region, s);
+	if (bounce)
+		nccom_reduce_bounce(cur, bb, done, dlen);
+	return dlen;
+}
+
+/*
+ * Reduce up to NCCOM_CHUNK bytes; regions are locked. Every operand
+ * naturally aligned in its region (the usual case) works page piece by
+ * page piece in place; otherwise an element may straddle a page boundary
+ * and every piece goes through the bounce buffers.
+ */
+static void nccom_reduce_chunk(struct nccom_cur *cur, struct nccom_bounce *bb,
+			       u64 done, size_t len)
+{
+	const struct nccom_desc *d = &cur->desc;
+	size_t esz = nccom_dtype_size(d->dtype), n;
+	bool aligned;
+
+	aligned = !((cur->src->offset + d->src_offset) % esz) &&
+		  !((cur->dst->offset + d->dst_offset) % esz) &&
+		  (!cur->src2 || !((cur->src2->offset + d->src2_offset) % esz));
+	while (len) {
+		if (aligned) {
+			n = nccom_reduce_piece(cur, bb, done, len);
+		} else {
+			n = min_t(size_t, len, NCCOM_REDUCE_CHUNK);
+			nccom_reduce_bounce(cur, bb, done, n);
+		}
+		done += n;
+		len -= n;
+	}
 }
 
 static int nccom_step_mem(struct nccom_queue *q, struct nccom_cur *cur,
@@ -402,8 +487,7 @@ static int nccom_step_mem(struct nccom_queue *q, struct nccom_cur *cur,
 	}
 	while (cur->done < total && *budget) {
 		u64 left = total - cur->done;
-		size_t len = min3(left, (u64)(reduce ? NCCOM_REDUCE_CHUNK :
-					       NCCOM_CHUNK), *budget);
+		size_t len = min3(left, (u64)NCCOM_CHUNK, *budget);
 
 		len = max_t(size_t, rounddown(len, esz), esz);
 		n = 0;

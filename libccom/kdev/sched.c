@@ -391,13 +391,15 @@ static void reduce_all(struct kplan *kp, uint64_t in_off, uint64_t dst_off, size
 {
 	size_t per = KDEV_RCHUNK / kp->esz, off, len;
 	struct ccom_kdev_view *mine = in_view(kp, kp->me);
+	/* In place: my input already sits in dst, reduce the peers into it. */
+	bool inplace = kp->dst + dst_off == (const char *)kp->op->sendbuff + in_off;
 	int l, first;
 
 	for (off = 0; off < count; off += len) {
 		uint64_t b = off * kp->esz;
 
 		len = count - off < per ? count - off : per;
-		first = 1;
+		first = !inplace;
 		for (l = 0; l < kp->n; l++) {
 			struct ccom_kdev_view *p = in_view(kp, l);
 
