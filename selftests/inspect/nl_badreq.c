@@ -4,7 +4,8 @@
  * netlink family must fail with the right errno and an extended-ack
  * explanation (and no kernel warning: the VM runner checks dmesg).
  * As root: missing, wrong-length, out-of-range, unknown and unsupported
- * attributes, an oversized string, an unknown command.  As any other user
+ * attributes, an oversized string, an unknown command, comm-get's
+ * filters and lookups.  As any other user
  * (CAP_NET_ADMIN absent): queue-reset and stats-reset fail with EPERM and
  * joining the events group is refused.
  *
@@ -129,6 +130,22 @@ static void root_cases(void)
 	m = msg_new(NCCOM_NL_CMD_QUEUE_GET, 0);
 	nla_put_u32(m, NCCOM_NL_A_QUEUE_CLIENT_ID, 1);
 	expect("queue-get without handle", m, -EINVAL, 1);
+	m = msg_new(NCCOM_NL_CMD_COMM_GET, NLM_F_DUMP);
+	nla_put_u32(m, NCCOM_NL_A_COMM_HASH, 1);
+	expect("comm-get hash of 4 bytes", m, -EINVAL, 1);
+	m = msg_new(NCCOM_NL_CMD_COMM_GET, NLM_F_DUMP);
+	nla_put_u32(m, NCCOM_NL_A_COMM_CLIENT_ID, 0);
+	expect("comm-get client-id 0", m, -ERANGE, 1);
+	m = msg_new(NCCOM_NL_CMD_COMM_GET, NLM_F_DUMP);
+	nla_put_string(m, NCCOM_NL_A_COMM_ERROR_MSG, "x");
+	expect("comm-get with a reply-only attribute", m, -EINVAL, 1);
+	m = msg_new(NCCOM_NL_CMD_COMM_GET, 0);
+	nla_put_u32(m, NCCOM_NL_A_COMM_CLIENT_ID, 1);
+	expect("comm-get without handle", m, -EINVAL, 1);
+	m = msg_new(NCCOM_NL_CMD_COMM_GET, 0);
+	nla_put_u32(m, NCCOM_NL_A_COMM_CLIENT_ID, 0x7ffffff0);
+	nla_put_u32(m, NCCOM_NL_A_COMM_HANDLE, 1);
+	expect("comm-get of a missing client", m, -ENOENT, 1);
 	expect("unknown command", msg_new(NCCOM_NL_CMD_MAX + 7, 0), -EOPNOTSUPP, 0);
 	m = msg_new(NCCOM_NL_CMD_STATS_RESET, 0);
 	nla_put_u32(m, NCCOM_NL_A_STATS_DEV_INDEX, 0);
