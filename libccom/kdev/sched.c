@@ -474,6 +474,9 @@ static void phase_a(struct kplan *kp)
 			uint32_t h = kp->tmp_h ? kp->tmp_h : kp->dst_h;
 			uint64_t o = kp->tmp_h ? kp->tmp_off : kp->dst_off;
 
+			/* In place, my own block is already where it belongs. */
+			if (l == me && kp->tmp_h && op->sendbuff == op->recvbuff)
+				continue;
 			emit_copy(kp, h, o + (uint64_t)l * bytes, in_view(kp, l)->handle,
 				  in_view(kp, l)->off + (uint64_t)me * bytes, bytes, l);
 		}
@@ -502,12 +505,26 @@ static void phase_b(struct kplan *kp)
 				  out_view(kp, l)->off + lo * esz, (hi - lo) * esz, l);
 		}
 	} else if (op->kind == CCOM_COLL_ALLTOALL && kp->tmp_h) {
-		/* In place: peers read my input (= my output) until their v1. */
-		for (l = 0; l < kp->n; l++)
+		/*
+		 * Overlapping buffers: peers read my input until their v1.
+		 * In place, my block l is read only by peer l, so the staged
+		 * block l may replace it as soon as peer l is done (and my own
+		 * block stays put); any other overlap waits for every peer.
+		 */
+		size_t bytes = op->count * esz;
+		bool same = op->sendbuff == op->recvbuff;
+
+		for (l = 0; l < kp->n && !same; l++)
 			if (l != kp->me)
 				emit_sem(kp, NCCOM_OP_SEM_WAIT, kp->kd->peer_sem[l], kp->v1, l);
-		emit_copy(kp, kp->dst_h, kp->dst_off, kp->tmp_h, kp->tmp_off,
-			  op->count * esz * (size_t)kp->n, NO_PEER);
+		for (l = 0; l < kp->n; l++) {
+			if (l == kp->me && same)
+				continue;
+			if (l != kp->me && same)
+				emit_sem(kp, NCCOM_OP_SEM_WAIT, kp->kd->peer_sem[l], kp->v1, l);
+			emit_copy(kp, kp->dst_h, kp->dst_off + (uint64_t)l * bytes, kp->tmp_h,
+				  kp->tmp_off + (uint64_t)l * bytes, bytes, l);
+		}
 	}
 }
 
