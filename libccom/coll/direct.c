@@ -22,6 +22,7 @@
  * enough for every collective.
  */
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "coll/coll.h"
@@ -145,12 +146,64 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 	return err;
 }
 
+/* Wait until local rank @p has staged at least @v pieces. */
+static int wait_staged(struct ccomComm *comm, struct ccom_shm *s, int p, uint64_t v)
+{
+	struct ccom_wait w;
+	int err = 0;
+
+	if (atomic_load_explicit(&s->hdr->ctl[p].staged, memory_order_acquire) >= v)
+		return 0;
+	ccom_wait_begin_peer(&w, comm, s, p);
+	while (atomic_load_explicit(&s->hdr->ctl[p].staged, memory_order_acquire) < v) {
+		err = ccom_wait_shm(&w);
+		if (err)
+			break;
+	}
+	ccom_wait_end(&w);
+	return err;
+}
+
+static bool all_staged(struct ccom_shm *s, uint64_t v)
+{
+	int p;
+
+	for (p = 0; p < s->nlocal; p++)
+		if (p != s->me &&
+		    atomic_load_explicit(&s->hdr->ctl[p].staged, memory_order_acquire) < v)
+			return false;
+	return true;
+}
+
+/* A piece of the one-shot: out = in_0 OP in_1 OP ... in rank order. */
+static void oneshot_reduce(struct ccom_shm *s, const struct ccom_op *op, int b, size_t off,
+			   size_t len, size_t esz, int nranks)
+{
+	const char *in = (const char *)op->sendbuff + off * esz;
+	char *out = (char *)op->recvbuff + off * esz;
+	const char *src0 = s->me == 0 ? in : ccom_shm_stage(s, b, 0) + off * esz;
+	const char *src1 = s->me == 1 ? in : ccom_shm_stage(s, b, 1) + off * esz;
+	int p;
+
+	ccom_reduce2(out, src0, src1, len, op->dtype, op->op);
+	/* Own input from its staged copy from here on: @out may alias @in. */
+	for (p = 2; p < s->nlocal; p++)
+		ccom_reduce2(out, out, ccom_shm_stage(s, b, p) + off * esz, len, op->dtype, op->op);
+	ccom_reduce_finish(out, len, op->dtype, op->op, nranks);
+}
+
 /*
  * One-shot AllReduce for messages that fit one step: everyone stages its
- * whole input, one barrier, everyone reduces all slots in rank order
- * (bitwise identical results).  Half the barriers of the sliced version,
- * for n times the reduction reads: used with 2 ranks (same work) and for
- * small messages.
+ * whole input and everyone reduces all inputs in rank order (bitwise
+ * identical results).  No barrier: the input is staged in pieces of
+ * shm->piece bytes (128 KiB), each published by bumping this rank's staged
+ * counter, and a rank reduces piece k as soon as every peer staged it,
+ * between its own copies, so copies and reductions overlap and the data
+ * is read while it is still in the peer's cache.  Buffer reuse: a rank
+ * that finished operation t - 1 saw every peer stage pieces of t - 1, so
+ * every peer had finished operation t - 2 and its reads of buffer
+ * t - 3 = t (mod 3).  Used with 2 ranks (same work as the sliced engine,
+ * no barrier) and for small messages.
  */
 static bool oneshot_fits(const struct ccom_shm *s, size_t bytes)
 {
@@ -160,22 +213,44 @@ static bool oneshot_fits(const struct ccom_shm *s, size_t bytes)
 static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_shm *s = comm->coll->shm;
-	size_t esz = ccom_dtype_size(op->dtype), n = op->count;
+	size_t esz = ccom_dtype_size(op->dtype), n = op->count, per = s->piece / esz;
+	size_t npieces = (n + per - 1) / per, k, r = 0, off;
+	uint64_t base = s->staged_seq;
+	char *mine;
 	struct dstep d;
-	int p, err;
+	int err = 0;
 
 	dstep_begin(s, &d);
-	memcpy(ccom_shm_stage(s, d.b, s->me), op->sendbuff, n * esz);
-	err = ccom_shm_barrier(s);
-	if (err)
-		return err;
-	ccom_reduce2(op->recvbuff, ccom_shm_stage(s, d.b, 0), ccom_shm_stage(s, d.b, 1), n,
-		     op->dtype, op->op);
-	for (p = 2; p < s->nlocal; p++)
-		ccom_reduce2(op->recvbuff, op->recvbuff, ccom_shm_stage(s, d.b, p), n, op->dtype,
-			     op->op);
-	ccom_reduce_finish(op->recvbuff, n, op->dtype, op->op, comm->nranks);
-	return 0;
+	mine = ccom_shm_stage(s, d.b, s->me);
+	s->staged_seq += npieces;
+	for (k = 0; k < npieces; k++) {
+		off = k * per;
+		memcpy(mine + off * esz, (const char *)op->sendbuff + off * esz,
+		       (n - off < per ? n - off : per) * esz);
+		atomic_store_explicit(&s->hdr->ctl[s->me].staged, base + k + 1,
+				      memory_order_release);
+		if (k == npieces - 1)
+			ccom_shm_ring(s);	/* waiters only ever wait for the last piece */
+		/* Reduce what every peer has staged already (never ahead of own copies). */
+		while (r <= k && all_staged(s, base + r + 1)) {
+			off = r * per;
+			oneshot_reduce(s, op, d.b, off, n - off < per ? n - off : per, esz,
+				       comm->nranks);
+			r++;
+		}
+	}
+	/*
+	 * The rest in one wait: when a peer is behind (descheduled, or sharing
+	 * this CPU) a wait per piece would cost a wake-up per piece.
+	 */
+	for (k = 0; k < (size_t)s->nlocal && r < npieces && !err; k++)
+		if ((int)k != s->me)
+			err = wait_staged(comm, s, (int)k, base + npieces);
+	for (; !err && r < npieces; r++) {
+		off = r * per;
+		oneshot_reduce(s, op, d.b, off, n - off < per ? n - off : per, esz, comm->nranks);
+	}
+	return err;
 }
 
 static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)

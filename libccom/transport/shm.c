@@ -56,6 +56,8 @@ static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, si
 	if (chunk < 4096 || chunk > (64 << 20))
 		chunk = 512 << 10;
 	s->chunk = (size_t)chunk & ~(size_t)4095;
+	/* Pieces of the flag-synchronised one-shot: a few per step, each well inside L2. */
+	s->piece = 128 << 10;
 	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : (64 << 10);
 	s->fifo_stride = sizeof(struct ccom_shm_fifo) + s->fifo_bytes;
 	*ll_off = page_align(sizeof(struct ccom_shm_hdr));

@@ -52,8 +52,16 @@ struct ccom_shm_ctl {
 	_Atomic int32_t culprit;	/* global rank that caused the failure */
 	_Atomic int32_t reason;		/* enum ccom_shm_reason of the failure */
 	struct ccom_shm_bell bell;	/* rung when this rank publishes data */
-	char pad[CCOM_SHM_LINE - 32];
+	int32_t pad0;
+	/*
+	 * Pieces this rank has staged for the flag-synchronised direct
+	 * paths (coll/direct.c): a monotonic count, identical sequences on
+	 * every rank, so a reader knows the value it waits for.
+	 */
+	_Atomic uint64_t staged;
+	char pad[CCOM_SHM_LINE - 40];
 };
+_Static_assert(sizeof(struct ccom_shm_ctl) == CCOM_SHM_LINE, "one control line per rank");
 
 enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED = 3 };
 
@@ -91,11 +99,13 @@ struct ccom_shm {
 	char *stage;			/* CCOM_SHM_NBUF * nlocal * chunk bytes */
 	char *fifo;			/* nlocal * nlocal * fifo_stride bytes */
 	size_t chunk;
+	size_t piece;			/* bytes per published piece of the flag-synchronised paths */
 	size_t fifo_bytes;
 	size_t fifo_stride;
 	uint64_t barrier_epoch;		/* barriers this rank has passed */
 	uint64_t stage_step;		/* direct-engine steps done (buffer = step % NBUF) */
 	uint32_t ll_seq;		/* LL operations this rank has done */
+	uint64_t staged_seq;		/* pieces staged (own ctl->staged mirror) */
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
 	int spin_limit;
 	int yield_limit;
