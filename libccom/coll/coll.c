@@ -238,6 +238,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_direct_run(comm, op);
 	if (algo == CCOM_ALGO_RD)
 		return ccom_rd_allreduce(comm, op);
+	if (algo == CCOM_ALGO_TREE)
+		return ccom_tree_run(comm, op);
 	return ccom_ring_run(comm, op);
 }
 

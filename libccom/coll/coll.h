@@ -40,6 +40,7 @@ enum ccom_algo {
 	CCOM_ALGO_DIRECT = 0,
 	CCOM_ALGO_RING = 1,
 	CCOM_ALGO_RD = 2,	/* recursive doubling: AllReduce only, ring for the rest */
+	CCOM_ALGO_TREE = 3,	/* binomial tree: Broadcast and Reduce only */
 	CCOM_ALGO_NUM
 };
 enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1, CCOM_PROTO_NUM };
@@ -105,6 +106,7 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
+int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
 
 /* Tuner: pick algorithm and protocol for @op (tune/tune.c). */
