@@ -320,6 +320,10 @@ void nccom_cur_release(struct nccom_cur *cur);
 size_t nccom_dtype_size(u8 dtype);
 void nccom_reduce(u8 dtype, u8 op, void *inout, const void *in, size_t n);
 void nccom_reduce_fp(u8 dtype, u8 op, void *inout, const void *in, size_t n);
+void nccom_reduce3(u8 dtype, u8 op, void *dst, const void *a, const void *b,
+		   size_t n);
+void nccom_reduce3_fp(u8 dtype, u8 op, void *dst, const void *a,
+		      const void *b, size_t n);
 
 static inline struct nccom_mem *to_nccom_mem(struct nccom_object *obj)
 {
