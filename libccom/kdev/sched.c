@@ -104,6 +104,33 @@ static bool is_reduction(enum ccom_coll_kind k)
 	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
 }
 
+/*
+ * The automatic choice (CCOM_KDEV unset): the smallest ccom_op_bytes()
+ * from which the engine measured faster than shm in bench-vm, per
+ * collective, for 2 local ranks and for more (the table and the numbers
+ * behind it are in Documentation/libccom/kdev.rst); SIZE_MAX: never.
+ * CCOM_KDEV_MIN_BYTES raises every threshold.  Every input (collective,
+ * size, local rank count, CCOM_KDEV_MIN_BYTES, checked equal at init) is
+ * the same on every rank, so the answer is too.
+ */
+static const size_t kdev_auto_table[CCOM_COLL_ALLTOALL + 1][2] = {
+	/*				2 ranks		3 or more */
+	[CCOM_COLL_ALLREDUCE]	  = { 256u << 10,	256u << 10 },
+	[CCOM_COLL_BROADCAST]	  = { 256u << 10,	256u << 10 },
+	[CCOM_COLL_REDUCE]	  = { 256u << 10,	256u << 10 },
+	[CCOM_COLL_ALLGATHER]	  = { 256u << 10,	256u << 10 },
+	[CCOM_COLL_REDUCESCATTER] = { 256u << 10,	256u << 10 },
+	[CCOM_COLL_ALLTOALL]	  = { 256u << 10,	256u << 10 },
+};
+
+static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind)
+{
+	size_t t = kdev_auto_table[kind][kd->nlocal > 2];
+	size_t floor = kd->min_bytes > 0 ? (size_t)kd->min_bytes : 0;
+
+	return t > floor ? t : floor;
+}
+
 bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
 {
 	struct ccom_kdev *kd = comm->coll->kdev;
@@ -119,16 +146,7 @@ bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
 	}
 	if (kd->forced)
 		return true;
-	/*
-	 * The automatic choice follows the measurements of bench-vm
-	 * (Documentation/libccom/kdev.rst): copy collectives gain from the
-	 * single copy from about 1 MiB on, the engine's reductions (bounce
-	 * buffered) stayed slower than shm's at every size, so reductions run
-	 * on the engine only when CCOM_KDEV=1 asks for it.
-	 */
-	if (is_reduction(op->kind))
-		return false;
-	return ccom_op_bytes(comm, op) >= (size_t)kd->min_bytes;
+	return ccom_op_bytes(comm, op) >= kdev_auto_min(kd, op->kind);
 }
 
 /* ---- completion ---- */
@@ -438,6 +456,38 @@ static void finish_avg(struct kplan *kp, char *cpu, size_t count)
 		ccom_reduce_finish(cpu, count, kp->op->dtype, ccomAvg, kp->comm->nranks);
 }
 
+/*
+ * In-place AlltoAll, pairwise: blocks (l, p) of rank l and (p, l) of rank p
+ * trade places.  For each pair the lower rank l stages its block p in its
+ * scratch, then copies block l of rank p's buffer straight into its block p
+ * (phase A, before l's v1); the higher rank p waits for l's v1 (l no
+ * longer reads p's block l) and copies l's staged block into its block l
+ * (phase B).  Three block copies per pair instead of four, nothing written
+ * outside this rank's own buffers.  My own block stays where it is.
+ */
+static void alltoall_inplace_a(struct kplan *kp, size_t bytes)
+{
+	int p;
+
+	for (p = kp->me + 1; p < kp->n; p++)
+		emit_copy(kp, kp->tmp_h, kp->tmp_off + (uint64_t)p * bytes, kp->dst_h,
+			  kp->dst_off + (uint64_t)p * bytes, bytes, NO_PEER);
+	for (p = kp->me + 1; p < kp->n; p++)
+		emit_copy(kp, kp->dst_h, kp->dst_off + (uint64_t)p * bytes, in_view(kp, p)->handle,
+			  in_view(kp, p)->off + (uint64_t)kp->me * bytes, bytes, p);
+}
+
+static void alltoall_inplace_b(struct kplan *kp, size_t bytes)
+{
+	int l;
+
+	for (l = 0; l < kp->me; l++) {
+		emit_sem(kp, NCCOM_OP_SEM_WAIT, kp->kd->peer_sem[l], kp->v1, l);
+		emit_copy(kp, kp->dst_h, kp->dst_off + (uint64_t)l * bytes, out_view(kp, l)->handle,
+			  out_view(kp, l)->off + (uint64_t)kp->me * bytes, bytes, l);
+	}
+}
+
 static void phase_a(struct kplan *kp)
 {
 	struct ccom_op *op = kp->op;
@@ -470,13 +520,14 @@ static void phase_a(struct kplan *kp)
 					  in_view(kp, l)->handle, in_view(kp, l)->off, bytes, l);
 		break;
 	case CCOM_COLL_ALLTOALL:
+		if (kp->tmp_h && op->sendbuff == op->recvbuff) {
+			alltoall_inplace_a(kp, bytes);
+			break;
+		}
 		for (l = 0; l < n; l++) {
 			uint32_t h = kp->tmp_h ? kp->tmp_h : kp->dst_h;
 			uint64_t o = kp->tmp_h ? kp->tmp_off : kp->dst_off;
 
-			/* In place, my own block is already where it belongs. */
-			if (l == me && kp->tmp_h && op->sendbuff == op->recvbuff)
-				continue;
 			emit_copy(kp, h, o + (uint64_t)l * bytes, in_view(kp, l)->handle,
 				  in_view(kp, l)->off + (uint64_t)me * bytes, bytes, l);
 		}
@@ -505,26 +556,18 @@ static void phase_b(struct kplan *kp)
 				  out_view(kp, l)->off + lo * esz, (hi - lo) * esz, l);
 		}
 	} else if (op->kind == CCOM_COLL_ALLTOALL && kp->tmp_h) {
-		/*
-		 * Overlapping buffers: peers read my input until their v1.
-		 * In place, my block l is read only by peer l, so the staged
-		 * block l may replace it as soon as peer l is done (and my own
-		 * block stays put); any other overlap waits for every peer.
-		 */
 		size_t bytes = op->count * esz;
-		bool same = op->sendbuff == op->recvbuff;
 
-		for (l = 0; l < kp->n && !same; l++)
+		if (op->sendbuff == op->recvbuff) {
+			alltoall_inplace_b(kp, bytes);
+			return;
+		}
+		/* Partly overlapping buffers: peers read my input until their v1. */
+		for (l = 0; l < kp->n; l++)
 			if (l != kp->me)
 				emit_sem(kp, NCCOM_OP_SEM_WAIT, kp->kd->peer_sem[l], kp->v1, l);
-		for (l = 0; l < kp->n; l++) {
-			if (l == kp->me && same)
-				continue;
-			if (l != kp->me && same)
-				emit_sem(kp, NCCOM_OP_SEM_WAIT, kp->kd->peer_sem[l], kp->v1, l);
-			emit_copy(kp, kp->dst_h, kp->dst_off + (uint64_t)l * bytes, kp->tmp_h,
-				  kp->tmp_off + (uint64_t)l * bytes, bytes, l);
-		}
+		emit_copy(kp, kp->dst_h, kp->dst_off, kp->tmp_h, kp->tmp_off,
+			  bytes * (size_t)kp->n, NO_PEER);
 	}
 }
 
@@ -658,10 +701,17 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	if (ok) {
 		pub[0] = reqs[1].len ? reqs[1].reg : NULL;
 		pub_off[0] = pub[0] ? (uintptr_t)reqs[1].addr - pub[0]->start : 0;
-		/* Peers read my output only in phase B of AllReduce/Reduce. */
+		/*
+		 * Peers read my output only in phase B of AllReduce/Reduce, my
+		 * scratch only in phase B of an in-place AlltoAll.
+		 */
 		if (op->kind == CCOM_COLL_ALLREDUCE || op->kind == CCOM_COLL_REDUCE) {
 			pub[1] = reqs[0].reg;
 			pub_off[1] = (uintptr_t)reqs[0].addr - pub[1]->start;
+		} else if (op->kind == CCOM_COLL_ALLTOALL && nreq == 3 &&
+			   op->sendbuff == op->recvbuff) {
+			pub[1] = reqs[2].reg;
+			pub_off[1] = (uintptr_t)reqs[2].addr - pub[1]->start;
 		}
 	}
 	t1 = ccom_now_us();
