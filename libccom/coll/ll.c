@@ -78,6 +78,17 @@ static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, s
 	int err = 0;
 
 	ccom_wait_begin_peer(&w_, comm, s, peer);
+	/*
+	 * Wait for the last word first: the writer stores in order, so the
+	 * rest is then (almost always) there and is read in one sweep.
+	 * Chasing the writer word by word pulls each cache line across cores
+	 * while it is still being written (several transfers per line).
+	 */
+	while ((uint32_t)(__atomic_load_n(&slot[w1 - 1], __ATOMIC_RELAXED) >> 32) != flag) {
+		err = ccom_wait_shm(&w_);
+		if (err)
+			goto out;
+	}
 	for (w = w0; w < w1; w++) {
 		for (;;) {
 			x = __atomic_load_n(&slot[w], __ATOMIC_RELAXED);

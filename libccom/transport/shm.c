@@ -226,6 +226,30 @@ static int shm_map(struct ccom_shm *s, bool leader)
 	return 0;
 }
 
+/* Record the CPU this rank runs on, for waiters deciding whether to spin. */
+static void shm_publish_cpu(struct ccom_shm *s)
+{
+	int cpu = sched_getcpu();
+
+	if (atomic_load_explicit(&s->hdr->ctl[s->me].cpu, memory_order_relaxed) != cpu)
+		atomic_store_explicit(&s->hdr->ctl[s->me].cpu, cpu, memory_order_relaxed);
+}
+
+/* Does the rank @w waits for (any peer for the host bell) share this CPU? */
+static bool wait_peer_on_my_cpu(struct ccom_wait *w)
+{
+	struct ccom_shm *s = w->shm;
+	int cpu = atomic_load_explicit(&s->hdr->ctl[s->me].cpu, memory_order_relaxed), l;
+
+	if (w->peer >= 0)
+		return atomic_load_explicit(&s->hdr->ctl[w->peer].cpu, memory_order_relaxed) == cpu;
+	for (l = 0; l < s->nlocal; l++)
+		if (l != s->me &&
+		    atomic_load_explicit(&s->hdr->ctl[l].cpu, memory_order_relaxed) == cpu)
+			return true;
+	return false;
+}
+
 /* Open a pidfd per local peer of another process, for liveness checks. */
 static void shm_open_pidfds(struct ccomComm *comm, struct ccom_shm *s)
 {
@@ -309,6 +333,9 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	 */
 	s->spin_limit = s->nlocal > ncpu ? 8 : 300;
 	s->yield_limit = s->nlocal > ncpu ? 200 : 0;
+	s->spin_us = s->nlocal > ncpu ? 0 : 50;
+	s->oversubscribed = s->nlocal > ncpu;
+	shm_publish_cpu(s);
 	*out = s;
 	return 0;
 }
@@ -376,7 +403,11 @@ void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm
 	w->comm = comm;
 	w->shm = shm;
 	w->bell = shm ? &shm->hdr->bell : NULL;
+	w->peer = -1;
 	w->iter = 0;
+	w->spin_until_us = 0;
+	if (shm)
+		shm_publish_cpu(shm);
 	w->registered = false;
 	w->next_check_us = 0;
 }
@@ -386,6 +417,7 @@ void ccom_wait_begin_peer(struct ccom_wait *w, struct ccomComm *comm, struct cco
 {
 	ccom_wait_begin(w, comm, shm);
 	w->bell = ccom_shm_peer_bell(shm, lrank);
+	w->peer = lrank;
 }
 
 void ccom_wait_end(struct ccom_wait *w)
@@ -475,23 +507,37 @@ int ccom_wait_shm(struct ccom_wait *w)
 	struct timespec ts = { 0, 2000000 };
 	unsigned int i = ++w->iter;
 
-	if (i < (unsigned int)s->spin_limit) {
+	if (w->registered) {
+		futex_op(&w->bell->seq, FUTEX_WAIT, w->seq, &ts);
+		w->seq = atomic_load(&w->bell->seq);
+		shm_publish_cpu(s);
+		return ccom_wait_check(w);
+	}
+	if (s->spin_us > 0) {
+		/*
+		 * Ranks <= CPUs: spin for a bounded time; a peer running on
+		 * another CPU usually arrives within microseconds and a futex
+		 * wake-up costs more than that.  A peer that last ran on this
+		 * CPU cannot arrive while we spin: sleep at once.
+		 */
+		if (i == 1)
+			w->spin_until_us = ccom_now_us() + s->spin_us;
+		if ((i & 15) != 1 ||
+		    (!wait_peer_on_my_cpu(w) && ccom_now_us() < w->spin_until_us)) {
+			__builtin_ia32_pause();
+			return (i & 1023) ? 0 : ccom_wait_check(w);
+		}
+	} else if (i < (unsigned int)s->spin_limit) {
 		__builtin_ia32_pause();
 		return (i & 1023) ? 0 : ccom_wait_check(w);
-	}
-	if (i < (unsigned int)(s->spin_limit + s->yield_limit)) {
+	} else if (i < (unsigned int)(s->spin_limit + s->yield_limit)) {
 		sched_yield();
 		return (i & 15) ? 0 : ccom_wait_check(w);
 	}
-	if (!w->registered) {
-		atomic_fetch_add(&w->bell->sleepers, 1);
-		w->registered = true;
-		w->seq = atomic_load(&w->bell->seq);
-		return ccom_wait_check(w);	/* the caller re-checks its condition first */
-	}
-	futex_op(&w->bell->seq, FUTEX_WAIT, w->seq, &ts);
+	atomic_fetch_add(&w->bell->sleepers, 1);
+	w->registered = true;
 	w->seq = atomic_load(&w->bell->seq);
-	return ccom_wait_check(w);
+	return ccom_wait_check(w);	/* the caller re-checks its condition first */
 }
 
 int ccom_shm_barrier(struct ccom_shm *s)

@@ -20,7 +20,9 @@
  * Waiting (ccom_wait_*): spin, then sched_yield, then a futex sleep on the
  * doorbell, checking abort, the op deadline and the liveness of the local
  * peers (pidfd) on the way, so that more ranks than cores stay fast and a
- * dead peer is noticed within milliseconds.
+ * dead peer is noticed within milliseconds.  A rank publishes the CPU it
+ * runs on; a waiter whose peer last ran on the waiter's own CPU stops
+ * spinning at once (the peer cannot run while it spins).
  */
 #ifndef CCOM_TRANSPORT_SHM_H
 #define CCOM_TRANSPORT_SHM_H
@@ -52,7 +54,7 @@ struct ccom_shm_ctl {
 	_Atomic int32_t culprit;	/* global rank that caused the failure */
 	_Atomic int32_t reason;		/* enum ccom_shm_reason of the failure */
 	struct ccom_shm_bell bell;	/* rung when this rank publishes data */
-	int32_t pad0;
+	_Atomic int32_t cpu;		/* CPU this rank last ran on (waits read it) */
 	/*
 	 * Pieces this rank has staged for the flag-synchronised direct
 	 * paths (coll/direct.c): a monotonic count, identical sequences on
@@ -107,8 +109,10 @@ struct ccom_shm {
 	uint32_t ll_seq;		/* LL operations this rank has done */
 	uint64_t staged_seq;		/* pieces staged (own ctl->staged mirror) */
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
-	int spin_limit;
+	int spin_limit;			/* spins before yielding/sleeping (oversubscribed) */
 	int yield_limit;
+	int spin_us;			/* else: spin this long, unless the peer waited for shares our CPU */
+	bool oversubscribed;		/* more local ranks than online CPUs */
 	int culprit;			/* root cause seen by the last failed wait, -1 */
 	int reason;
 };
@@ -160,7 +164,9 @@ struct ccom_wait {
 	struct ccomComm *comm;
 	struct ccom_shm *shm;
 	struct ccom_shm_bell *bell;	/* the bell this wait sleeps on */
+	int peer;			/* local rank waited for, -1: any (host bell) */
 	unsigned int iter;
+	int64_t spin_until_us;
 	bool registered;
 	uint32_t seq;
 	int64_t next_check_us;

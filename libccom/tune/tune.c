@@ -40,9 +40,20 @@ struct cost {
 	double beta_us_per_kb;	/* per KiB of payload (per rank) */
 };
 
-/* Measured constants (microseconds); see the file head. */
-static const struct cost ll_cost = { 0.5, 0.06 };	/* per peer read */
-static const struct cost simple_cost = { 2.0, 0.12 };	/* per step barrier pair */
+/*
+ * Measured constants (microseconds); see the file head.  The direct
+ * engine's costs depend on whether every local rank has a CPU: with more
+ * ranks than CPUs each synchronisation (barrier, or waiting for all peers'
+ * flags) costs scheduler round trips.  LL's beta is large: every 8-byte
+ * word is its own store, and each cache line of the slot must be taken
+ * back from the peers that read it in the previous use (about 10 us per
+ * KiB and peer on the development machines, 2-rank 16 KiB AllReduce:
+ * LL 65-130 us, simple 7 us); the simple engine's copies move whole lines.
+ */
+static const struct cost ll_cost = { 0.3, 4.0 };		/* per peer read */
+static const struct cost ll_cost_oversub = { 3.0, 4.0 };
+static const struct cost simple_cost = { 0.2, 0.12 };		/* per step */
+static const struct cost simple_cost_oversub = { 6.0, 0.12 };
 static const struct cost ring_cost_shm = { 3.0, 0.25 };
 static const struct cost ring_cost_net = { 25.0, 0.45 };
 
@@ -86,17 +97,19 @@ int ccom_tune_init(struct ccomComm *comm)
 
 static double cost_ll(const struct ccomComm *comm, size_t bytes)
 {
+	const struct cost *c = comm->coll->shm->oversubscribed ? &ll_cost_oversub : &ll_cost;
 	double kb = (double)bytes / 1024.0;
 
-	return ll_cost.alpha_us + ll_cost.beta_us_per_kb * kb * (comm->local_nranks - 1);
+	return c->alpha_us + c->beta_us_per_kb * kb * (comm->local_nranks - 1);
 }
 
 static double cost_simple(const struct ccomComm *comm, size_t bytes)
 {
 	const struct ccom_shm *s = comm->coll->shm;
+	const struct cost *c = s->oversubscribed ? &simple_cost_oversub : &simple_cost;
 	double steps = (double)(bytes / (s->chunk ? s->chunk : 1) + 1);
 
-	return simple_cost.alpha_us * steps + simple_cost.beta_us_per_kb * (double)bytes / 1024.0;
+	return c->alpha_us * steps + c->beta_us_per_kb * (double)bytes / 1024.0;
 }
 
 static double cost_ring(const struct ccomComm *comm, size_t bytes)

@@ -6,11 +6,12 @@
  *
  * Usage: ccom-perf <collective> [-n ranks] [-b minbytes] [-e maxbytes]
  *        [-f factor] [-d dtype] [-o op] [-r root] [-w warmup] [-i iters]
- *        [-c check] [-m]
+ *        [-c check] [-m] [-B 0|1]
  * Exit status: 0 when every value was right, 1 on wrong values, 2 on an
  * error (bad arguments, a failed call, a rank that died).
  */
 #include <errno.h>
+#include <sched.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,13 +30,15 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv>\n"
 		   "         [-n ranks] [-b minbytes] [-e maxbytes] [-f factor] [-d dtype] [-o op]\n"
-		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m]\n"
+		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1]\n"
 		   "  -n N   fork N local ranks (default: one rank of an mpirun/srun/torchrun job)\n"
 		   "  -b/-e  sizes in bytes (K, M, G suffixes), default 32M; -f multiplier (default 2)\n"
 		   "  -d     int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double\n"
 		   "  -o     sum prod max min avg;  -r root of broadcast/reduce (default 0)\n"
 		   "  -w/-i  warm-up and timed iterations (default: scaled by size, agreed by all ranks)\n"
-		   "  -c     check results (default 1);  -m  buffers from ccomMemAlloc\n");
+		   "  -c     check results (default 1);  -m  buffers from ccomMemAlloc\n"
+		   "  -B     with -n: bind rank i to the i-th allowed CPU when ranks <= CPUs\n"
+		   "         (default 1, as mpirun binds 2 ranks to cores)\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -127,6 +130,7 @@ static int parse_opt(struct perf_opts *o, int c, const char *a)
 	case 'i': o->iters = (int)strtol(a, &end, 10); return *end || o->iters < 1 ? bad("-i", a) : 0;
 	case 'c': o->check = (int)strtol(a, &end, 10); return *end ? bad("-c", a) : 0;
 	case 'm': o->memalloc = 1; return 0;
+	case 'B': o->bind = (int)strtol(a, &end, 10); return *end ? bad("-B", a) : 0;
 	default: usage(stderr); return 2;
 	}
 }
@@ -137,7 +141,7 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 
 	*o = (struct perf_opts){ .minbytes = 32 << 20, .maxbytes = 32 << 20, .factor = 2,
 				 .dtype = ccomFloat32, .op = ccomSum, .warmup = -1, .iters = -1,
-				 .check = 1 };
+				 .check = 1, .bind = 1 };
 	if (argc < 2 || argv[1][0] == '-') {
 		usage(argc >= 2 && !strcmp(argv[1], "-h") ? stdout : stderr);
 		return argc >= 2 && !strcmp(argv[1], "-h") ? 1 : 2;
@@ -145,7 +149,7 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 	if (parse_coll(argv[1], &o->coll))
 		return bad("collective", argv[1]);
 	optind = 2;
-	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mh")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:h")) != -1) {
 		err = parse_opt(o, c, optarg);
 		if (err)
 			return err;
@@ -213,6 +217,30 @@ static int run_rank(const struct perf_opts *o, ccomComm_t comm)
 	return rc;
 }
 
+/*
+ * -B 1 with -n N <= allowed CPUs: rank r runs on the r-th allowed CPU only
+ * (what mpirun does by default for 2 ranks), so that the scheduler never
+ * stacks two ranks on one CPU while another one idles or runs other work.
+ */
+static void bind_rank(const struct perf_opts *o, int rank)
+{
+	cpu_set_t allowed, one;
+	int cpu, k = 0;
+
+	if (!o->bind || sched_getaffinity(0, sizeof(allowed), &allowed) ||
+	    o->nranks > CPU_COUNT(&allowed))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &allowed) || k++ != rank)
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (sched_setaffinity(0, sizeof(one), &one))
+			perror("ccom-perf: sched_setaffinity (running unbound)");
+		return;
+	}
+}
+
 static int child(const struct perf_opts *o, int idfd, int rank)
 {
 	ccomUniqueId id;
@@ -226,6 +254,7 @@ static int child(const struct perf_opts *o, int idfd, int rank)
 		return 2;
 	}
 	close(idfd);
+	bind_rank(o, rank);
 	res = ccomCommInitRank(&comm, o->nranks, id, rank);
 	if (res != ccomSuccess) {
 		fprintf(stderr, "ccom-perf: rank %d: init failed: %s: %s\n", rank,

@@ -26,6 +26,7 @@ struct perf_opts {
 	int warmup, iters;	/* -1: automatic (scaled by size) */
 	int check;
 	int memalloc;		/* -m: buffers from ccomMemAlloc */
+	int bind;		/* -B: with -n, one CPU per rank when ranks <= CPUs */
 };
 
 struct perf_ctx {
