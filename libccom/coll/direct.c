@@ -24,11 +24,15 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
+#include "mem/mem.h"
 #include "transport/shm.h"
+#include "util/err.h"
+#include "util/log.h"
 
 struct dstep {
 	struct ccom_shm *s;
@@ -253,6 +257,142 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 	return err;
 }
 
+/*
+ * Zero-copy AllReduce, when every local rank's send and receive buffers are
+ * ccomMemAlloc memory (coll/direct.c's single-copy path).  Each rank
+ * describes its two ranges in its zdesc line, one barrier publishes them,
+ * and every rank (reading the same descriptors) takes the same decision:
+ * if all ranges are ccomMemAlloc buffers, each rank maps its peers' buffers
+ * (cached) and reduces its slice straight from every rank's input, in rank
+ * order, and writes the result into every rank's output (its own and the
+ * peers'), block by block while the block is in cache; a second barrier
+ * ends the operation.  Only rank r reads or writes slice r of any buffer,
+ * so in-place operations are safe.  Input is read once and output written
+ * once, with no staging copy.  The first time, the ranks also agree that
+ * every mapping worked (else the path stays off for the communicator).
+ */
+#define ZCOPY_MIN_BYTES (64u << 10)	/* per rank; below, the barrier costs more */
+#define ZCOPY_MAX_LOCAL 8		/* 2 * (8 - 1) mappings per op fit the cache */
+#define ZCOPY_BLOCK (64u << 10)
+
+static void zdesc_fill(struct ccom_shm_zdesc *z, int i, const void *p, size_t len)
+{
+	struct ccom_mem_ref ref;
+
+	if (!ccom_mem_lookup(p, len, &ref)) {
+		z->serial[i] = 0;
+		return;
+	}
+	z->serial[i] = ref.serial;
+	z->offset[i] = ref.offset;
+	z->size[i] = ref.size;
+	z->addr[i] = (uint64_t)(uintptr_t)p;
+	z->fd[i] = ref.fd;
+}
+
+/* Where local rank @l's range @i (0 send, 1 recv) is in this process, or NULL. */
+static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i)
+{
+	struct ccom_shm_zdesc *z = &s->hdr->zdesc[l];
+	char *base;
+
+	if (l == s->me || comm->peers[comm->local_to_rank[l]].pid == getpid())
+		return (char *)(uintptr_t)z->addr[i];
+	base = ccom_shm_map_peer(s, l, z->serial[i], z->fd[i], z->size[i]);
+	return base ? base + z->offset[i] : NULL;
+}
+
+static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	struct ccom_shm_zdesc *z = &s->hdr->zdesc[s->me];
+	bool ok = true;
+	int l, err;
+
+	zdesc_fill(z, 0, op->sendbuff, bytes);
+	zdesc_fill(z, 1, op->recvbuff, bytes);
+	err = ccom_shm_barrier(s);
+	if (err)
+		return err;
+	for (l = 0; l < s->nlocal; l++)
+		if (!s->hdr->zdesc[l].serial[0] || !s->hdr->zdesc[l].serial[1])
+			return 1;	/* some rank's buffers are not ccomMemAlloc memory */
+	for (l = 0; l < s->nlocal && ok; l++) {
+		in[l] = zdesc_ptr(comm, s, l, 0);
+		out[l] = zdesc_ptr(comm, s, l, 1);
+		ok = in[l] && out[l];
+	}
+	if (s->zcopy_state == 0) {
+		/* First use: agree that every rank could map every peer's buffers. */
+		atomic_store(&z->map_ok, ok);
+		err = ccom_shm_barrier(s);
+		if (err)
+			return err;
+		for (l = 0; l < s->nlocal; l++)
+			if (!atomic_load(&s->hdr->zdesc[l].map_ok))
+				s->zcopy_state = -1;
+		if (s->zcopy_state < 0) {
+			ccom_info(CCOM_SUBSYS_COLL, "rank %d: a local rank cannot map its peers' ccomMemAlloc buffers (%s); they are staged like other memory",
+				  comm->rank, ok ? "a peer failed" : strerror(errno));
+			return 1;
+		}
+		s->zcopy_state = 1;
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: zero-copy AllReduce on ccomMemAlloc buffers", comm->rank);
+	} else if (!ok) {
+		ccom_set_last_error("rank %d: cannot map a local peer's ccomMemAlloc buffer: %s (it worked for earlier buffers; out of memory or file descriptors?)",
+				    comm->rank, strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+/* Reduce-scatter straight from every rank's input, each block pushed to every output. */
+static void zcopy_slice(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), per = ZCOPY_BLOCK / esz, lo, hi, off, len, b;
+	char *acc;
+	int p;
+
+	slice(op->count, s->nlocal, s->me, &lo, &hi);
+	for (off = lo; off < hi; off += len) {
+		len = hi - off < per ? hi - off : per;
+		b = off * esz;
+		/*
+		 * Two ranks: reduce into the own output (each element is read
+		 * from both inputs before it is written, so in-place is fine).
+		 * More: accumulate in scratch, the own input may be the output.
+		 */
+		acc = s->nlocal == 2 ? out[s->me] + b : comm->coll->tmp;
+		ccom_reduce2(acc, in[0] + b, in[1] + b, len, op->dtype, op->op);
+		for (p = 2; p < s->nlocal; p++)
+			ccom_reduce2(acc, acc, in[p] + b, len, op->dtype, op->op);
+		ccom_reduce_finish(acc, len, op->dtype, op->op, comm->nranks);
+		for (p = 0; p < s->nlocal; p++)
+			if (out[p] + b != acc)
+				memcpy(out[p] + b, acc, len * esz);
+	}
+}
+
+/* 0 done, 1 not applicable (run the staged engine), or -errno. */
+static int direct_allreduce_zcopy(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	char *in[ZCOPY_MAX_LOCAL], *out[ZCOPY_MAX_LOCAL];
+	int err;
+
+	if (s->zcopy_state < 0 || s->nlocal > ZCOPY_MAX_LOCAL ||
+	    op->count * ccom_dtype_size(op->dtype) < ZCOPY_MIN_BYTES)
+		return 1;
+	err = zcopy_prepare(comm, op, in, out);
+	if (err)
+		return err;
+	zcopy_slice(comm, op, in, out);
+	s->zcopy_ops++;
+	return ccom_shm_barrier(s);
+}
+
 static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_shm *s = comm->coll->shm;
@@ -379,8 +519,13 @@ static int direct_alltoall(struct ccomComm *comm, struct ccom_op *op)
 
 int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op)
 {
+	int err;
+
 	switch (op->kind) {
 	case CCOM_COLL_ALLREDUCE:
+		err = direct_allreduce_zcopy(comm, op);
+		if (err <= 0)
+			return err;
 		if (oneshot_fits(comm->coll->shm, op->count * ccom_dtype_size(op->dtype)))
 			return direct_allreduce_oneshot(comm, op);
 		return direct_reduce(comm, op, -1);

@@ -3,7 +3,11 @@
  * mem.c - ccomMemAlloc / ccomMemFree (mem/ layer): page-aligned buffers
  * backed by a memfd, so that they can be mapped by the local peers of the
  * communicator.  The registry (a list under a mutex) maps a pointer back
- * to its memfd and size.
+ * to its memfd and size; ccom_mem_lookup() (mem/mem.h) answers "is this
+ * range inside a ccomMemAlloc buffer, and which one" for the zero-copy
+ * direct path (coll/direct.c), which maps the peers' buffers through
+ * /proc/<pid>/fd/<fd> and caches the mappings by the region's serial
+ * number (unique within the process, never reused).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -13,6 +17,7 @@
 #include <unistd.h>
 
 #include "init/comm.h"
+#include "mem/mem.h"
 #include "util/err.h"
 
 struct mem_region {
@@ -20,11 +25,13 @@ struct mem_region {
 	size_t size;
 	int fd;
 	struct ccomComm *comm;
+	uint64_t serial;
 	struct mem_region *next;
 };
 
 static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;	/* protects mem_list */
 static struct mem_region *mem_list;
+static uint64_t mem_serial;		/* last serial handed out, under mem_lock */
 
 ccomResult_t ccomMemAlloc(ccomComm_t comm, void **ptr, size_t size)
 {
@@ -53,6 +60,7 @@ ccomResult_t ccomMemAlloc(ccomComm_t comm, void **ptr, size_t size)
 	r->size = len;
 	r->comm = comm;
 	pthread_mutex_lock(&mem_lock);
+	r->serial = ++mem_serial;
 	r->next = mem_list;
 	mem_list = r;
 	pthread_mutex_unlock(&mem_lock);
@@ -89,4 +97,28 @@ ccomResult_t ccomMemFree(ccomComm_t comm, void *ptr)
 	close(r->fd);
 	free(r);
 	return ccomSuccess;
+}
+
+bool ccom_mem_lookup(const void *ptr, size_t len, struct ccom_mem_ref *ref)
+{
+	const char *p = ptr;
+	struct mem_region *r;
+	bool found = false;
+
+	pthread_mutex_lock(&mem_lock);
+	for (r = mem_list; r; r = r->next) {
+		const char *b = r->ptr;
+
+		if (p >= b && len <= r->size && (size_t)(p - b) <= r->size - len) {
+			ref->serial = r->serial;
+			ref->fd = r->fd;
+			ref->offset = (size_t)(p - b);
+			ref->size = r->size;
+			ref->base = r->ptr;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&mem_lock);
+	return found;
 }

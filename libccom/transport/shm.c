@@ -6,6 +6,7 @@
  * strategy and the host barrier.  Layout and rules are in shm.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
 #include <poll.h>
@@ -340,12 +341,43 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	return 0;
 }
 
+void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, size_t size)
+{
+	struct ccom_shm_zmap *z;
+	char path[64];
+	void *p;
+	int i, mfd;
+
+	for (i = 0; i < CCOM_SHM_ZMAPS; i++)
+		if (s->zmap[i].base && s->zmap[i].lrank == lrank && s->zmap[i].serial == serial)
+			return s->zmap[i].base;
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d",
+		 (int)s->comm->peers[s->comm->local_to_rank[lrank]].pid, fd);
+	mfd = open(path, O_RDWR | O_CLOEXEC);
+	if (mfd < 0)
+		return NULL;
+	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+	close(mfd);
+	if (p == MAP_FAILED)
+		return NULL;
+	/* Round robin: an evicted mapping belongs to a finished operation. */
+	z = &s->zmap[s->zmap_next];
+	s->zmap_next = (s->zmap_next + 1) % CCOM_SHM_ZMAPS;
+	if (z->base)
+		munmap(z->base, z->size);
+	*z = (struct ccom_shm_zmap){ .lrank = lrank, .serial = serial, .base = p, .size = size };
+	return p;
+}
+
 void ccom_shm_fini(struct ccom_shm *s)
 {
 	int l;
 
 	if (!s)
 		return;
+	for (l = 0; l < CCOM_SHM_ZMAPS; l++)
+		if (s->zmap[l].base)
+			munmap(s->zmap[l].base, s->zmap[l].size);
 	if (s->base) {
 		for (l = 0; l < s->nlocal; l++)
 			if (s->pidfd[l] >= 0)

@@ -67,6 +67,23 @@ _Static_assert(sizeof(struct ccom_shm_ctl) == CCOM_SHM_LINE, "one control line p
 
 enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED = 3 };
 
+/*
+ * One local rank's buffers for the zero-copy direct path (coll/direct.c),
+ * written by their owner before the operation's first barrier: index 0 is
+ * the send range, 1 the receive range.
+ */
+struct ccom_shm_zdesc {
+	uint64_t serial[2];		/* ccomMemAlloc serial, 0: not ccomMemAlloc memory */
+	uint64_t offset[2];		/* of the range in its buffer */
+	uint64_t size[2];		/* of the whole buffer */
+	uint64_t addr[2];		/* the range in the owner's address space */
+	int32_t fd[2];			/* the buffer's memfd in the owner */
+	_Atomic int32_t map_ok;		/* first use: this rank could map every peer's buffers */
+	int32_t pad0;
+	char pad[2 * CCOM_SHM_LINE - 80];
+};
+_Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines per rank");
+
 struct ccom_shm_hdr {
 	uint64_t magic;
 	uint32_t nlocal;
@@ -79,6 +96,7 @@ struct ccom_shm_hdr {
 	_Atomic uint64_t barrier;	/* monotonic arrivals of the host barrier */
 	char pad3[CCOM_SHM_LINE - 8];
 	struct ccom_shm_ctl ctl[CCOM_SHM_MAX_LOCAL];
+	struct ccom_shm_zdesc zdesc[CCOM_SHM_MAX_LOCAL];
 };
 
 struct ccom_shm_fifo {
@@ -88,6 +106,15 @@ struct ccom_shm_fifo {
 	char pad1[CCOM_SHM_LINE - 8];
 	/* followed by fifo_bytes of data */
 };
+
+/* A peer's ccomMemAlloc buffer mapped into this process (zero-copy path). */
+struct ccom_shm_zmap {
+	int lrank;
+	uint64_t serial;
+	void *base;
+	size_t size;
+};
+#define CCOM_SHM_ZMAPS 32
 
 struct ccom_shm {
 	struct ccomComm *comm;
@@ -113,6 +140,11 @@ struct ccom_shm {
 	int yield_limit;
 	int spin_us;			/* else: spin this long, unless the peer waited for shares our CPU */
 	bool oversubscribed;		/* more local ranks than online CPUs */
+	/* Zero-copy path: mapped peer buffers (round robin), state, ops run. */
+	struct ccom_shm_zmap zmap[CCOM_SHM_ZMAPS];
+	int zmap_next;
+	int zcopy_state;		/* 0: not tried yet, 1: works, -1: off */
+	uint64_t zcopy_ops;
 	int culprit;			/* root cause seen by the last failed wait, -1 */
 	int reason;
 };
@@ -184,6 +216,13 @@ void ccom_wait_end(struct ccom_wait *w);
  * local peers.  0 or -errno after ccom_set_last_error().
  */
 int ccom_wait_check(struct ccom_wait *w);
+
+/*
+ * Map local rank @lrank's ccomMemAlloc buffer @serial (its memfd @fd, @size
+ * bytes) into this process, cached by (lrank, serial); NULL with errno set
+ * when the peer's fd cannot be opened or mapped.
+ */
+void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, size_t size);
 
 /* Host barrier over the local ranks (all must call it the same number of times). */
 int ccom_shm_barrier(struct ccom_shm *s);
