@@ -115,18 +115,18 @@ static double nccom_op_f64(u8 op, double a, double b)
 	}
 }
 
-static void nccom_reduce_half(u8 dtype, u8 op, u16 *io, const u16 *in,
-			      size_t n)
+static void nccom_reduce_half(u8 dtype, u8 op, u16 *d, const u16 *a,
+			      const u16 *b, size_t n)
 {
 	bool bf = dtype == NCCOM_DTYPE_BF16;
 	size_t i;
 
 	for (i = 0; i < n; i++) {
-		float a = bf ? nccom_bf16_to_f32(in[i]) : nccom_f16_to_f32(in[i]);
-		float b = bf ? nccom_bf16_to_f32(io[i]) : nccom_f16_to_f32(io[i]);
-		float r = nccom_op_f32(op, a, b);
+		float x = bf ? nccom_bf16_to_f32(a[i]) : nccom_f16_to_f32(a[i]);
+		float y = bf ? nccom_bf16_to_f32(b[i]) : nccom_f16_to_f32(b[i]);
+		float r = nccom_op_f32(op, x, y);
 
-		io[i] = bf ? nccom_f32_to_bf16(r) : nccom_f32_to_f16(r);
+		d[i] = bf ? nccom_f32_to_bf16(r) : nccom_f32_to_f16(r);
 	}
 }
 
@@ -136,27 +136,28 @@ static void nccom_reduce_half(u8 dtype, u8 op, u16 *io, const u16 *in,
  * vector instruction does the work of two or four scalar ones, which
  * matters as much under emulation as on hardware. Loads and stores are
  * unaligned (elements are only naturally aligned); all loads of an
- * iteration come before its stores, so @io may be @in itself. Min and max
- * stay scalar (nccom_op_f32()).
+ * iteration come before its stores, so @d may be @a or @b itself. Min and
+ * max stay scalar (nccom_op_f32()).
  */
 #define NCCOM_VLEN	16
 
-static void nccom_vreduce_f32(bool prod, float *io, const float *in, size_t n)
+static void nccom_vreduce_f32(bool prod, float *d, const float *a,
+			      const float *b, size_t n)
 {
 	float __attribute__((vector_size(NCCOM_VLEN))) a0, a1, a2, a3;
 	float __attribute__((vector_size(NCCOM_VLEN))) b0, b1, b2, b3;
-	const size_t per = NCCOM_VLEN / sizeof(*io);
+	const size_t per = NCCOM_VLEN / sizeof(*d);
 	size_t i;
 
 	for (i = 0; i + 4 * per <= n; i += 4 * per) {
-		__builtin_memcpy(&a0, in + i, NCCOM_VLEN);
-		__builtin_memcpy(&a1, in + i + per, NCCOM_VLEN);
-		__builtin_memcpy(&a2, in + i + 2 * per, NCCOM_VLEN);
-		__builtin_memcpy(&a3, in + i + 3 * per, NCCOM_VLEN);
-		__builtin_memcpy(&b0, io + i, NCCOM_VLEN);
-		__builtin_memcpy(&b1, io + i + per, NCCOM_VLEN);
-		__builtin_memcpy(&b2, io + i + 2 * per, NCCOM_VLEN);
-		__builtin_memcpy(&b3, io + i + 3 * per, NCCOM_VLEN);
+		__builtin_memcpy(&a0, a + i, NCCOM_VLEN);
+		__builtin_memcpy(&a1, a + i + per, NCCOM_VLEN);
+		__builtin_memcpy(&a2, a + i + 2 * per, NCCOM_VLEN);
+		__builtin_memcpy(&a3, a + i + 3 * per, NCCOM_VLEN);
+		__builtin_memcpy(&b0, b + i, NCCOM_VLEN);
+		__builtin_memcpy(&b1, b + i + per, NCCOM_VLEN);
+		__builtin_memcpy(&b2, b + i + 2 * per, NCCOM_VLEN);
+		__builtin_memcpy(&b3, b + i + 3 * per, NCCOM_VLEN);
 		if (prod) {
 			b0 = a0 * b0;
 			b1 = a1 * b1;
@@ -168,32 +169,32 @@ static void nccom_vreduce_f32(bool prod, float *io, const float *in, size_t n)
 			b2 = a2 + b2;
 			b3 = a3 + b3;
 		}
-		__builtin_memcpy(io + i, &b0, NCCOM_VLEN);
-		__builtin_memcpy(io + i + per, &b1, NCCOM_VLEN);
-		__builtin_memcpy(io + i + 2 * per, &b2, NCCOM_VLEN);
-		__builtin_memcpy(io + i + 3 * per, &b3, NCCOM_VLEN);
+		__builtin_memcpy(d + i, &b0, NCCOM_VLEN);
+		__builtin_memcpy(d + i + per, &b1, NCCOM_VLEN);
+		__builtin_memcpy(d + i + 2 * per, &b2, NCCOM_VLEN);
+		__builtin_memcpy(d + i + 3 * per, &b3, NCCOM_VLEN);
 	}
 	for (; i < n; i++)
-		io[i] = prod ? in[i] * io[i] : in[i] + io[i];
+		d[i] = prod ? a[i] * b[i] : a[i] + b[i];
 }
 
-static void nccom_vreduce_f64(bool prod, double *io, const double *in,
-			      size_t n)
+static void nccom_vreduce_f64(bool prod, double *d, const double *a,
+			      const double *b, size_t n)
 {
 	double __attribute__((vector_size(NCCOM_VLEN))) a0, a1, a2, a3;
 	double __attribute__((vector_size(NCCOM_VLEN))) b0, b1, b2, b3;
-	const size_t per = NCCOM_VLEN / sizeof(*io);
+	const size_t per = NCCOM_VLEN / sizeof(*d);
 	size_t i;
 
 	for (i = 0; i + 4 * per <= n; i += 4 * per) {
-		__builtin_memcpy(&a0, in + i, NCCOM_VLEN);
-		__builtin_memcpy(&a1, in + i + per, NCCOM_VLEN);
-		__builtin_memcpy(&a2, in + i + 2 * per, NCCOM_VLEN);
-		__builtin_memcpy(&a3, in + i + 3 * per, NCCOM_VLEN);
-		__builtin_memcpy(&b0, io + i, NCCOM_VLEN);
-		__builtin_memcpy(&b1, io + i + per, NCCOM_VLEN);
-		__builtin_memcpy(&b2, io + i + 2 * per, NCCOM_VLEN);
-		__builtin_memcpy(&b3, io + i + 3 * per, NCCOM_VLEN);
+		__builtin_memcpy(&a0, a + i, NCCOM_VLEN);
+		__builtin_memcpy(&a1, a + i + per, NCCOM_VLEN);
+		__builtin_memcpy(&a2, a + i + 2 * per, NCCOM_VLEN);
+		__builtin_memcpy(&a3, a + i + 3 * per, NCCOM_VLEN);
+		__builtin_memcpy(&b0, b + i, NCCOM_VLEN);
+		__builtin_memcpy(&b1, b + i + per, NCCOM_VLEN);
+		__builtin_memcpy(&b2, b + i + 2 * per, NCCOM_VLEN);
+		__builtin_memcpy(&b3, b + i + 3 * per, NCCOM_VLEN);
 		if (prod) {
 			b0 = a0 * b0;
 			b1 = a1 * b1;
@@ -205,13 +206,51 @@ static void nccom_vreduce_f64(bool prod, double *io, const double *in,
 			b2 = a2 + b2;
 			b3 = a3 + b3;
 		}
-		__builtin_memcpy(io + i, &b0, NCCOM_VLEN);
-		__builtin_memcpy(io + i + per, &b1, NCCOM_VLEN);
-		__builtin_memcpy(io + i + 2 * per, &b2, NCCOM_VLEN);
-		__builtin_memcpy(io + i + 3 * per, &b3, NCCOM_VLEN);
+		__builtin_memcpy(d + i, &b0, NCCOM_VLEN);
+		__builtin_memcpy(d + i + per, &b1, NCCOM_VLEN);
+		__builtin_memcpy(d + i + 2 * per, &b2, NCCOM_VLEN);
+		__builtin_memcpy(d + i + 3 * per, &b3, NCCOM_VLEN);
 	}
 	for (; i < n; i++)
-		io[i] = prod ? in[i] * io[i] : in[i] + io[i];
+		d[i] = prod ? a[i] * b[i] : a[i] + b[i];
+}
+
+/**
+ * nccom_reduce3_fp() - floating-point part of nccom_reduce3()
+ * @dtype: FP16, BF16, FP32 or FP64
+ * @op: &enum nccom_redop
+ * @dst: result, may be @a or @b itself
+ * @a: first operand
+ * @b: second operand
+ * @n: number of elements
+ *
+ * Context: between kernel_fpu_begin() and kernel_fpu_end().
+ */
+void nccom_reduce3_fp(u8 dtype, u8 op, void *dst, const void *a,
+		      const void *b, size_t n)
+{
+	bool vec = op == NCCOM_REDOP_SUM || op == NCCOM_REDOP_PROD;
+	size_t i;
+
+	if (dtype == NCCOM_DTYPE_FP32 && vec) {
+		nccom_vreduce_f32(op == NCCOM_REDOP_PROD, dst, a, b, n);
+	} else if (dtype == NCCOM_DTYPE_FP64 && vec) {
+		nccom_vreduce_f64(op == NCCOM_REDOP_PROD, dst, a, b, n);
+	} else if (dtype == NCCOM_DTYPE_FP32) {
+		const float *x = a, *y = b;
+		float *d = dst;
+
+		for (i = 0; i < n; i++)
+			d[i] = nccom_op_f32(op, x[i], y[i]);
+	} else if (dtype == NCCOM_DTYPE_FP64) {
+		const double *x = a, *y = b;
+		double *d = dst;
+
+		for (i = 0; i < n; i++)
+			d[i] = nccom_op_f64(op, x[i], y[i]);
+	} else {
+		nccom_reduce_half(dtype, op, dst, a, b, n);
+	}
 }
 
 /**
@@ -226,26 +265,5 @@ static void nccom_vreduce_f64(bool prod, double *io, const double *in,
  */
 void nccom_reduce_fp(u8 dtype, u8 op, void *inout, const void *in, size_t n)
 {
-	bool vec = op == NCCOM_REDOP_SUM || op == NCCOM_REDOP_PROD;
-	size_t i;
-
-	if (dtype == NCCOM_DTYPE_FP32 && vec) {
-		nccom_vreduce_f32(op == NCCOM_REDOP_PROD, inout, in, n);
-	} else if (dtype == NCCOM_DTYPE_FP64 && vec) {
-		nccom_vreduce_f64(op == NCCOM_REDOP_PROD, inout, in, n);
-	} else if (dtype == NCCOM_DTYPE_FP32) {
-		float *io = inout;
-		const float *a = in;
-
-		for (i = 0; i < n; i++)
-			io[i] = nccom_op_f32(op, a[i], io[i]);
-	} else if (dtype == NCCOM_DTYPE_FP64) {
-		double *io = inout;
-		const double *a = in;
-
-		for (i = 0; i < n; i++)
-			io[i] = nccom_op_f64(op, a[i], io[i]);
-	} else {
-		nccom_reduce_half(dtype, op, inout, in, n);
-	}
+	nccom_reduce3_fp(dtype, op, inout, in, inout, n);
 }
