@@ -123,6 +123,11 @@ void ccomd_events_print(struct ccomd *d, struct pr *p);
 
 /* state.c: scan the published state and update progress; 0 or -errno. */
 int ccomd_state_scan(struct ccomd *d);
+/*
+ * This host's communicator ranks: driver registrations merged with the
+ * published files (stale files removed if @clean).  0 or -EIO.
+ */
+int ccomd_members(struct ccomd *d, bool clean, struct member_list *l);
 /* Seconds since @m's completed counter or stage last moved (-1 if unknown). */
 double ccomd_state_idle_s(struct ccomd *d, const struct member *m);
 

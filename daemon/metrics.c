@@ -150,14 +150,14 @@ void ccomd_metrics(struct ccomd *d, FILE *out)
 	bool drv;
 	int err;
 
-	err = pubdir_scan(d->cfg.pubdir, false, &l);
+	err = ccomd_members(d, false, &l);
 	for (i = 0; i < l.n; i++)
 		live += l.v[i].alive;
 	metric_head(out, "ccom_publish_ranks", "gauge",
-		    "Ranks with live published state on this host.");
+		    "Live communicator ranks on this host (published state and driver registrations).");
 	fprintf(out, "ccom_publish_ranks %zu\n", live);
 	metric_head(out, "ccom_publish_scan_ok", "gauge",
-		    "1 if the published-state directory could be read.");
+		    "1 if the published state (and the driver's registrations) could be read.");
 	fprintf(out, "ccom_publish_scan_ok %d\n", err ? 0 : 1);
 	metrics_ranks(d, out, &l);
 	member_list_free(&l);

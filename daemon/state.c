@@ -1,14 +1,31 @@
 // SPDX-License-Identifier: MIT
 /*
- * state.c - ccomd's view of the library-published state: a periodic scan
- * that remembers, per (comm, rank, pid), when its completed-op counter or
- * its stage last moved, so that a stuck rank shows a growing idle time.
+ * state.c - ccomd's view of this host's communicator ranks (the driver's
+ * registrations merged with the library-published state, commlist.c): a
+ * periodic scan that remembers, per (comm, rank, pid), when its
+ * completed-op counter or its stage last moved, so that a stuck rank shows
+ * a growing idle time.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccomctl.h"
 #include "ccomd.h"
+
+int ccomd_members(struct ccomd *d, bool clean, struct member_list *l)
+{
+	struct ccomctl c;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	pr_init(&c.pr, stderr, false, false);
+	c.quiet = true;
+	c.pubdir = d->cfg.pubdir;
+	rc = comm_collect_local(&c, clean, l);
+	ctl_nl_close(&c);
+	return rc ? -EIO : 0;
+}
 
 static struct ccomd_progress *state_find_locked(struct ccomd *d, const struct member *m)
 {
@@ -59,7 +76,7 @@ int ccomd_state_scan(struct ccomd *d)
 	size_t i, n;
 	int err;
 
-	err = pubdir_scan(d->cfg.pubdir, d->cfg.clean_stale, &l);
+	err = ccomd_members(d, d->cfg.clean_stale, &l);
 	pthread_mutex_lock(&d->lock);
 	for (i = 0; i < d->nprogress; i++)
 		d->progress[i].seen = false;

@@ -73,7 +73,7 @@ static enum MHD_Result web_error(struct MHD_Connection *conn, unsigned int statu
 
 static void web_local(struct ccomd *d, struct member_list *l)
 {
-	if (pubdir_scan(d->cfg.pubdir, false, l))
+	if (ccomd_members(d, false, l))
 		fprintf(stderr, "ccomd: cannot read %s\n", d->cfg.pubdir);
 }
 

@@ -16,9 +16,10 @@ INSPECT_CFLAGS = $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Itools/ccomctl -Idaemon \
 CCOMCTL_BIN := $(BUILD)/bin/ccomctl
 CCOMD_BIN := $(BUILD)/bin/ccomd
 CCOMCTL_SRCS := $(sort $(wildcard tools/ccomctl/*.c))
-# ccomd shares the printer, the member/job logic, the published-state reader
-# and the HTTP client with ccomctl.
-CCOMD_SHARED := $(addprefix tools/ccomctl/,print.c member.c pubdir.c http.c jobcore.c nl.c)
+# ccomd shares the printer, the member/job logic, the published-state reader,
+# the driver+files communicator list and the HTTP client with ccomctl.
+CCOMD_SHARED := $(addprefix tools/ccomctl/,print.c member.c pubdir.c http.c jobcore.c nl.c \
+	commlist.c)
 CCOMD_SRCS := $(sort $(wildcard daemon/*.c)) $(CCOMD_SHARED)
 INSPECT_HDRS := $(wildcard tools/ccomctl/*.h daemon/*.h) libccom/publish/pubfile.h \
 	uapi/linux/nccom_genl.h

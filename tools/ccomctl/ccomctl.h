@@ -83,6 +83,15 @@ uint64_t ctl_nla_u64(struct nlattr *a);
 /* "queue-error", "sem-timeout", "client-died" or "unknown". */
 const char *ctl_event_name(uint32_t type);
 
+/* commlist.c */
+struct member_list;
+/*
+ * This host's communicator ranks: the driver's registrations merged with
+ * the published files of c->pubdir (stale files removed if @clean).  0 or
+ * an &enum ctl_exit; with c->quiet nothing is printed.
+ */
+int comm_collect_local(struct ccomctl *c, bool clean, struct member_list *l);
+
 /* Object entry points. */
 int cmd_dev(struct ccomctl *c);
 int cmd_client(struct ccomctl *c);

@@ -12,7 +12,6 @@
 #include "ccomctl.h"
 #include "jobcore.h"
 
-int comm_collect_local(struct ccomctl *c, bool clean, struct member_list *l);
 
 static void job_help(void)
 {
