@@ -150,22 +150,29 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 	return err;
 }
 
-/* Wait until local rank @p has staged at least @v pieces. */
-static int wait_staged(struct ccomComm *comm, struct ccom_shm *s, int p, uint64_t v)
+/* Wait until local rank @p's counter @ctr (in the segment) reaches @v. */
+static int wait_peer_ctr(struct ccomComm *comm, struct ccom_shm *s, int p, _Atomic uint64_t *ctr,
+			 uint64_t v)
 {
 	struct ccom_wait w;
 	int err = 0;
 
-	if (atomic_load_explicit(&s->hdr->ctl[p].staged, memory_order_acquire) >= v)
+	if (atomic_load_explicit(ctr, memory_order_acquire) >= v)
 		return 0;
 	ccom_wait_begin_peer(&w, comm, s, p);
-	while (atomic_load_explicit(&s->hdr->ctl[p].staged, memory_order_acquire) < v) {
+	while (atomic_load_explicit(ctr, memory_order_acquire) < v) {
 		err = ccom_wait_shm(&w);
 		if (err)
 			break;
 	}
 	ccom_wait_end(&w);
 	return err;
+}
+
+/* Wait until local rank @p has staged at least @v pieces. */
+static int wait_staged(struct ccomComm *comm, struct ccom_shm *s, int p, uint64_t v)
+{
+	return wait_peer_ctr(comm, s, p, &s->hdr->ctl[p].staged, v);
 }
 
 static bool all_staged(struct ccom_shm *s, uint64_t v)
@@ -260,9 +267,15 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 /*
  * Zero-copy AllReduce, when every local rank's send and receive buffers are
  * ccomMemAlloc memory (coll/direct.c's single-copy path).  Each rank
- * describes its two ranges in its zdesc line, one barrier publishes them,
- * and every rank (reading the same descriptors) takes the same decision:
- * if all ranges are ccomMemAlloc buffers, each rank maps its peers' buffers
+ * describes its two ranges in its zdesc line and publishes them by bumping
+ * the line's seq.  A rank whose own ranges are not ccomMemAlloc memory
+ * knows the answer and goes on with the staged engine at once (so malloc
+ * buffers pay no extra synchronisation); the others wait for every peer's
+ * description of this operation, and as they all read the same
+ * descriptors they take the same decision: fall back to the staged engine
+ * (whose own synchronisation keeps everyone in step, and no rank staged
+ * anything before reading the descriptors it needed), or, if all ranges
+ * are ccomMemAlloc buffers, each rank maps its peers' buffers
  * (cached) and reduces its slice straight from every rank's input, in rank
  * order, and writes the result into every rank's output (its own and the
  * peers'), block by block while the block is in cache; a second barrier
@@ -312,9 +325,15 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, char **in, c
 
 	zdesc_fill(z, 0, op->sendbuff, bytes);
 	zdesc_fill(z, 1, op->recvbuff, bytes);
-	err = ccom_shm_barrier(s);
-	if (err)
-		return err;
+	atomic_store_explicit(&z->seq, ++s->zseq, memory_order_release);
+	ccom_shm_ring(s);
+	if (!z->serial[0] || !z->serial[1])
+		return 1;	/* own buffers are not ccomMemAlloc memory: no one goes zero-copy */
+	for (l = 0; l < s->nlocal; l++) {
+		err = l == s->me ? 0 : wait_peer_ctr(comm, s, l, &s->hdr->zdesc[l].seq, s->zseq);
+		if (err)
+			return err;
+	}
 	for (l = 0; l < s->nlocal; l++)
 		if (!s->hdr->zdesc[l].serial[0] || !s->hdr->zdesc[l].serial[1])
 			return 1;	/* some rank's buffers are not ccomMemAlloc memory */

@@ -69,8 +69,9 @@ enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED 
 
 /*
  * One local rank's buffers for the zero-copy direct path (coll/direct.c),
- * written by their owner before the operation's first barrier: index 0 is
- * the send range, 1 the receive range.
+ * written by their owner at the start of every AllReduce that could take
+ * that path, then published by bumping seq: index 0 is the send range, 1
+ * the receive range.
  */
 struct ccom_shm_zdesc {
 	uint64_t serial[2];		/* ccomMemAlloc serial, 0: not ccomMemAlloc memory */
@@ -80,7 +81,8 @@ struct ccom_shm_zdesc {
 	int32_t fd[2];			/* the buffer's memfd in the owner */
 	_Atomic int32_t map_ok;		/* first use: this rank could map every peer's buffers */
 	int32_t pad0;
-	char pad[2 * CCOM_SHM_LINE - 80];
+	_Atomic uint64_t seq;		/* eligible AllReduces described so far (release) */
+	char pad[2 * CCOM_SHM_LINE - 88];
 };
 _Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines per rank");
 
@@ -144,6 +146,7 @@ struct ccom_shm {
 	struct ccom_shm_zmap zmap[CCOM_SHM_ZMAPS];
 	int zmap_next;
 	int zcopy_state;		/* 0: not tried yet, 1: works, -1: off */
+	uint64_t zseq;			/* own zdesc seq mirror */
 	uint64_t zcopy_ops;
 	int culprit;			/* root cause seen by the last failed wait, -1 */
 	int reason;
