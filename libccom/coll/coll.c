@@ -236,6 +236,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_ll_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT)
 		return ccom_direct_run(comm, op);
+	if (algo == CCOM_ALGO_RD && op->kind == CCOM_COLL_ALLGATHER)
+		return ccom_bruck_allgather(comm, op);
 	if (algo == CCOM_ALGO_RD)
 		return ccom_rd_allreduce(comm, op);
 	if (algo == CCOM_ALGO_TREE)

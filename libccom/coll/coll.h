@@ -39,7 +39,7 @@ enum ccom_algo {
 	CCOM_ALGO_AUTO = -1,
 	CCOM_ALGO_DIRECT = 0,
 	CCOM_ALGO_RING = 1,
-	CCOM_ALGO_RD = 2,	/* recursive doubling: AllReduce only, ring for the rest */
+	CCOM_ALGO_RD = 2,	/* doubling: AllReduce (recursive), AllGather (Bruck); ring for the rest */
 	CCOM_ALGO_TREE = 3,	/* binomial tree: Broadcast and Reduce only */
 	CCOM_ALGO_NUM
 };
@@ -106,6 +106,8 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
+int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op);
+bool ccom_bruck_fits(const struct ccomComm *comm, size_t total_bytes);
 int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
 

@@ -11,7 +11,9 @@
  *   ring/simple   any layout, over the transports (shm FIFOs, TCP).
  *   rd/simple     AllReduce by recursive doubling over the transports:
  *                 log2(n) steps of the whole vector, for small messages
- *                 when the ranks span several hosts.
+ *                 when the ranks span several hosts; AllGather by Bruck's
+ *                 algorithm: log2(n) steps, the ring's bytes, one extra
+ *                 local copy.
  *   tree/simple   Broadcast and Reduce along a binomial tree: log2(n)
  *                 steps instead of the chain's n - 1, for small messages
  *                 when the ranks span several hosts.
@@ -121,6 +123,9 @@ static double cost_ring(const struct ccomComm *comm, size_t bytes)
 	       2.0 * (n - 1) / n;
 }
 
+/* Largest AllGather (all ranks' bytes) that Bruck's algorithm takes by itself. */
+#define BRUCK_MAX_BYTES (256u << 10)
+
 /* Recursive doubling: ceil(log2 n) full-vector steps, two more to fold a non-power of two. */
 static double cost_rd(const struct ccomComm *comm, size_t bytes)
 {
@@ -161,6 +166,10 @@ static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, 
 		return CCOM_ALGO_RING;
 	if (op->kind == CCOM_COLL_ALLREDUCE &&
 	    (force == CCOM_ALGO_RD || cost_rd(comm, bytes) < cost_ring(comm, bytes)))
+		return CCOM_ALGO_RD;
+	/* Same bytes as the ring in fewer steps; the final copy matters only for large vectors. */
+	if (op->kind == CCOM_COLL_ALLGATHER && ccom_bruck_fits(comm, bytes) &&
+	    (force == CCOM_ALGO_RD || bytes <= BRUCK_MAX_BYTES))
 		return CCOM_ALGO_RD;
 	if ((op->kind == CCOM_COLL_BROADCAST || op->kind == CCOM_COLL_REDUCE) &&
 	    (force == CCOM_ALGO_TREE || tree_beats_chain(comm, bytes)))

@@ -2,7 +2,7 @@
 /*
  * Description: the collective matrix of coll_matrix.c with the log(n)-step
  * algorithms used between hosts for small messages: CCOM_ALGO=rd
- * (recursive-doubling AllReduce) and CCOM_ALGO=tree (binomial-tree
+ * (recursive-doubling AllReduce, Bruck AllGather) and CCOM_ALGO=tree (binomial-tree
  * Broadcast and Reduce, every root); the collectives they do not cover run
  * their ring algorithms.  Each on 2, 3, 5, 6 and 8 ranks over the shm
  * transport's FIFOs (powers of two, and the fold of 1, 2 and 1 extra ranks
