@@ -142,11 +142,12 @@ static int export_fd(struct ccom_kdev *kd, struct ccom_kdev_reg *r, int *fd)
 }
 
 /* Build and send this rank's packet to local peer @l. */
-static int xmsg_send(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *sig, bool ok,
+static int xmsg_send(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *sig, int vote,
 		     struct ccom_kdev_reg *const *pub, const uint64_t *pub_off, int *fds_out)
 {
 	struct kdev_xmsg m = { .magic = XMSG_MAGIC, .rank = kd->comm->rank, .seq = kd->coll_seq,
-			       .sig = *sig, .ok = ok };
+			       .sig = *sig, .ok = vote };
+	bool ok = vote == CCOM_KDEV_VOTE_OK;
 	int fds[CCOM_KDEV_NPUB], nfds = 0, i, err;
 
 	for (i = 0; ok && i < CCOM_KDEV_NPUB; i++) {
@@ -209,7 +210,7 @@ static int xmsg_check(struct ccom_kdev *kd, int l, const struct kdev_xmsg *m,
 
 /* Receive local peer @l's packet, import its new grants, fill its views. */
 static int xmsg_recv(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *sig,
-		     struct ccom_kdev_view *views, bool *all_ok)
+		     struct ccom_kdev_view *views, int *all)
 {
 	struct ccom_kdev_imports *im = &kd->imports[l];
 	struct kdev_import *x;
@@ -222,9 +223,11 @@ static int xmsg_recv(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *si
 	err = xmsg_check(kd, l, &m, sig);
 	for (i = 0; !err && i < (int)m.ndrops; i++)
 		import_drop(kd, im, m.drops[i]);
-	if (!err && !m.ok)
-		*all_ok = false;
-	for (i = 0; !err && m.ok && i < CCOM_KDEV_NPUB; i++) {
+	if (!err && m.ok != CCOM_KDEV_VOTE_OK && m.ok != CCOM_KDEV_VOTE_SHM)
+		m.ok = CCOM_KDEV_VOTE_FAIL;
+	if (!err && m.ok != CCOM_KDEV_VOTE_OK && *all != CCOM_KDEV_VOTE_FAIL)
+		*all = m.ok;
+	for (i = 0; !err && m.ok == CCOM_KDEV_VOTE_OK && i < CCOM_KDEV_NPUB; i++) {
 		views[l * CCOM_KDEV_NPUB + i] = (struct ccom_kdev_view){ 0, 0 };
 		if (!m.pub[i].id)
 			continue;
@@ -253,28 +256,29 @@ static int xmsg_recv(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *si
 	return err;
 }
 
-int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, bool ok,
+int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, int vote,
 		       struct ccom_kdev_reg *const *pub, const uint64_t *pub_off,
-		       struct ccom_kdev_view *views, bool *all_ok)
+		       struct ccom_kdev_view *views, int *all)
 {
 	int fds[CCOM_KDEV_NPUB], l, i, err = 0;
+	bool ok = vote == CCOM_KDEV_VOTE_OK;
 
 	for (i = 0; i < CCOM_KDEV_NPUB; i++) {
 		fds[i] = -1;
 		views[kd->me * CCOM_KDEV_NPUB + i] = (struct ccom_kdev_view){
 			ok && pub[i] ? pub[i]->handle : 0, pub_off[i] };
 	}
-	*all_ok = ok;
+	*all = vote;
 	for (l = 0; !err && l < kd->nlocal; l++)
 		if (l != kd->me)
-			err = xmsg_send(kd, l, sig, ok, pub, pub_off, fds);
+			err = xmsg_send(kd, l, sig, vote, pub, pub_off, fds);
 	for (i = 0; i < CCOM_KDEV_NPUB; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
 	/* Everyone sends before receiving: packets are small, sockets never fill. */
 	for (l = 0; !err && l < kd->nlocal; l++)
 		if (l != kd->me)
-			err = xmsg_recv(kd, l, sig, views, all_ok);
+			err = xmsg_recv(kd, l, sig, views, all);
 	kd->coll_seq++;
 	return err;
 }

@@ -67,17 +67,25 @@ void ccom_kdev_grant_fini(struct ccom_kdev *kd);
  * The per-collective exchange with every local peer: publishes @pub
  * (NULL entries: nothing) with the dma-buf grants peers lack, checks that
  * every peer runs the same collective (@sig), and fills views[l * NPUB + i]
- * with handles usable in this fd (own registrations for l == me).  *@all_ok
- * is false if any rank could not register its buffers (@ok false here):
- * then every rank falls back together.  0 or -errno.
+ * with handles usable in this fd (own registrations for l == me).  *@all
+ * combines every rank's @vote (below): unless it is OK, every rank runs
+ * the collective on shm together.  0 or -errno.
  */
 struct ccom_kdev_sig {
 	uint32_t kind, dtype, op, root;
 	uint64_t count;
 };
-int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, bool ok,
+/*
+ * A rank's vote in the exchange: its buffers are registered and published
+ * (OK), it could not register them (FAIL), or it runs this collective on
+ * shm by the automatic choice (SHM).  @all returns OK when every rank
+ * voted OK, else FAIL if any rank failed, else SHM: every rank then runs
+ * the collective on shm.
+ */
+enum { CCOM_KDEV_VOTE_FAIL = 0, CCOM_KDEV_VOTE_OK = 1, CCOM_KDEV_VOTE_SHM = 2 };
+int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, int vote,
 		       struct ccom_kdev_reg *const *pub, const uint64_t *pub_off,
-		       struct ccom_kdev_view *views, bool *all_ok);
+		       struct ccom_kdev_view *views, int *all);
 
 /* sched.c: called by coll/ */
 /* True if @op should run on the engine (same answer on every rank). */

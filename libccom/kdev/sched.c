@@ -655,6 +655,18 @@ static int plan_buffers(struct kplan *kp, struct ccom_kdev_req *reqs, int *nreq)
 	return 0;
 }
 
+/*
+ * Automatic choice, the part that depends on this rank's call: an in-place
+ * AlltoAll of 2 ranks measured slower on the engine than on shm (it must
+ * stage what the peer still reads).  Ranks may differ in being in place,
+ * so this is a vote in the exchange, not part of ccom_kdev_wants().
+ */
+static bool kdev_prefers_shm(const struct ccom_kdev *kd, const struct ccom_op *op)
+{
+	return !kd->forced && op->kind == CCOM_COLL_ALLTOALL && kd->nlocal == 2 &&
+	       op->sendbuff == op->recvbuff;
+}
+
 static int kdev_fallback(struct ccomComm *comm, struct ccom_kdev *kd)
 {
 	if (!kd->warned_fallback)
@@ -676,8 +688,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 				     .count = op->count };
 	struct kplan kp = { .kd = kd, .comm = comm, .op = op, .n = kd->nlocal, .me = kd->me,
 			    .esz = ccom_dtype_size(op->dtype), .v = views };
-	bool ok, all_ok;
-	int nreq = 0, err, i;
+	int nreq = 0, err, i, vote, all;
 	int64_t t0 = ccom_now_us(), t1, t2;
 
 	if (kd->dead) {
@@ -692,13 +703,18 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	kp.ndt = dt_map[op->dtype];
 	kp.nop = is_reduction(op->kind) ? op_map[op->op] : 0;
 	kp.avg = is_reduction(op->kind) && op->op == ccomAvg;
-	err = plan_buffers(&kp, reqs, &nreq);
-	if (!err)
-		err = ccom_kdev_cache_get(kd, reqs, nreq);
-	ok = !err;
+	if (kdev_prefers_shm(kd, op)) {
+		vote = CCOM_KDEV_VOTE_SHM;
+		err = 0;
+	} else {
+		err = plan_buffers(&kp, reqs, &nreq);
+		if (!err)
+			err = ccom_kdev_cache_get(kd, reqs, nreq);
+		vote = err ? CCOM_KDEV_VOTE_FAIL : CCOM_KDEV_VOTE_OK;
+	}
 	if (err == -ECANCELED || err == -ETIMEDOUT || err == -ECONNRESET)
 		return fail(kd, err);
-	if (ok) {
+	if (vote == CCOM_KDEV_VOTE_OK) {
 		pub[0] = reqs[1].len ? reqs[1].reg : NULL;
 		pub_off[0] = pub[0] ? (uintptr_t)reqs[1].addr - pub[0]->start : 0;
 		/*
@@ -715,11 +731,16 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 		}
 	}
 	t1 = ccom_now_us();
-	err = ccom_kdev_exchange(kd, &sig, ok, pub, pub_off, views, &all_ok);
+	err = ccom_kdev_exchange(kd, &sig, vote, pub, pub_off, views, &all);
 	t2 = ccom_now_us();
 	if (err)
 		return fail(kd, err);
-	if (!all_ok)
+	if (all == CCOM_KDEV_VOTE_SHM) {
+		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu: a rank runs an in-place AlltoAll of 2 ranks: shm for every rank (automatic choice)",
+			   (unsigned long long)kd->coll_seq);
+		return 1;
+	}
+	if (all != CCOM_KDEV_VOTE_OK)
 		return kdev_fallback(comm, kd);
 	kp.dst_h = reqs[0].reg->handle;
 	kp.dst_off = (uintptr_t)reqs[0].addr - reqs[0].reg->start;

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the automatic kdev choice (CCOM_KDEV unset, 2 ranks, the
+ * driver present).  A 16 KiB AllReduce stays on shm, a 1 MiB AllReduce and
+ * an out-of-place 1 MiB AlltoAll run on the engine, an in-place AlltoAll
+ * of 2 ranks runs on shm (by the ranks' vote in the exchange), and so does
+ * one where only rank 0 is in place (the ranks differ, the choice must
+ * not).  Every result is checked; which path ran is read from each rank's
+ * KDEV trace log.  Skips (77) without a usable /dev/nccom.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kdev_util.h"
+
+#define SMALL 4096		/* floats: 16 KiB */
+#define BIG (256 * 1024)	/* floats: 1 MiB */
+
+static char logdir[64];
+
+static int check_allreduce(float *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		T_CHECK(b[i] == (float)(3 + 2 * (i % 5)), "allreduce[%zu] = %g", i, b[i]);
+	return T_PASS;
+}
+
+/* Block p of rank r's input: r * 100 + p + (i % 7) / 2. */
+static void fill_a2a(float *b, int rank, size_t per)
+{
+	for (int p = 0; p < 2; p++)
+		for (size_t i = 0; i < per; i++)
+			b[p * per + i] = (float)(rank * 100 + p) + (float)(i % 7) / 2;
+}
+
+static int check_a2a(const float *b, int rank, size_t per, const char *what)
+{
+	for (int p = 0; p < 2; p++)
+		for (size_t i = 0; i < per; i++)
+			T_CHECK(b[p * per + i] == (float)(p * 100 + rank) + (float)(i % 7) / 2,
+				"%s: block %d [%zu] = %g", what, p, i, b[p * per + i]);
+	return T_PASS;
+}
+
+static int auto_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t per = BIG / 2;
+	float *a = malloc(BIG * sizeof(float)), *b = malloc(BIG * sizeof(float));
+	char path[128];
+	ccomComm_t comm;
+	size_t i;
+
+	(void)n;
+	T_CHECK(a && b, "malloc");
+	ct_setenv(j);
+	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
+	setenv("CCOM_DEBUG_FILE", path, 1);
+	T_CCOM(ccomCommInitRank(&comm, 2, j->id, rank), ccomSuccess);
+	for (size_t len = SMALL; len <= BIG; len += BIG - SMALL) {
+		for (i = 0; i < len; i++)
+			a[i] = (float)(rank + 1 + i % 5);
+		T_CCOM(ccomAllReduce(a, b, len, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+		if (check_allreduce(b, len))
+			return T_FAIL;
+	}
+	fill_a2a(a, rank, per);
+	T_CCOM(ccomAlltoAll(a, b, per, ccomFloat32, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (check_a2a(b, rank, per, "out of place"))
+		return T_FAIL;
+	fill_a2a(a, rank, per);
+	T_CCOM(ccomAlltoAll(a, a, per, ccomFloat32, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (check_a2a(a, rank, per, "in place"))
+		return T_FAIL;
+	/* Rank 0 in place, rank 1 not. */
+	fill_a2a(a, rank, per);
+	T_CCOM(ccomAlltoAll(a, rank ? b : a, per, ccomFloat32, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (check_a2a(rank ? b : a, rank, per, "rank 0 in place, rank 1 not"))
+		return T_FAIL;
+	ccomCommDestroy(comm);
+	free(a);
+	free(b);
+	return T_PASS;
+}
+
+/* Occurrences of @s in rank @rank's log. */
+static int log_count(int rank, const char *s)
+{
+	static char text[1 << 20];
+	char path[128];
+	const char *p;
+	size_t n;
+	FILE *f;
+	int c = 0;
+
+	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	for (p = text; (p = strstr(p, s)); p++)
+		c++;
+	return c;
+}
+
+int main(void)
+{
+	struct ct_job j = { .nranks = 2,
+			    .env = { "CCOM_DEBUG=TRACE", "CCOM_DEBUG_SUBSYS=KDEV" } };
+	int codes[2], r;
+	char what[64];
+
+	KT_REQUIRE(2);
+	unsetenv("CCOM_KDEV");
+	unsetenv("CCOM_KDEV_MIN_BYTES");
+	snprintf(logdir, sizeof(logdir), "/tmp/kdev_auto.%d", (int)getpid());
+	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
+	T_CHECK(t_fork_ranks_id(2, auto_rank, &j, codes, 300, &j.id) == 0,
+		"ranks exited with %d %d", codes[0], codes[1]);
+	for (r = 0; r < 2; r++) {
+		snprintf(what, sizeof(what), "rank %d", r);
+		T_CHECK(log_count(r, "kind 0 4096 elements: registrations") == 0,
+			"%s: the 16 KiB AllReduce ran on the engine (log %s/rank%d.log)", what, logdir, r);
+		T_CHECK(log_count(r, "kind 0 262144 elements: registrations") == 1,
+			"%s: the 1 MiB AllReduce did not run on the engine (log %s/rank%d.log)", what, logdir, r);
+		T_CHECK(log_count(r, "kind 5 131072 elements: registrations") == 1,
+			"%s: the out-of-place AlltoAll did not run on the engine (log %s/rank%d.log)", what, logdir, r);
+		T_CHECK(log_count(r, "shm for every rank (automatic choice)") == 2,
+			"%s: the in-place AlltoAlls did not both go to shm by the vote (log %s/rank%d.log)", what, logdir, r);
+	}
+	return kt_counters_zero("after the automatic-choice cases");
+}
