@@ -301,6 +301,7 @@ static void zdesc_fill(struct ccom_shm_zdesc *z, int i, const void *p, size_t le
 	z->size[i] = ref.size;
 	z->addr[i] = (uint64_t)(uintptr_t)p;
 	z->fd[i] = ref.fd;
+	z->ino[i] = ref.ino;
 }
 
 /* Where local rank @l's range @i (0 send, 1 recv) is in this process, or NULL. */
@@ -311,7 +312,7 @@ static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i)
 
 	if (l == s->me || comm->peers[comm->local_to_rank[l]].pid == getpid())
 		return (char *)(uintptr_t)z->addr[i];
-	base = ccom_shm_map_peer(s, l, z->serial[i], z->fd[i], z->size[i]);
+	base = ccom_shm_map_peer(s, l, z->serial[i], z->fd[i], z->ino[i], z->size[i]);
 	return base ? base + z->offset[i] : NULL;
 }
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "init/comm.h"
@@ -26,6 +27,7 @@ struct mem_region {
 	int fd;
 	struct ccomComm *comm;
 	uint64_t serial;
+	uint64_t ino;
 	struct mem_region *next;
 };
 
@@ -36,6 +38,7 @@ static uint64_t mem_serial;		/* last serial handed out, under mem_lock */
 ccomResult_t ccomMemAlloc(ccomComm_t comm, void **ptr, size_t size)
 {
 	struct mem_region *r;
+	struct stat st;
 	size_t len = (size + 4095) & ~(size_t)4095;
 
 	ccom_clear_last_error();
@@ -59,6 +62,7 @@ ccomResult_t ccomMemAlloc(ccomComm_t comm, void **ptr, size_t size)
 	}
 	r->size = len;
 	r->comm = comm;
+	r->ino = fstat(r->fd, &st) == 0 ? (uint64_t)st.st_ino : 0;
 	pthread_mutex_lock(&mem_lock);
 	r->serial = ++mem_serial;
 	r->next = mem_list;
@@ -112,6 +116,7 @@ bool ccom_mem_lookup(const void *ptr, size_t len, struct ccom_mem_ref *ref)
 		if (p >= b && len <= r->size && (size_t)(p - b) <= r->size - len) {
 			ref->serial = r->serial;
 			ref->fd = r->fd;
+			ref->ino = r->ino;
 			ref->offset = (size_t)(p - b);
 			ref->size = r->size;
 			ref->base = r->ptr;

@@ -13,6 +13,7 @@
 struct ccom_mem_ref {
 	uint64_t serial;	/* unique per buffer within this process, never reused */
 	int fd;			/* the buffer's memfd (in this process) */
+	uint64_t ino;		/* its inode number */
 	size_t offset;		/* of the range from the buffer's start */
 	size_t size;		/* of the whole buffer (page multiple) */
 	void *base;		/* the buffer's start in this process */

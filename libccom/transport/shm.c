@@ -341,31 +341,46 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	return 0;
 }
 
-void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, size_t size)
+void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, uint64_t ino,
+			size_t size)
 {
 	struct ccom_shm_zmap *z;
+	struct stat st;
 	char path[64];
 	void *p;
 	int i, mfd;
 
-	for (i = 0; i < CCOM_SHM_ZMAPS; i++)
-		if (s->zmap[i].base && s->zmap[i].lrank == lrank && s->zmap[i].serial == serial)
-			return s->zmap[i].base;
+	for (i = 0; i < CCOM_SHM_ZMAPS; i++) {
+		z = &s->zmap[i];
+		if (z->base && z->lrank == lrank && z->serial == serial) {
+			z->used = s->zseq;
+			return z->base;
+		}
+	}
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d",
 		 (int)s->comm->peers[s->comm->local_to_rank[lrank]].pid, fd);
 	mfd = open(path, O_RDWR | O_CLOEXEC);
 	if (mfd < 0)
 		return NULL;
+	/* A pid of another namespace, or an fd number reused: not the peer's buffer. */
+	if (fstat(mfd, &st) < 0 || (uint64_t)st.st_ino != ino || (size_t)st.st_size < size) {
+		close(mfd);
+		errno = ESTALE;
+		return NULL;
+	}
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
 	close(mfd);
 	if (p == MAP_FAILED)
 		return NULL;
-	/* Round robin: an evicted mapping belongs to a finished operation. */
-	z = &s->zmap[s->zmap_next];
-	s->zmap_next = (s->zmap_next + 1) % CCOM_SHM_ZMAPS;
+	/* Round robin over the entries the current operation does not use. */
+	do {
+		z = &s->zmap[s->zmap_next];
+		s->zmap_next = (s->zmap_next + 1) % CCOM_SHM_ZMAPS;
+	} while (z->base && z->used == s->zseq);
 	if (z->base)
 		munmap(z->base, z->size);
-	*z = (struct ccom_shm_zmap){ .lrank = lrank, .serial = serial, .base = p, .size = size };
+	*z = (struct ccom_shm_zmap){ .lrank = lrank, .serial = serial, .used = s->zseq,
+				     .base = p, .size = size };
 	return p;
 }
 
@@ -552,10 +567,18 @@ int ccom_wait_shm(struct ccom_wait *w)
 		 * wake-up costs more than that.  A peer that last ran on this
 		 * CPU cannot arrive while we spin: sleep at once.
 		 */
-		if (i == 1)
-			w->spin_until_us = ccom_now_us() + s->spin_us;
-		if ((i & 15) != 1 ||
-		    (!wait_peer_on_my_cpu(w) && ccom_now_us() < w->spin_until_us)) {
+		bool stop = false;
+
+		if ((i & 15) == 0)
+			stop = wait_peer_on_my_cpu(w);
+		if ((i & 255) == 0 && !stop) {	/* the clock is not free: read it rarely */
+			int64_t now = ccom_now_us();
+
+			if (!w->spin_until_us)
+				w->spin_until_us = now + s->spin_us;
+			stop = now >= w->spin_until_us;
+		}
+		if (!stop) {
 			__builtin_ia32_pause();
 			return (i & 1023) ? 0 : ccom_wait_check(w);
 		}

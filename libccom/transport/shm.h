@@ -82,7 +82,8 @@ struct ccom_shm_zdesc {
 	_Atomic int32_t map_ok;		/* first use: this rank could map every peer's buffers */
 	int32_t pad0;
 	_Atomic uint64_t seq;		/* eligible AllReduces described so far (release) */
-	char pad[2 * CCOM_SHM_LINE - 88];
+	uint64_t ino[2];		/* the memfd's inode: a mapper checks it opened that file */
+	char pad[2 * CCOM_SHM_LINE - 104];
 };
 _Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines per rank");
 
@@ -113,6 +114,7 @@ struct ccom_shm_fifo {
 struct ccom_shm_zmap {
 	int lrank;
 	uint64_t serial;
+	uint64_t used;			/* zseq of the last operation that used it */
 	void *base;
 	size_t size;
 };
@@ -221,11 +223,14 @@ void ccom_wait_end(struct ccom_wait *w);
 int ccom_wait_check(struct ccom_wait *w);
 
 /*
- * Map local rank @lrank's ccomMemAlloc buffer @serial (its memfd @fd, @size
- * bytes) into this process, cached by (lrank, serial); NULL with errno set
- * when the peer's fd cannot be opened or mapped.
+ * Map local rank @lrank's ccomMemAlloc buffer @serial (its memfd @fd, inode
+ * @ino, @size bytes) into this process, cached by (lrank, serial); entries
+ * used by the current operation (zseq) are never evicted.  NULL with errno
+ * set when the peer's fd cannot be opened, is another file, or cannot be
+ * mapped.
  */
-void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, size_t size);
+void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, uint64_t ino,
+			size_t size);
 
 /* Host barrier over the local ranks (all must call it the same number of times). */
 int ccom_shm_barrier(struct ccom_shm *s);

@@ -9,7 +9,10 @@
  * the reference and for overruns; every rank must have run the zero-copy
  * path (its counter in the host segment state).  Then 3 ranks where rank 1
  * passes malloc() buffers: every rank must fall back to the staged engine
- * (counter stays 0) with correct results.
+ * (counter stays 0) with correct results.  Last, 3 ranks cycle 60
+ * AllReduces over 24 ccomMemAlloc buffers each (more than the 32 cached
+ * peer mappings, an operation often pairing a cached buffer with a new
+ * one), so that mappings are evicted while others are in use.
  */
 #include "coll_matrix.h"
 
@@ -98,6 +101,59 @@ static int zc_rank(int rank, int n, void *arg)
 	return rc;
 }
 
+#define ZC_NBUF 24
+#define ZC_CYCLE_COUNT 65536u	/* fp32: 256 KiB per buffer */
+
+static int zc_cycle_rank(int rank, int n, void *arg)
+{
+	struct zc_job *j = arg;
+	size_t bytes = ZC_CYCLE_COUNT * sizeof(float), i;
+	float *b[ZC_NBUF], *in, *out;
+	ccomComm_t comm;
+	int k, rc = T_PASS;
+
+	if (ct_init(&j->ct, rank, &comm))
+		return T_FAIL;
+	for (k = 0; k < ZC_NBUF; k++)
+		if (ccomMemAlloc(comm, (void **)&b[k], bytes) != ccomSuccess)
+			return T_FAIL;
+	for (k = 0; k < 60 && !rc; k++) {
+		in = b[k % ZC_NBUF];
+		out = b[(k * 7 + 5) % ZC_NBUF];
+		if (out == in)
+			out = b[(k + 1) % ZC_NBUF];
+		for (i = 0; i < ZC_CYCLE_COUNT; i++)
+			in[i] = (float)(rank + 1 + (int)(i % 5) + k);
+		if (ccomAllReduce(in, out, ZC_CYCLE_COUNT, ccomFloat32, ccomSum, comm, NULL) !=
+		    ccomSuccess || ccomCommSynchronize(comm) != ccomSuccess) {
+			fprintf(stderr, "rank %d: op %d: %s\n", rank, k, ccomGetLastError(comm));
+			rc = T_FAIL;
+			break;
+		}
+		for (i = 0; i < ZC_CYCLE_COUNT; i++) {
+			float want = (float)(n * (n + 1) / 2 + n * ((int)(i % 5) + k));
+
+			if (out[i] != want) {
+				fprintf(stderr, "rank %d/%d: cycle op %d element %zu is %g, want %g\n",
+					rank, n, k, i, out[i], want);
+				rc = T_FAIL;
+				break;
+			}
+		}
+	}
+	if (!rc && zc_ops(comm) < 60) {
+		fprintf(stderr, "rank %d: only %llu of 60 AllReduces went zero-copy\n", rank,
+			(unsigned long long)zc_ops(comm));
+		rc = T_FAIL;
+	}
+	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
+		rc = T_FAIL;
+	for (k = 0; k < ZC_NBUF; k++)
+		ccomMemFree(comm, b[k]);
+	ccomCommDestroy(comm);
+	return rc;
+}
+
 int main(void)
 {
 	static const int sizes[] = { 2, 3, 4, 8 };
@@ -117,5 +173,10 @@ int main(void)
 	if (ct_run(&j.ct, 3, zc_rank, 280))
 		return T_FAIL;
 	printf("3 ranks, rank 1 on malloc() buffers: fallback passed in %.1f s\n", t_now() - t0);
+	j.malloc_rank = -1;
+	t0 = t_now();
+	if (ct_run(&j.ct, 3, zc_cycle_rank, 280))
+		return T_FAIL;
+	printf("3 ranks, 60 AllReduces over 24 buffers each: passed in %.1f s\n", t_now() - t0);
 	return T_PASS;
 }
