@@ -124,7 +124,7 @@ err_abort:
  * Return: true if the copy is consistent, false if the owner kept it busy
  * (@out then holds the last, possibly torn, copy).
  */
-bool nccom_comm_read(struct nccom_comm *comm, struct nccom_comm_snap *out)
+bool nccom_comm_read(const struct nccom_comm *comm, struct nccom_comm_snap *out)
 {
 	const struct nccom_comm_state *st;
 	bool ok = false;

@@ -291,7 +291,8 @@ int nccom_wait_deadline(wait_queue_head_t *wq, u64 timeout_ns,
 /* comm.c */
 extern const struct nccom_obj_ops nccom_comm_ops;
 int nccom_ioctl_comm_register(struct nccom_ucmd *ucmd);
-bool nccom_comm_read(struct nccom_comm *comm, struct nccom_comm_snap *out);
+bool nccom_comm_read(const struct nccom_comm *comm,
+		     struct nccom_comm_snap *out);
 
 /* queue.c */
 extern const struct nccom_obj_ops nccom_queue_ops;

@@ -69,6 +69,7 @@ struct nccom_nl_dump {
 	u32 f_client;
 	u32 f_dev;
 	u64 f_hash;
+	enum nccom_obj_type type;
 	bool has_client;
 	bool has_dev;
 	bool has_hash;
@@ -143,99 +144,82 @@ static void nccom_nl_count(struct nccom_ctx *ctx, struct nccom_nl_counts *c)
 	mutex_unlock(&ctx->destroy_lock);
 }
 
-static int nccom_nl_dev_fill(struct sk_buff *skb, u32 i, u32 portid, u32 seq,
-			     int flags)
+/* ---- messages: a generic header/cancel wrapper and one attribute filler per object ---- */
+
+typedef int (*nccom_nl_put_fn)(struct sk_buff *skb, const void *arg);
+
+/* One message of @cmd whose attributes @put writes; 0 or -EMSGSIZE. */
+static int nccom_nl_fill(struct sk_buff *skb, u8 cmd, u32 portid, u32 seq,
+			 int flags, nccom_nl_put_fn put, const void *arg)
 {
-	struct nccom_dev *ndev = &nccom_devs[i];
 	void *hdr;
 
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_DEV_GET);
+	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags, cmd);
 	if (!hdr)
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_DEV_INDEX, ndev->index) ||
-	    nla_put_s32(skb, NCCOM_NL_A_DEV_NUMA_NODE, ndev->numa_node) ||
-	    nla_put_u32(skb, NCCOM_NL_A_DEV_NENGINES, ndev->nengines) ||
-	    nla_put_u32(skb, NCCOM_NL_A_DEV_NQUEUES, atomic_read(&ndev->nqueues)) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_DEV_COMPLETED,
-			      atomic64_read(&ndev->completed), NCCOM_NL_A_DEV_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_DEV_BYTES,
-			      atomic64_read(&ndev->bytes), NCCOM_NL_A_DEV_PAD))
-		goto err_cancel;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
-}
-
-static int nccom_nl_stats_fill(struct sk_buff *skb, u32 i, u32 portid, u32 seq,
-			       int flags)
-{
-	struct nccom_nl_devstats *st = &nccom_nl_stats[i];
-	struct nccom_dev *ndev = &nccom_devs[i];
-	void *hdr;
-
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_STATS_GET);
-	if (!hdr)
+	if (put(skb, arg)) {
+		genlmsg_cancel(skb, hdr);
 		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_STATS_DEV_INDEX, ndev->index) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_COMPLETED,
-			      atomic64_read(&ndev->completed) -
-			      atomic64_read(&st->base_completed),
-			      NCCOM_NL_A_STATS_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_BYTES,
-			      atomic64_read(&ndev->bytes) -
-			      atomic64_read(&st->base_bytes),
-			      NCCOM_NL_A_STATS_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_QUEUE_ERRORS,
-			      atomic64_read(&st->queue_errors),
-			      NCCOM_NL_A_STATS_PAD))
-		goto err_cancel;
+	}
 	genlmsg_end(skb, hdr);
 	return 0;
-
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
 }
 
-static int nccom_nl_client_fill(struct sk_buff *skb, struct nccom_ctx *ctx,
-				u32 portid, u32 seq, int flags)
+static int nccom_nl_dev_put(struct sk_buff *skb, const void *arg)
 {
+	const struct nccom_dev *ndev = arg;
+
+	return nla_put_u32(skb, NCCOM_NL_A_DEV_INDEX, ndev->index) ||
+	       nla_put_s32(skb, NCCOM_NL_A_DEV_NUMA_NODE, ndev->numa_node) ||
+	       nla_put_u32(skb, NCCOM_NL_A_DEV_NENGINES, ndev->nengines) ||
+	       nla_put_u32(skb, NCCOM_NL_A_DEV_NQUEUES, atomic_read(&ndev->nqueues)) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_DEV_COMPLETED,
+				 atomic64_read(&ndev->completed), NCCOM_NL_A_DEV_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_DEV_BYTES,
+				 atomic64_read(&ndev->bytes), NCCOM_NL_A_DEV_PAD);
+}
+
+static int nccom_nl_stats_put(struct sk_buff *skb, const void *arg)
+{
+	const struct nccom_dev *ndev = arg;
+	struct nccom_nl_devstats *st = &nccom_nl_stats[ndev->index];
+
+	return nla_put_u32(skb, NCCOM_NL_A_STATS_DEV_INDEX, ndev->index) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_COMPLETED,
+				 atomic64_read(&ndev->completed) -
+				 atomic64_read(&st->base_completed),
+				 NCCOM_NL_A_STATS_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_BYTES,
+				 atomic64_read(&ndev->bytes) -
+				 atomic64_read(&st->base_bytes),
+				 NCCOM_NL_A_STATS_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_STATS_QUEUE_ERRORS,
+				 atomic64_read(&st->queue_errors),
+				 NCCOM_NL_A_STATS_PAD);
+}
+
+static int nccom_nl_client_put(struct sk_buff *skb, const void *arg)
+{
+	struct nccom_ctx *ctx = (struct nccom_ctx *)arg;
 	struct nccom_nl_client *cl = &ctx->nl;
 	struct nccom_nl_counts c;
-	void *hdr;
 
 	nccom_nl_count(ctx, &c);
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_CLIENT_GET);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_CLIENT_ID, cl->id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_PID,
-			pid_nr_ns(cl->tgid, task_active_pid_ns(current))) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_UID,
-			from_kuid_munged(current_user_ns(), cl->uid)) ||
-	    nla_put_string(skb, NCCOM_NL_A_CLIENT_COMM, cl->comm) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_NOBJECTS, atomic_read(&ctx->nobjs)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_NQUEUES, c.queues) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_NSEMS, c.sems) ||
-	    nla_put_u32(skb, NCCOM_NL_A_CLIENT_NMEMS, c.mems) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_CLIENT_PINNED_PAGES,
-			      atomic64_read(&ctx->pinned_pages),
-			      NCCOM_NL_A_CLIENT_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_CLIENT_INFLIGHT, c.inflight,
-			      NCCOM_NL_A_CLIENT_PAD))
-		goto err_cancel;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return nla_put_u32(skb, NCCOM_NL_A_CLIENT_ID, cl->id) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_PID,
+			   pid_nr_ns(cl->tgid, task_active_pid_ns(current))) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_UID,
+			   from_kuid_munged(current_user_ns(), cl->uid)) ||
+	       nla_put_string(skb, NCCOM_NL_A_CLIENT_COMM, cl->comm) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_NOBJECTS, atomic_read(&ctx->nobjs)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_NQUEUES, c.queues) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_NSEMS, c.sems) ||
+	       nla_put_u32(skb, NCCOM_NL_A_CLIENT_NMEMS, c.mems) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_CLIENT_PINNED_PAGES,
+				 atomic64_read(&ctx->pinned_pages),
+				 NCCOM_NL_A_CLIENT_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_CLIENT_INFLIGHT, c.inflight,
+				 NCCOM_NL_A_CLIENT_PAD);
 }
 
 /*
@@ -243,122 +227,184 @@ err_cancel:
  * wait for an engine turn. The caller holds the client's destroy_lock or a
  * reference, so the queue and its ring stay allocated.
  */
-static int nccom_nl_queue_fill(struct sk_buff *skb, struct nccom_queue *q,
-			       u32 portid, u32 seq, int flags)
+static int nccom_nl_queue_put(struct sk_buff *skb, const void *arg)
 {
-	void *hdr;
+	const struct nccom_queue *q = arg;
 
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_QUEUE_GET);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_QUEUE_CLIENT_ID, q->obj.ctx->nl.id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_HANDLE, q->obj.id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_DEV_INDEX, q->ndev->index) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_DEPTH, q->depth) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_SQ_HEAD, READ_ONCE(q->sq_head)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_SQ_TAIL, READ_ONCE(q->hdr->sq_tail)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_CQ_HEAD, READ_ONCE(q->hdr->cq_head)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_CQ_TAIL, READ_ONCE(q->cq_tail)) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_QUEUE_COMPLETED,
-			      READ_ONCE(q->completed), NCCOM_NL_A_QUEUE_PAD) ||
-	    nla_put_u32(skb, NCCOM_NL_A_QUEUE_STATE, READ_ONCE(q->state)) ||
-	    nla_put_s32(skb, NCCOM_NL_A_QUEUE_ERROR, READ_ONCE(q->error)))
-		goto err_cancel;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return nla_put_u32(skb, NCCOM_NL_A_QUEUE_DEV_INDEX, q->ndev->index) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_DEPTH, q->depth) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_SQ_HEAD, READ_ONCE(q->sq_head)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_SQ_TAIL, READ_ONCE(q->hdr->sq_tail)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_CQ_HEAD, READ_ONCE(q->hdr->cq_head)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_CQ_TAIL, READ_ONCE(q->cq_tail)) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_QUEUE_COMPLETED,
+				 READ_ONCE(q->completed), NCCOM_NL_A_QUEUE_PAD) ||
+	       nla_put_u32(skb, NCCOM_NL_A_QUEUE_STATE, READ_ONCE(q->state)) ||
+	       nla_put_s32(skb, NCCOM_NL_A_QUEUE_ERROR, READ_ONCE(q->error));
 }
 
-static int nccom_nl_sem_fill(struct sk_buff *skb, struct nccom_sem *sem,
-			     u32 portid, u32 seq, int flags)
+static int nccom_nl_sem_put(struct sk_buff *skb, const void *arg)
 {
+	const struct nccom_sem *sem = arg;
 	struct nccom_sem_core *core = sem->core;
 	bool alive;
-	void *hdr;
 	u64 value;
 
 	spin_lock(&core->lock);
 	value = core->value;
 	alive = core->owner_alive;
 	spin_unlock(&core->lock);
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_SEM_GET);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_SEM_CLIENT_ID, sem->obj.ctx->nl.id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_SEM_HANDLE, sem->obj.id) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_SEM_VALUE, value,
-			      NCCOM_NL_A_SEM_PAD) ||
-	    nla_put_u32(skb, NCCOM_NL_A_SEM_WAITERS, atomic_read(&core->waiters)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_SEM_OWNER_ALIVE, alive) ||
-	    (sem->owner && nla_put_u32(skb, NCCOM_NL_A_SEM_OWNER_CLIENT_ID,
-				       sem->obj.ctx->nl.id)))
-		goto err_cancel;
-	genlmsg_end(skb, hdr);
-	return 0;
-
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+	return nla_put_u64_64bit(skb, NCCOM_NL_A_SEM_VALUE, value,
+				 NCCOM_NL_A_SEM_PAD) ||
+	       nla_put_u32(skb, NCCOM_NL_A_SEM_WAITERS, atomic_read(&core->waiters)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_SEM_OWNER_ALIVE, alive) ||
+	       (sem->owner && nla_put_u32(skb, NCCOM_NL_A_SEM_OWNER_CLIENT_ID,
+					  sem->obj.ctx->nl.id));
 }
 
 /*
  * The identity comes from the registration; stage, counters and the error
  * from the owner's state block, read now (nccom_comm_read()).
  */
-static int nccom_nl_comm_fill(struct sk_buff *skb, struct nccom_comm *comm,
-			      u32 portid, u32 seq, int flags)
+static int nccom_nl_comm_put(struct sk_buff *skb, const void *arg)
 {
-	struct nccom_nl_client *cl = &comm->obj.ctx->nl;
+	const struct nccom_comm *comm = arg;
+	const struct nccom_nl_client *cl = &comm->obj.ctx->nl;
 	struct nccom_comm_snap st;
 	bool ok;
-	void *hdr;
 
 	ok = nccom_comm_read(comm, &st);
-	hdr = genlmsg_put(skb, portid, seq, &nccom_nl_family, flags,
-			  NCCOM_NL_CMD_COMM_GET);
-	if (!hdr)
-		return -EMSGSIZE;
-	if (nla_put_u32(skb, NCCOM_NL_A_COMM_CLIENT_ID, cl->id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_HANDLE, comm->obj.id) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_PID,
-			pid_nr_ns(cl->tgid, task_active_pid_ns(current))) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_HASH, comm->comm_hash,
-			      NCCOM_NL_A_COMM_PAD) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_RANK, comm->rank) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_NRANKS, comm->nranks) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_STAGE, st.stage) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_STAGE_TIME, st.stage_time_ns,
-			      NCCOM_NL_A_COMM_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_ISSUED, st.ops_issued,
-			      NCCOM_NL_A_COMM_PAD) ||
-	    nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_COMPLETED,
-			      st.ops_completed, NCCOM_NL_A_COMM_PAD) ||
-	    nla_put_s32(skb, NCCOM_NL_A_COMM_LAST_ERROR, st.last_error) ||
-	    (st.error_msg[0] &&
-	     nla_put_string(skb, NCCOM_NL_A_COMM_ERROR_MSG, st.error_msg)) ||
-	    nla_put_u32(skb, NCCOM_NL_A_COMM_CONSISTENT, ok))
-		goto err_cancel;
-	genlmsg_end(skb, hdr);
-	return 0;
+	return nla_put_u32(skb, NCCOM_NL_A_COMM_PID,
+			   pid_nr_ns(cl->tgid, task_active_pid_ns(current))) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_HASH, comm->comm_hash,
+				 NCCOM_NL_A_COMM_PAD) ||
+	       nla_put_u32(skb, NCCOM_NL_A_COMM_RANK, comm->rank) ||
+	       nla_put_u32(skb, NCCOM_NL_A_COMM_NRANKS, comm->nranks) ||
+	       nla_put_u32(skb, NCCOM_NL_A_COMM_STAGE, st.stage) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_STAGE_TIME, st.stage_time_ns,
+				 NCCOM_NL_A_COMM_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_ISSUED, st.ops_issued,
+				 NCCOM_NL_A_COMM_PAD) ||
+	       nla_put_u64_64bit(skb, NCCOM_NL_A_COMM_OPS_COMPLETED,
+				 st.ops_completed, NCCOM_NL_A_COMM_PAD) ||
+	       nla_put_s32(skb, NCCOM_NL_A_COMM_LAST_ERROR, st.last_error) ||
+	       (st.error_msg[0] &&
+		nla_put_string(skb, NCCOM_NL_A_COMM_ERROR_MSG, st.error_msg)) ||
+	       nla_put_u32(skb, NCCOM_NL_A_COMM_CONSISTENT, ok);
+}
 
-err_cancel:
-	genlmsg_cancel(skb, hdr);
-	return -EMSGSIZE;
+/* ---- request policies ---- */
+
+static const struct nla_policy nccom_nl_dev_policy[NCCOM_NL_A_DEV_MAX + 1] = {
+	[NCCOM_NL_A_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
+};
+
+static const struct nla_policy nccom_nl_client_policy[NCCOM_NL_A_CLIENT_MAX + 1] = {
+	[NCCOM_NL_A_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_CLIENT_COMM] = { .type = NLA_NUL_STRING, .len = TASK_COMM_LEN - 1 },
+};
+
+static const struct nla_policy nccom_nl_queue_policy[NCCOM_NL_A_QUEUE_MAX + 1] = {
+	[NCCOM_NL_A_QUEUE_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_QUEUE_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_QUEUE_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
+	[NCCOM_NL_A_QUEUE_DISCARD] = { .type = NLA_FLAG },
+};
+
+static const struct nla_policy nccom_nl_sem_policy[NCCOM_NL_A_SEM_MAX + 1] = {
+	[NCCOM_NL_A_SEM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_SEM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
+};
+
+static const struct nla_policy nccom_nl_comm_policy[NCCOM_NL_A_COMM_MAX + 1] = {
+	[NCCOM_NL_A_COMM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_COMM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
+	[NCCOM_NL_A_COMM_HASH] = { .type = NLA_U64 },
+};
+
+static const struct nla_policy nccom_nl_stats_policy[NCCOM_NL_A_STATS_MAX + 1] = {
+	[NCCOM_NL_A_STATS_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
+};
+
+/*
+ * The per-handle objects (queues, semaphores, communicators) share their
+ * get, dump and filters; this table says, per object type, which command,
+ * policy and attributes each uses (0: the request has no such filter).
+ * @put receives the object itself: &struct nccom_object is the first member
+ * of every object type (nccom_private.h).
+ */
+struct nccom_nl_objtype {
+	u8 cmd;
+	int maxattr;
+	const struct nla_policy *policy;
+	int a_client;
+	int a_handle;
+	int a_dev;
+	int a_hash;
+	nccom_nl_put_fn put;
+};
+
+static const struct nccom_nl_objtype nccom_nl_objtypes[NCCOM_OBJ_TYPE_COUNT] = {
+	[NCCOM_OBJ_QUEUE] = {
+		.cmd = NCCOM_NL_CMD_QUEUE_GET,
+		.maxattr = NCCOM_NL_A_QUEUE_MAX,
+		.policy = nccom_nl_queue_policy,
+		.a_client = NCCOM_NL_A_QUEUE_CLIENT_ID,
+		.a_handle = NCCOM_NL_A_QUEUE_HANDLE,
+		.a_dev = NCCOM_NL_A_QUEUE_DEV_INDEX,
+		.put = nccom_nl_queue_put,
+	},
+	[NCCOM_OBJ_SEM] = {
+		.cmd = NCCOM_NL_CMD_SEM_GET,
+		.maxattr = NCCOM_NL_A_SEM_MAX,
+		.policy = nccom_nl_sem_policy,
+		.a_client = NCCOM_NL_A_SEM_CLIENT_ID,
+		.a_handle = NCCOM_NL_A_SEM_HANDLE,
+		.put = nccom_nl_sem_put,
+	},
+	[NCCOM_OBJ_COMM] = {
+		.cmd = NCCOM_NL_CMD_COMM_GET,
+		.maxattr = NCCOM_NL_A_COMM_MAX,
+		.policy = nccom_nl_comm_policy,
+		.a_client = NCCOM_NL_A_COMM_CLIENT_ID,
+		.a_handle = NCCOM_NL_A_COMM_HANDLE,
+		.a_hash = NCCOM_NL_A_COMM_HASH,
+		.put = nccom_nl_comm_put,
+	},
+};
+
+/* Room for the attributes of any object request (the sum bounds the largest). */
+#define NCCOM_NL_OBJ_MAXATTR \
+	(NCCOM_NL_A_QUEUE_MAX + NCCOM_NL_A_SEM_MAX + NCCOM_NL_A_COMM_MAX + 1)
+
+/* The object type a request's command is about, NCCOM_OBJ_ANY if none. */
+static enum nccom_obj_type nccom_nl_objtype_of(const struct nlmsghdr *nlh)
+{
+	const struct genlmsghdr *gh = nlmsg_data(nlh);
+	enum nccom_obj_type t;
+
+	for (t = NCCOM_OBJ_MEM; t < NCCOM_OBJ_TYPE_COUNT; t++)
+		if (nccom_nl_objtypes[t].put && nccom_nl_objtypes[t].cmd == gh->cmd)
+			return t;
+	return NCCOM_OBJ_ANY;
+}
+
+/* Client id and handle, then the type's own attributes. */
+static int nccom_nl_obj_put(struct sk_buff *skb, const void *arg)
+{
+	const struct nccom_object *obj = arg;
+	const struct nccom_nl_objtype *t = &nccom_nl_objtypes[obj->type];
+
+	return nla_put_u32(skb, t->a_client, obj->ctx->nl.id) ||
+	       nla_put_u32(skb, t->a_handle, obj->id) ||
+	       t->put(skb, obj);
 }
 
 static int nccom_nl_obj_fill(struct sk_buff *skb, struct nccom_object *obj,
 			     u32 portid, u32 seq, int flags)
 {
-	if (obj->type == NCCOM_OBJ_QUEUE)
-		return nccom_nl_queue_fill(skb, to_nccom_queue(obj), portid, seq, flags);
-	if (obj->type == NCCOM_OBJ_COMM)
-		return nccom_nl_comm_fill(skb, to_nccom_comm(obj), portid, seq, flags);
-	return nccom_nl_sem_fill(skb, to_nccom_sem(obj), portid, seq, flags);
+	return nccom_nl_fill(skb, nccom_nl_objtypes[obj->type].cmd, portid, seq,
+			     flags, nccom_nl_obj_put, obj);
 }
 
 /* ---- dumps ---- */
@@ -396,37 +442,6 @@ static int nccom_nl_dump_done(struct netlink_callback *cb)
 	return 0;
 }
 
-static const struct nla_policy nccom_nl_dev_policy[NCCOM_NL_A_DEV_MAX + 1] = {
-	[NCCOM_NL_A_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
-};
-
-static const struct nla_policy nccom_nl_client_policy[NCCOM_NL_A_CLIENT_MAX + 1] = {
-	[NCCOM_NL_A_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_CLIENT_COMM] = { .type = NLA_NUL_STRING, .len = TASK_COMM_LEN - 1 },
-};
-
-static const struct nla_policy nccom_nl_queue_policy[NCCOM_NL_A_QUEUE_MAX + 1] = {
-	[NCCOM_NL_A_QUEUE_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_QUEUE_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_QUEUE_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
-	[NCCOM_NL_A_QUEUE_DISCARD] = { .type = NLA_FLAG },
-};
-
-static const struct nla_policy nccom_nl_sem_policy[NCCOM_NL_A_SEM_MAX + 1] = {
-	[NCCOM_NL_A_SEM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_SEM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
-};
-
-static const struct nla_policy nccom_nl_comm_policy[NCCOM_NL_A_COMM_MAX + 1] = {
-	[NCCOM_NL_A_COMM_CLIENT_ID] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_COMM_HANDLE] = NLA_POLICY_MIN(NLA_U32, 1),
-	[NCCOM_NL_A_COMM_HASH] = { .type = NLA_U64 },
-};
-
-static const struct nla_policy nccom_nl_stats_policy[NCCOM_NL_A_STATS_MAX + 1] = {
-	[NCCOM_NL_A_STATS_DEV_INDEX] = NLA_POLICY_MAX(NLA_U32, NCCOM_MAX_DEVS - 1),
-};
-
 static int nccom_nl_devs_start(struct netlink_callback *cb)
 {
 	struct nlattr *tb[NCCOM_NL_A_DEV_MAX + 1];
@@ -437,14 +452,15 @@ static int nccom_nl_devs_start(struct netlink_callback *cb)
 
 /* Devices and statistics: one entry per device index. */
 static int nccom_nl_devs_dump(struct sk_buff *skb, struct netlink_callback *cb,
-			      int (*fill)(struct sk_buff *, u32, u32, u32, int))
+			      u8 cmd, nccom_nl_put_fn put)
 {
 	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
 	int err = 0;
 
 	for (; d->next_dev < nccom_ndevs; d->next_dev++) {
-		err = fill(skb, d->next_dev, NETLINK_CB(cb->skb).portid,
-			   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		err = nccom_nl_fill(skb, cmd, NETLINK_CB(cb->skb).portid,
+				    cb->nlh->nlmsg_seq, NLM_F_MULTI, put,
+				    &nccom_devs[d->next_dev]);
 		if (err)
 			break;
 	}
@@ -453,12 +469,12 @@ static int nccom_nl_devs_dump(struct sk_buff *skb, struct netlink_callback *cb,
 
 static int nccom_nl_dev_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	return nccom_nl_devs_dump(skb, cb, nccom_nl_dev_fill);
+	return nccom_nl_devs_dump(skb, cb, NCCOM_NL_CMD_DEV_GET, nccom_nl_dev_put);
 }
 
 static int nccom_nl_stats_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	return nccom_nl_devs_dump(skb, cb, nccom_nl_stats_fill);
+	return nccom_nl_devs_dump(skb, cb, NCCOM_NL_CMD_STATS_GET, nccom_nl_stats_put);
 }
 
 static int nccom_nl_client_start(struct netlink_callback *cb)
@@ -488,9 +504,9 @@ static int nccom_nl_client_dumpit(struct sk_buff *skb, struct netlink_callback *
 		if (cl->id < d->next_client || !nccom_nl_visible(&d->v, cl) ||
 		    (d->has_comm && strcmp(cl->comm, d->f_comm)))
 			continue;
-		err = nccom_nl_client_fill(skb, nccom_nl_ctx(cl),
-					   NETLINK_CB(cb->skb).portid,
-					   cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		err = nccom_nl_fill(skb, NCCOM_NL_CMD_CLIENT_GET,
+				    NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				    NLM_F_MULTI, nccom_nl_client_put, nccom_nl_ctx(cl));
 		if (err)
 			break;
 		d->next_client = cl->id + 1;
@@ -499,65 +515,39 @@ static int nccom_nl_client_dumpit(struct sk_buff *skb, struct netlink_callback *
 	return err && !skb->len ? err : skb->len;
 }
 
-static int nccom_nl_queue_start(struct netlink_callback *cb)
+/* Queue, semaphore and communicator dumps: the type's filters from the table. */
+static int nccom_nl_obj_start(struct netlink_callback *cb)
 {
-	struct nlattr *tb[NCCOM_NL_A_QUEUE_MAX + 1];
+	enum nccom_obj_type type = nccom_nl_objtype_of(cb->nlh);
+	const struct nccom_nl_objtype *t = &nccom_nl_objtypes[type];
+	struct nlattr *tb[NCCOM_NL_OBJ_MAXATTR];
 	struct nccom_nl_dump *d;
 
-	d = nccom_nl_dump_alloc(cb, tb, nccom_nl_queue_policy,
-				NCCOM_NL_A_QUEUE_MAX);
+	if (type == NCCOM_OBJ_ANY)
+		return -EOPNOTSUPP;
+	d = nccom_nl_dump_alloc(cb, tb, t->policy, t->maxattr);
 	if (IS_ERR(d))
 		return PTR_ERR(d);
-	if (tb[NCCOM_NL_A_QUEUE_CLIENT_ID]) {
+	d->type = type;
+	if (tb[t->a_client]) {
 		d->has_client = true;
-		d->f_client = nla_get_u32(tb[NCCOM_NL_A_QUEUE_CLIENT_ID]);
+		d->f_client = nla_get_u32(tb[t->a_client]);
 	}
-	if (tb[NCCOM_NL_A_QUEUE_DEV_INDEX]) {
+	if (t->a_dev && tb[t->a_dev]) {
 		d->has_dev = true;
-		d->f_dev = nla_get_u32(tb[NCCOM_NL_A_QUEUE_DEV_INDEX]);
+		d->f_dev = nla_get_u32(tb[t->a_dev]);
 	}
-	return 0;
-}
-
-static int nccom_nl_sem_start(struct netlink_callback *cb)
-{
-	struct nlattr *tb[NCCOM_NL_A_SEM_MAX + 1];
-	struct nccom_nl_dump *d;
-
-	d = nccom_nl_dump_alloc(cb, tb, nccom_nl_sem_policy, NCCOM_NL_A_SEM_MAX);
-	if (IS_ERR(d))
-		return PTR_ERR(d);
-	if (tb[NCCOM_NL_A_SEM_CLIENT_ID]) {
-		d->has_client = true;
-		d->f_client = nla_get_u32(tb[NCCOM_NL_A_SEM_CLIENT_ID]);
-	}
-	return 0;
-}
-
-static int nccom_nl_comm_start(struct netlink_callback *cb)
-{
-	struct nlattr *tb[NCCOM_NL_A_COMM_MAX + 1];
-	struct nccom_nl_dump *d;
-
-	d = nccom_nl_dump_alloc(cb, tb, nccom_nl_comm_policy, NCCOM_NL_A_COMM_MAX);
-	if (IS_ERR(d))
-		return PTR_ERR(d);
-	if (tb[NCCOM_NL_A_COMM_CLIENT_ID]) {
-		d->has_client = true;
-		d->f_client = nla_get_u32(tb[NCCOM_NL_A_COMM_CLIENT_ID]);
-	}
-	if (tb[NCCOM_NL_A_COMM_HASH]) {
+	if (t->a_hash && tb[t->a_hash]) {
 		d->has_hash = true;
-		d->f_hash = nla_get_u64(tb[NCCOM_NL_A_COMM_HASH]);
+		d->f_hash = nla_get_u64(tb[t->a_hash]);
 	}
 	return 0;
 }
 
 static bool nccom_nl_obj_match(const struct nccom_nl_dump *d,
-			       struct nccom_object *obj,
-			       enum nccom_obj_type type)
+			       struct nccom_object *obj)
 {
-	if (obj->type != type)
+	if (obj->type != d->type)
 		return false;
 	if (d->has_hash && to_nccom_comm(obj)->comm_hash != d->f_hash)
 		return false;
@@ -566,7 +556,7 @@ static bool nccom_nl_obj_match(const struct nccom_nl_dump *d,
 
 /* Objects of one client from d->next_handle on; 0 or -EMSGSIZE. */
 static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *cb,
-				  struct nccom_ctx *ctx, enum nccom_obj_type type)
+				  struct nccom_ctx *ctx)
 {
 	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
 	struct nccom_object *obj;
@@ -575,7 +565,7 @@ static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *
 
 	mutex_lock(&ctx->destroy_lock);
 	xa_for_each_start(&ctx->objs, id, obj, d->next_handle) {
-		if (!nccom_nl_obj_match(d, obj, type))
+		if (!nccom_nl_obj_match(d, obj))
 			continue;
 		err = nccom_nl_obj_fill(skb, obj, NETLINK_CB(cb->skb).portid,
 					cb->nlh->nlmsg_seq, NLM_F_MULTI);
@@ -587,8 +577,7 @@ static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *
 	return err;
 }
 
-static int nccom_nl_objs_dump(struct sk_buff *skb, struct netlink_callback *cb,
-			      enum nccom_obj_type type)
+static int nccom_nl_obj_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
 	struct nccom_nl_client *cl;
@@ -602,7 +591,7 @@ static int nccom_nl_objs_dump(struct sk_buff *skb, struct netlink_callback *cb,
 		if (cl->id != d->next_client)
 			d->next_handle = 0;	/* the resume client went away */
 		d->next_client = cl->id;
-		err = nccom_nl_objs_dump_one(skb, cb, nccom_nl_ctx(cl), type);
+		err = nccom_nl_objs_dump_one(skb, cb, nccom_nl_ctx(cl));
 		if (err)
 			break;
 		d->next_client = cl->id + 1;
@@ -610,21 +599,6 @@ static int nccom_nl_objs_dump(struct sk_buff *skb, struct netlink_callback *cb,
 	}
 	mutex_unlock(&nccom_nl_lock);
 	return err && !skb->len ? err : skb->len;
-}
-
-static int nccom_nl_queue_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	return nccom_nl_objs_dump(skb, cb, NCCOM_OBJ_QUEUE);
-}
-
-static int nccom_nl_sem_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	return nccom_nl_objs_dump(skb, cb, NCCOM_OBJ_SEM);
-}
-
-static int nccom_nl_comm_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
-{
-	return nccom_nl_objs_dump(skb, cb, NCCOM_OBJ_COMM);
 }
 
 /* ---- do operations ---- */
@@ -638,49 +612,29 @@ static int nccom_nl_reply(struct genl_info *info, struct sk_buff *skb, int err)
 	return genlmsg_reply(skb, info);
 }
 
-/* The device index of a get request in attribute @attr, checked against the device count. */
-static int nccom_nl_req_dev(struct genl_info *info, int attr, u32 *index)
+/* dev-get and stats-get: the device index attribute of the request. */
+static int nccom_nl_devs_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	bool stats = info->genlhdr->cmd == NCCOM_NL_CMD_STATS_GET;
+	int attr = stats ? NCCOM_NL_A_STATS_DEV_INDEX : NCCOM_NL_A_DEV_INDEX;
+	struct sk_buff *msg;
+	u32 i;
+
 	if (GENL_REQ_ATTR_CHECK(info, attr))
 		return -EINVAL;
-	*index = nla_get_u32(info->attrs[attr]);
-	if (*index >= nccom_ndevs) {
+	i = nla_get_u32(info->attrs[attr]);
+	if (i >= nccom_ndevs) {
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[attr], "no such nccom device");
 		return -ENOENT;
 	}
-	return 0;
-}
-
-static int nccom_nl_dev_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	struct sk_buff *msg;
-	u32 i;
-	int ret;
-
-	ret = nccom_nl_req_dev(info, NCCOM_NL_A_DEV_INDEX, &i);
-	if (ret)
-		return ret;
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
 	if (!msg)
 		return -ENOMEM;
-	return nccom_nl_reply(info, msg, nccom_nl_dev_fill(msg, i, info->snd_portid,
-							   info->snd_seq, 0));
-}
-
-static int nccom_nl_stats_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	struct sk_buff *msg;
-	u32 i;
-	int ret;
-
-	ret = nccom_nl_req_dev(info, NCCOM_NL_A_STATS_DEV_INDEX, &i);
-	if (ret)
-		return ret;
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	return nccom_nl_reply(info, msg, nccom_nl_stats_fill(msg, i, info->snd_portid,
-							     info->snd_seq, 0));
+	return nccom_nl_reply(info, msg,
+			      nccom_nl_fill(msg, info->genlhdr->cmd, info->snd_portid,
+					    info->snd_seq, 0,
+					    stats ? nccom_nl_stats_put : nccom_nl_dev_put,
+					    &nccom_devs[i]));
 }
 
 static int nccom_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -699,7 +653,8 @@ static int nccom_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&nccom_nl_lock);
 	ctx = nccom_nl_find_locked(&v, nla_get_u32(info->attrs[NCCOM_NL_A_CLIENT_ID]));
 	if (ctx)
-		err = nccom_nl_client_fill(msg, ctx, info->snd_portid, info->snd_seq, 0);
+		err = nccom_nl_fill(msg, NCCOM_NL_CMD_CLIENT_GET, info->snd_portid,
+				    info->snd_seq, 0, nccom_nl_client_put, ctx);
 	mutex_unlock(&nccom_nl_lock);
 	if (err == -ENOENT)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[NCCOM_NL_A_CLIENT_ID],
@@ -713,9 +668,10 @@ static int nccom_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
  */
 static struct nccom_object *nccom_nl_obj_lookup(struct sk_buff *skb,
 						struct genl_info *info,
-						int a_client, int a_handle,
 						enum nccom_obj_type type)
 {
+	int a_client = nccom_nl_objtypes[type].a_client;
+	int a_handle = nccom_nl_objtypes[type].a_handle;
 	struct nccom_object *obj = ERR_PTR(-ENOENT);
 	struct nccom_nl_viewer v;
 	struct nccom_ctx *ctx;
@@ -737,14 +693,17 @@ static struct nccom_object *nccom_nl_obj_lookup(struct sk_buff *skb,
 	return obj;
 }
 
-static int nccom_nl_obj_get_doit(struct sk_buff *skb, struct genl_info *info,
-				 int a_client, int a_handle, enum nccom_obj_type type)
+/* queue-get, sem-get and comm-get of one (client, handle). */
+static int nccom_nl_obj_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
+	enum nccom_obj_type type = nccom_nl_objtype_of(info->nlhdr);
 	struct nccom_object *obj;
 	struct sk_buff *msg;
 	int err;
 
-	obj = nccom_nl_obj_lookup(skb, info, a_client, a_handle, type);
+	if (type == NCCOM_OBJ_ANY)
+		return -EOPNOTSUPP;
+	obj = nccom_nl_obj_lookup(skb, info, type);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
@@ -757,32 +716,13 @@ static int nccom_nl_obj_get_doit(struct sk_buff *skb, struct genl_info *info,
 	return nccom_nl_reply(info, msg, err);
 }
 
-static int nccom_nl_queue_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	return nccom_nl_obj_get_doit(skb, info, NCCOM_NL_A_QUEUE_CLIENT_ID,
-				     NCCOM_NL_A_QUEUE_HANDLE, NCCOM_OBJ_QUEUE);
-}
-
-static int nccom_nl_sem_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	return nccom_nl_obj_get_doit(skb, info, NCCOM_NL_A_SEM_CLIENT_ID,
-				     NCCOM_NL_A_SEM_HANDLE, NCCOM_OBJ_SEM);
-}
-
-static int nccom_nl_comm_get_doit(struct sk_buff *skb, struct genl_info *info)
-{
-	return nccom_nl_obj_get_doit(skb, info, NCCOM_NL_A_COMM_CLIENT_ID,
-				     NCCOM_NL_A_COMM_HANDLE, NCCOM_OBJ_COMM);
-}
-
 /* CAP_NET_ADMIN (GENL_ADMIN_PERM): like NCCOM_IOC_QUEUE_RESET, for an operator. */
 static int nccom_nl_queue_reset_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nccom_object *obj;
 	int err;
 
-	obj = nccom_nl_obj_lookup(skb, info, NCCOM_NL_A_QUEUE_CLIENT_ID,
-				  NCCOM_NL_A_QUEUE_HANDLE, NCCOM_OBJ_QUEUE);
+	obj = nccom_nl_obj_lookup(skb, info, NCCOM_OBJ_QUEUE);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
 	err = nccom_queue_reset(to_nccom_queue(obj),
@@ -817,52 +757,33 @@ static int nccom_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info
 	return 0;
 }
 
+/* A get command with its dump: doit, start, dumpit and the shared done. */
+#define NCCOM_NL_GET_OP(_cmd, _doit, _start, _dumpit, _policy, _max) {	\
+		.cmd = _cmd,						\
+		.doit = _doit,						\
+		.start = _start,					\
+		.dumpit = _dumpit,					\
+		.done = nccom_nl_dump_done,				\
+		.policy = _policy,					\
+		.maxattr = _max,					\
+	}
+
 static const struct genl_ops nccom_nl_ops[] = {
-	{
-		.cmd = NCCOM_NL_CMD_DEV_GET,
-		.doit = nccom_nl_dev_get_doit,
-		.start = nccom_nl_devs_start,
-		.dumpit = nccom_nl_dev_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_dev_policy,
-		.maxattr = NCCOM_NL_A_DEV_MAX,
-	},
-	{
-		.cmd = NCCOM_NL_CMD_CLIENT_GET,
-		.doit = nccom_nl_client_get_doit,
-		.start = nccom_nl_client_start,
-		.dumpit = nccom_nl_client_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_client_policy,
-		.maxattr = NCCOM_NL_A_CLIENT_MAX,
-	},
-	{
-		.cmd = NCCOM_NL_CMD_QUEUE_GET,
-		.doit = nccom_nl_queue_get_doit,
-		.start = nccom_nl_queue_start,
-		.dumpit = nccom_nl_queue_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_queue_policy,
-		.maxattr = NCCOM_NL_A_QUEUE_MAX,
-	},
-	{
-		.cmd = NCCOM_NL_CMD_SEM_GET,
-		.doit = nccom_nl_sem_get_doit,
-		.start = nccom_nl_sem_start,
-		.dumpit = nccom_nl_sem_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_sem_policy,
-		.maxattr = NCCOM_NL_A_SEM_MAX,
-	},
-	{
-		.cmd = NCCOM_NL_CMD_STATS_GET,
-		.doit = nccom_nl_stats_get_doit,
-		.start = nccom_nl_devs_start,
-		.dumpit = nccom_nl_stats_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_stats_policy,
-		.maxattr = NCCOM_NL_A_STATS_MAX,
-	},
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_DEV_GET, nccom_nl_devs_get_doit,
+			nccom_nl_devs_start, nccom_nl_dev_dumpit,
+			nccom_nl_dev_policy, NCCOM_NL_A_DEV_MAX),
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_CLIENT_GET, nccom_nl_client_get_doit,
+			nccom_nl_client_start, nccom_nl_client_dumpit,
+			nccom_nl_client_policy, NCCOM_NL_A_CLIENT_MAX),
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_QUEUE_GET, nccom_nl_obj_get_doit,
+			nccom_nl_obj_start, nccom_nl_obj_dumpit,
+			nccom_nl_queue_policy, NCCOM_NL_A_QUEUE_MAX),
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_SEM_GET, nccom_nl_obj_get_doit,
+			nccom_nl_obj_start, nccom_nl_obj_dumpit,
+			nccom_nl_sem_policy, NCCOM_NL_A_SEM_MAX),
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_STATS_GET, nccom_nl_devs_get_doit,
+			nccom_nl_devs_start, nccom_nl_stats_dumpit,
+			nccom_nl_stats_policy, NCCOM_NL_A_STATS_MAX),
 	{
 		.cmd = NCCOM_NL_CMD_QUEUE_RESET,
 		.doit = nccom_nl_queue_reset_doit,
@@ -877,15 +798,9 @@ static const struct genl_ops nccom_nl_ops[] = {
 		.maxattr = NCCOM_NL_A_STATS_MAX,
 		.flags = GENL_ADMIN_PERM,
 	},
-	{
-		.cmd = NCCOM_NL_CMD_COMM_GET,
-		.doit = nccom_nl_comm_get_doit,
-		.start = nccom_nl_comm_start,
-		.dumpit = nccom_nl_comm_dumpit,
-		.done = nccom_nl_dump_done,
-		.policy = nccom_nl_comm_policy,
-		.maxattr = NCCOM_NL_A_COMM_MAX,
-	},
+	NCCOM_NL_GET_OP(NCCOM_NL_CMD_COMM_GET, nccom_nl_obj_get_doit,
+			nccom_nl_obj_start, nccom_nl_obj_dumpit,
+			nccom_nl_comm_policy, NCCOM_NL_A_COMM_MAX),
 };
 
 static const struct genl_multicast_group nccom_nl_mcgrps[] = {
