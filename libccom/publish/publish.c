@@ -237,6 +237,7 @@ struct ccom_publish *ccom_publish_open(const struct ccomComm *comm)
 		return NULL;
 	p->fd = -1;
 	p->dev_fd = -1;
+	p->comm = comm;
 	dir = ccom_param_str("CCOM_PUBLISH_DIR");
 	if (!dir || !dir[0])
 		dir = CCOM_PUB_DEFAULT_DIR;
@@ -299,8 +300,12 @@ void ccom_publish_init_stage(struct ccom_publish *p, int init_stage)
 		[CCOM_STAGE_READY] = NCCOM_NL_STAGE_READY,
 	};
 
-	if (init_stage >= 0 && init_stage < CCOM_INIT_NSTAGES)
-		ccom_publish_stage(p, map[init_stage]);
+	if (init_stage < 0 || init_stage >= CCOM_INIT_NSTAGES)
+		return;
+	/* The device is chosen in the ranks stage: refresh it (one aligned store). */
+	if (p && p->file && p->comm)
+		__atomic_store_n(&p->file->device, p->comm->device, __ATOMIC_RELAXED);
+	ccom_publish_stage(p, map[init_stage]);
 }
 
 void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal)

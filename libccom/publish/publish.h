@@ -34,6 +34,8 @@ struct ccomComm;
  * @dev_fd: /dev/nccom, open while the communicator is registered; -1
  * @handle: the driver's handle of the registration, 0 if not registered
  * @path: file name, unlinked by ccom_publish_close() ("" without a file)
+ * @comm: the communicator (outlives the handle), for fields that are only
+ *	known after some init stages (the device)
  */
 struct ccom_publish {
 	struct nccom_comm_state *state;
@@ -43,6 +45,7 @@ struct ccom_publish {
 	int dev_fd;
 	uint32_t handle;
 	char path[256];
+	const struct ccomComm *comm;
 };
 
 /**
