@@ -327,27 +327,6 @@ static void nccom_unlock_regions(struct nccom_region **r, unsigned int n)
 	}
 }
 
-/*
- * Copy one mapped piece. On x86-64 the 8-byte words move with one
- * "rep movsq" (what the kernel's memcpy() was on REP_GOOD CPUs before
- * ERMS): without FSRM, memcpy() is a loop of 8-byte moves, which the TCG
- * guest of tools/vm/run ran at 0.6x of rep movsq for 4 KiB pieces (and at
- * 0.75x of glibc's memcpy()); elsewhere rep movsq is no slower for page
- * pieces. The tail and other architectures use memcpy().
- */
-static void nccom_memcpy(void *dst, const void *src, size_t len)
-{
-#ifdef CONFIG_X86_64
-	size_t words = len / 8;
-
-	asm volatile("rep movsq"
-		     : "+D" (dst), "+S" (src), "+c" (words)
-		     : : "memory");
-	len %= 8;
-#endif
-	memcpy(dst, src, len);
-}
-
 /* Copy up to NCCOM_CHUNK bytes page by page; regions are locked. */
 static void nccom_copy_chunk(struct nccom_mem *dst, u64 doff,
 			     struct nccom_mem *src, u64 soff, u64 len)
@@ -359,7 +338,7 @@ static void nccom_copy_chunk(struct nccom_mem *dst, u64 doff,
 
 		dlen = slen;
 		dp = nccom_region_map(dst->region, dst->offset + doff, &dlen);
-		nccom_memcpy(dp, s, dlen);
+		memcpy(dp, s, dlen);
 		nccom_region_unmap(dst->region, dp);
 		nccom_region_unmap(src->region, s);
 		soff += dlen;
