@@ -265,8 +265,9 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 }
 
 /*
- * Zero-copy AllReduce, when every local rank's send and receive buffers are
- * ccomMemAlloc memory (coll/direct.c's single-copy path).  Each rank
+ * Zero-copy AllReduce (also ReduceScatter and AllGather, below), when
+ * every local rank's send and receive buffers are ccomMemAlloc memory
+ * (coll/direct.c's single-copy path).  Each rank
  * describes its two ranges in its zdesc line and publishes them by bumping
  * the line's seq.  A rank whose own ranges are not ccomMemAlloc memory
  * knows the answer and goes on with the staged engine at once (so malloc
@@ -316,16 +317,16 @@ static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i)
 	return base ? base + z->offset[i] : NULL;
 }
 
-static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbytes, size_t rbytes,
+			 char **in, char **out)
 {
 	struct ccom_shm *s = comm->coll->shm;
-	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	struct ccom_shm_zdesc *z = &s->hdr->zdesc[s->me];
 	bool ok = true;
 	int l, err;
 
-	zdesc_fill(z, 0, op->sendbuff, bytes);
-	zdesc_fill(z, 1, op->recvbuff, bytes);
+	zdesc_fill(z, 0, op->sendbuff, sbytes);
+	zdesc_fill(z, 1, op->recvbuff, rbytes);
 	atomic_store_explicit(&z->seq, ++s->zseq, memory_order_release);
 	ccom_shm_ring(s);
 	if (!z->serial[0] || !z->serial[1])
@@ -367,49 +368,110 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, char **in, c
 	return 0;
 }
 
-/* Reduce-scatter straight from every rank's input, each block pushed to every output. */
-static void zcopy_slice(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+/*
+ * dst[0..ndst) = src[0] OP src[1] OP ... (rank order) over @count elements,
+ * in cached blocks.  With two ranks the block is reduced straight into
+ * dst[0] (each element is read from both sources before it is written, so
+ * dst[0] may be a source: in-place); with more it accumulates in scratch,
+ * as a later source may be dst[0].
+ */
+static void zcopy_reduce(struct ccomComm *comm, const struct ccom_op *op, char **src, char **dst,
+			 int ndst, size_t count)
 {
 	struct ccom_shm *s = comm->coll->shm;
-	size_t esz = ccom_dtype_size(op->dtype), per = ZCOPY_BLOCK / esz, lo, hi, off, len, b;
+	size_t esz = ccom_dtype_size(op->dtype), per = ZCOPY_BLOCK / esz, off, len, b;
 	char *acc;
 	int p;
 
-	slice(op->count, s->nlocal, s->me, &lo, &hi);
-	for (off = lo; off < hi; off += len) {
-		len = hi - off < per ? hi - off : per;
+	for (off = 0; off < count; off += len) {
+		len = count - off < per ? count - off : per;
 		b = off * esz;
-		/*
-		 * Two ranks: reduce into the own output (each element is read
-		 * from both inputs before it is written, so in-place is fine).
-		 * More: accumulate in scratch, the own input may be the output.
-		 */
-		acc = s->nlocal == 2 ? out[s->me] + b : comm->coll->tmp;
-		ccom_reduce2(acc, in[0] + b, in[1] + b, len, op->dtype, op->op);
+		acc = s->nlocal == 2 ? dst[0] + b : comm->coll->tmp;
+		ccom_reduce2(acc, src[0] + b, src[1] + b, len, op->dtype, op->op);
 		for (p = 2; p < s->nlocal; p++)
-			ccom_reduce2(acc, acc, in[p] + b, len, op->dtype, op->op);
+			ccom_reduce2(acc, acc, src[p] + b, len, op->dtype, op->op);
 		ccom_reduce_finish(acc, len, op->dtype, op->op, comm->nranks);
-		for (p = 0; p < s->nlocal; p++)
-			if (out[p] + b != acc)
-				memcpy(out[p] + b, acc, len * esz);
+		for (p = 0; p < ndst; p++)
+			if (dst[p] + b != acc)
+				memcpy(dst[p] + b, acc, len * esz);
 	}
 }
 
-/* 0 done, 1 not applicable (run the staged engine), or -errno. */
-static int direct_allreduce_zcopy(struct ccomComm *comm, struct ccom_op *op)
+/* AllReduce: this rank's slice from every input, written into every output (own first). */
+static void zcopy_allreduce(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
 {
 	struct ccom_shm *s = comm->coll->shm;
+	size_t esz = ccom_dtype_size(op->dtype), lo, hi;
+	char *src[ZCOPY_MAX_LOCAL], *dst[ZCOPY_MAX_LOCAL];
+	int p, k = 1;
+
+	slice(op->count, s->nlocal, s->me, &lo, &hi);
+	for (p = 0; p < s->nlocal; p++) {
+		src[p] = in[p] + lo * esz;
+		if (p != s->me)
+			dst[k++] = out[p] + lo * esz;
+	}
+	dst[0] = out[s->me] + lo * esz;
+	if (hi > lo)
+		zcopy_reduce(comm, op, src, dst, s->nlocal, hi - lo);
+}
+
+/* ReduceScatter: block me of every input, reduced into the own output. */
+static void zcopy_reducescatter(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	char *src[ZCOPY_MAX_LOCAL];
+	int p;
+
+	for (p = 0; p < s->nlocal; p++)
+		src[p] = in[p] + (size_t)s->me * bytes;
+	zcopy_reduce(comm, op, src, &out[s->me], 1, op->count);
+}
+
+/* AllGather: every rank's input copied into block p of the own output. */
+static void zcopy_allgather(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	int p;
+
+	for (p = 0; p < s->nlocal; p++)
+		if (out[s->me] + (size_t)p * bytes != in[p])
+			memcpy(out[s->me] + (size_t)p * bytes, in[p], bytes);
+}
+
+/*
+ * AllReduce, ReduceScatter, AllGather: 0 done, 1 not applicable (run the
+ * staged engine), or -errno.  Eligibility (and so the descriptor count)
+ * is the same on every rank: same op, same shape, same zcopy_state.
+ */
+static int direct_zcopy(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->coll->shm;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype), sb = bytes, rb = bytes;
 	char *in[ZCOPY_MAX_LOCAL], *out[ZCOPY_MAX_LOCAL];
 	int err;
 
-	if (s->zcopy_state < 0 || s->nlocal > ZCOPY_MAX_LOCAL ||
-	    op->count * ccom_dtype_size(op->dtype) < ZCOPY_MIN_BYTES)
+	if (s->zcopy_state < 0 || s->nlocal > ZCOPY_MAX_LOCAL || bytes < ZCOPY_MIN_BYTES)
 		return 1;
-	err = zcopy_prepare(comm, op, in, out);
+	if (op->kind == CCOM_COLL_ALLGATHER)
+		rb *= (size_t)s->nlocal;
+	else if (op->kind == CCOM_COLL_REDUCESCATTER)
+		sb *= (size_t)s->nlocal;
+	else if (op->kind != CCOM_COLL_ALLREDUCE)
+		return 1;
+	err = zcopy_prepare(comm, op, sb, rb, in, out);
 	if (err)
 		return err;
-	zcopy_slice(comm, op, in, out);
+	if (op->kind == CCOM_COLL_ALLREDUCE)
+		zcopy_allreduce(comm, op, in, out);
+	else if (op->kind == CCOM_COLL_REDUCESCATTER)
+		zcopy_reducescatter(comm, op, in, out);
+	else
+		zcopy_allgather(comm, op, in, out);
 	s->zcopy_ops++;
+	/* Nobody returns (and lets its buffers change) while a peer uses them. */
 	return ccom_shm_barrier(s);
 }
 
@@ -543,7 +605,7 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op)
 
 	switch (op->kind) {
 	case CCOM_COLL_ALLREDUCE:
-		err = direct_allreduce_zcopy(comm, op);
+		err = direct_zcopy(comm, op);
 		if (err <= 0)
 			return err;
 		if (oneshot_fits(comm->coll->shm, op->count * ccom_dtype_size(op->dtype)))
@@ -554,9 +616,11 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op)
 	case CCOM_COLL_BROADCAST:
 		return direct_broadcast(comm, op);
 	case CCOM_COLL_ALLGATHER:
-		return direct_allgather(comm, op);
+		err = direct_zcopy(comm, op);
+		return err <= 0 ? err : direct_allgather(comm, op);
 	case CCOM_COLL_REDUCESCATTER:
-		return direct_reducescatter(comm, op);
+		err = direct_zcopy(comm, op);
+		return err <= 0 ? err : direct_reducescatter(comm, op);
 	case CCOM_COLL_ALLTOALL:
 		return direct_alltoall(comm, op);
 	default:

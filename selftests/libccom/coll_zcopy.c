@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: the zero-copy direct AllReduce on ccomMemAlloc buffers.
- * On 2, 3, 4 and 8 ranks whose buffers all come from ccomMemAlloc: the
- * small collective matrix (every collective, dtype, op, in/out-of-place,
- * counts 0, 1, 7, 1023: the staged paths on shareable memory), then
- * AllReduce of 65,549 elements for every dtype x op x in/out-of-place and
- * of 1 Mi + 3 fp32 (large enough for the zero-copy path), checked against
+ * Description: the zero-copy direct AllReduce, ReduceScatter and AllGather
+ * on ccomMemAlloc buffers.  On 2, 3, 4 and 8 ranks whose buffers all come
+ * from ccomMemAlloc: the small collective matrix (every collective, dtype,
+ * op, in/out-of-place, counts 0, 1, 7, 1023: the staged paths on shareable
+ * memory), then AllReduce, ReduceScatter and AllGather of 65,549 elements
+ * per block for every dtype x op x in/out-of-place, and AllReduce of
+ * 1 Mi + 3 fp32 (large enough for the zero-copy path), checked against
  * the reference and for overruns; every rank must have run the zero-copy
  * path (its counter in the host segment state).  Then 3 ranks where rank 1
  * passes malloc() buffers: every rank must fall back to the staged engine
@@ -34,19 +35,21 @@ static uint64_t zc_ops(ccomComm_t comm)
 
 static int zc_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz, int all)
 {
+	static const int kinds[] = { K_AR, K_RS, K_AG };
 	struct ct_case c;
-	int dt, op, ip;
+	int k, dt, op, ip;
 
-	for (dt = 0; dt < ccomNumTypes; dt++)
-		for (op = 0; op < ccomNumOps; op++)
-			for (ip = 0; ip < 2; ip++) {
-				if (!all && (dt != ccomFloat32 || op != ccomSum))
-					continue;
-				c = (struct ct_case){ K_AR, ip, 0, (ccomDataType_t)dt,
-						      (ccomRedOp_t)op, ZC_COUNT };
-				if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
-					return T_FAIL;
-			}
+	for (k = 0; k < 3; k++)
+		for (dt = 0; dt < ccomNumTypes; dt++)
+			for (op = 0; op < (kinds[k] == K_AG ? 1 : ccomNumOps); op++)
+				for (ip = 0; ip < 2; ip++) {
+					if (!all && (dt != ccomFloat32 || op != ccomSum))
+						continue;
+					c = (struct ct_case){ kinds[k], ip, 0, (ccomDataType_t)dt,
+							      (ccomRedOp_t)op, ZC_COUNT };
+					if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
+						return T_FAIL;
+				}
 	for (ip = 0; ip < 2; ip++) {
 		c = (struct ct_case){ K_AR, ip, 0, ccomFloat32, ccomSum, CT_BIG };
 		if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
