@@ -2,8 +2,9 @@
 /*
  * Description: the automatic kdev choice (CCOM_KDEV unset, 2 ranks, the
  * driver present).  A 16 KiB AllReduce stays on shm, a 1 MiB AllReduce and
- * an out-of-place 1 MiB AlltoAll run on the engine, an in-place AlltoAll
- * of 2 ranks runs on shm (by the ranks' vote in the exchange), and so does
+ * an out-of-place 1 MiB AlltoAll run on the engine, an in-place 1 MiB
+ * AlltoAll of 2 ranks runs on shm (by the ranks' vote in the exchange; the
+ * engine wins there only from 16 MiB on), and so does
  * one where only rank 0 is in place (the ranks differ, the choice must
  * not).  Every result is checked; which path ran is read from each rank's
  * KDEV trace log.  Skips (77) without a usable /dev/nccom.
