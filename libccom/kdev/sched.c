@@ -18,7 +18,7 @@
  *   SIGNAL v1 (phase A done: my slice is ready, I stopped reading inputs)
  *   phase B   AllReduce (and the Reduce root) wait for each peer's v1 and
  *             copy that peer's reduced slice out of its output buffer;
- *             an in-place AlltoAll copies its scratch into place after all v1;
+ *             an in-place AlltoAll trades blocks pairwise (alltoall_inplace_a/b);
  *   SIGNAL v2 (I stopped reading peers' buffers)
  *   WAIT every peer >= v2  (nobody returns while others still read its memory)
  *   SIGNAL v3 (collective complete: the host thread sleeps on this one value)
