@@ -114,9 +114,15 @@ static double cost_simple(const struct ccomComm *comm, size_t bytes)
 	return c->alpha_us * steps + c->beta_us_per_kb * (double)bytes / 1024.0;
 }
 
+/* Constants of the transports' algorithms: TCP once the ranks span hosts. */
+static const struct cost *transport_cost(const struct ccomComm *comm)
+{
+	return comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+}
+
 static double cost_ring(const struct ccomComm *comm, size_t bytes)
 {
-	const struct cost *c = comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+	const struct cost *c = transport_cost(comm);
 	int n = comm->nranks;
 
 	return c->alpha_us * 2 * (n - 1) + c->beta_us_per_kb * (double)bytes / 1024.0 *
@@ -129,7 +135,7 @@ static double cost_ring(const struct ccomComm *comm, size_t bytes)
 /* Recursive doubling: ceil(log2 n) full-vector steps, two more to fold a non-power of two. */
 static double cost_rd(const struct ccomComm *comm, size_t bytes)
 {
-	const struct cost *c = comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+	const struct cost *c = transport_cost(comm);
 	int n = comm->nranks, p2 = 1, steps = 0;
 
 	while (p2 * 2 <= n) {
@@ -144,7 +150,7 @@ static double cost_rd(const struct ccomComm *comm, size_t bytes)
 /* Binomial tree (whole message per step) against the pipelined chain of ring.c. */
 static bool tree_beats_chain(const struct ccomComm *comm, size_t bytes)
 {
-	const struct cost *c = comm->nnodes > 1 ? &ring_cost_net : &ring_cost_shm;
+	const struct cost *c = transport_cost(comm);
 	double kb = (double)bytes / 1024.0, pieces = (double)(bytes >> 20) + 1;
 	int n = comm->nranks, steps = 0;
 

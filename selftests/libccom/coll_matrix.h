@@ -192,9 +192,11 @@ static int ct_matrix_big(ccomComm_t comm, int rank, int n, char *sb, char *rb, s
 	return T_PASS;
 }
 
-static int ct_matrix_rank(int rank, int n, void *arg)
+typedef int (*ct_matrix_fn)(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz);
+
+/* One rank: init, @small (the small-count cases), the big counts if asked, finalize. */
+static inline int ct_matrix_rank_with(int rank, int n, struct ct_job *j, ct_matrix_fn small)
 {
-	struct ct_job *j = arg;
 	size_t bufsz = ((size_t)CT_BIG + 8) * 8 * 2 + 4096;
 	ccomComm_t comm;
 	char *sb, *rb;
@@ -206,7 +208,7 @@ static int ct_matrix_rank(int rank, int n, void *arg)
 	rb = malloc(bufsz);
 	if (!sb || !rb)
 		return T_FAIL;
-	rc = ct_matrix_small(comm, rank, n, sb, rb, bufsz);
+	rc = small(comm, rank, n, sb, rb, bufsz);
 	if (!rc && j->big)
 		rc = ct_matrix_big(comm, rank, n, sb, rb, bufsz);
 	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
@@ -215,6 +217,11 @@ static int ct_matrix_rank(int rank, int n, void *arg)
 	free(sb);
 	free(rb);
 	return rc;
+}
+
+static int ct_matrix_rank(int rank, int n, void *arg)
+{
+	return ct_matrix_rank_with(rank, n, arg, ct_matrix_small);
 }
 
 /* Run the matrix on 1, 2, 3, 4 and 8 ranks with @env. */
