@@ -59,7 +59,8 @@ static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, si
 	s->chunk = (size_t)chunk & ~(size_t)4095;
 	/* Pieces of the flag-synchronised one-shot: a few per step, each well inside L2. */
 	s->piece = 128 << 10;
-	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : (64 << 10);
+	/* nlocal^2 FIFOs, but only ring neighbours' pages are ever touched (the memfd is sparse). */
+	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : s->nlocal <= 64 ? (64 << 10) : (16 << 10);
 	s->fifo_stride = sizeof(struct ccom_shm_fifo) + s->fifo_bytes;
 	*ll_off = page_align(sizeof(struct ccom_shm_hdr));
 	*stage_off = *ll_off + page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8);

@@ -34,7 +34,7 @@
 
 struct ccomComm;
 
-#define CCOM_SHM_MAX_LOCAL 64
+#define CCOM_SHM_MAX_LOCAL 256
 #define CCOM_SHM_LINE 64
 #define CCOM_SHM_NBUF 3		/* staging buffers (see coll/direct.c) */
 #define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
