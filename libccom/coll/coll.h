@@ -106,6 +106,9 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
+/* Two ranks: pipelined full-duplex reduce-scatter + all-gather with @peer (@pos: 0 or 1). */
+int ccom_pair_allreduce(struct ccomComm *comm, struct ccom_op *op, struct ccom_transport_conn *peer,
+			int pos);
 int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op);
 bool ccom_bruck_fits(const struct ccomComm *comm, size_t total_bytes);
 int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);

@@ -108,6 +108,8 @@ static int ring_allreduce(struct ring *r, struct ccom_op *op)
 	char *out = op->recvbuff;
 	int err;
 
+	if (r->n == 2)
+		return ccom_pair_allreduce(r->comm, op, r->next, r->pos);
 	if (op->sendbuff != op->recvbuff)
 		memcpy(out, op->sendbuff, op->count * esz);
 	for (off = 0; off < op->count; off += len) {

@@ -81,9 +81,10 @@ struct ccom_transport_conn {
  * @teardown: close and free @conns[0..@npeers) (NULL entries allowed).
  *	Must not block on the peers (they may be dead).
  * @idle_passes: 0 lets coll/ spin, yield, then call @wait (good for shm);
- *	N > 0 asks coll/ to call @wait after N idle passes instead (TCP:
- *	spinning on syscalls starves the kernel's network processing on a
- *	small machine; sleeping in poll is 10-100x faster there).
+ *	N > 0 asks coll/ to call @wait after N idle passes instead, and
+ *	@wait decides how long to busy-poll (return 0 at once) before it
+ *	sleeps (net_socket: an adaptive budget, none when the host has more
+ *	ranks than CPUs).
  */
 struct ccom_transport_ops {
 	const char *name;

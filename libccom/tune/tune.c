@@ -132,10 +132,21 @@ static double cost_ring(const struct ccomComm *comm, size_t bytes)
 /* Largest AllGather (all ranks' bytes) that Bruck's algorithm takes by itself. */
 #define BRUCK_MAX_BYTES (256u << 10)
 
+/*
+ * Local work of one recursive-doubling step per KiB: a copy of the vector
+ * (the send must not see the reduction) and a reduction of all of it,
+ * where the ring reduces 1/n of it per step.  Measured through the
+ * crossover with the 2-rank pipelined ring (coll/pair.c) over TCP between
+ * two namespaces: rd wins up to 32-64 KiB, the ring from 128 KiB
+ * (Documentation/libccom/topology-and-tcp.rst).
+ */
+#define RD_LOCAL_US_PER_KB 0.35
+
 /* Recursive doubling: ceil(log2 n) full-vector steps, two more to fold a non-power of two. */
 static double cost_rd(const struct ccomComm *comm, size_t bytes)
 {
 	const struct cost *c = transport_cost(comm);
+	double kb = (double)bytes / 1024.0;
 	int n = comm->nranks, p2 = 1, steps = 0;
 
 	while (p2 * 2 <= n) {
@@ -144,7 +155,7 @@ static double cost_rd(const struct ccomComm *comm, size_t bytes)
 	}
 	if (p2 < n)
 		steps += 2;
-	return (c->alpha_us + c->beta_us_per_kb * (double)bytes / 1024.0) * steps;
+	return (c->alpha_us + (c->beta_us_per_kb + RD_LOCAL_US_PER_KB) * kb) * steps;
 }
 
 /* Binomial tree (whole message per step) against the pipelined chain of ring.c. */
