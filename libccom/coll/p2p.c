@@ -11,7 +11,10 @@
  *
  * Each p2p message carries an 8-byte header with its size, so a send and
  * a receive of different sizes fail with a message instead of corrupting
- * the stream.
+ * the stream.  Once sizes agree, transfers between ranks of one host that
+ * kdev/p2p.c takes (ccom_kdev_p2p_wants(), the same answer on both sides)
+ * run on the nccom engine first, single copy between the user buffers;
+ * the rest follows here on the transports.
  */
 #include <errno.h>
 #include <sched.h>
@@ -21,6 +24,7 @@
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
+#include "kdev/kdev.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
 #include "util/err.h"
@@ -184,6 +188,7 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
 	uint64_t *hdr;
+	bool *done;
 	int i, n = 0, err;
 
 	if (nops <= 0)
@@ -193,9 +198,11 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 		return err;
 	x = calloc((size_t)nops * 2, sizeof(*x));
 	hdr = calloc((size_t)nops, sizeof(*hdr));
-	if (!x || !hdr) {
+	done = calloc((size_t)nops, sizeof(*done));
+	if (!x || !hdr || !done) {
 		free(x);
 		free(hdr);
+		free(done);
 		return -ENOMEM;
 	}
 	/* Headers first (in their own pass: a data receive needs its size checked). */
@@ -210,9 +217,11 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 	err = ccom_xfer_run(comm, x, n);
 	if (!err)
 		err = p2p_check_headers(comm, ops, nops, hdr);
+	if (!err && cs->kdev)
+		err = ccom_kdev_p2p_run(comm, ops, nops, done);
 	n = 0;
 	for (i = 0; !err && i < nops; i++) {
-		if (ops[i].root == comm->rank)
+		if (ops[i].root == comm->rank || done[i])
 			continue;
 		x[n++] = (struct ccom_xfer){ .conn = cs->conns[ops[i].root],
 					     .is_send = ops[i].kind == CCOM_COLL_SEND,
@@ -224,5 +233,6 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 		err = ccom_xfer_run(comm, x, n);
 	free(x);
 	free(hdr);
+	free(done);
 	return err;
 }

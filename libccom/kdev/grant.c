@@ -58,16 +58,20 @@ struct ccom_kdev_imports {
 
 int ccom_kdev_grant_init(struct ccom_kdev *kd)
 {
+	int err;
+
 	kd->imports = calloc((size_t)kd->nlocal, sizeof(*kd->imports));
 	if (!kd->imports)
 		return -ENOMEM;
-	return ccom_kdev_cache_init(kd);
+	err = ccom_kdev_p2p_init(kd);
+	return err ? err : ccom_kdev_cache_init(kd);
 }
 
 void ccom_kdev_grant_fini(struct ccom_kdev *kd)
 {
 	int l;
 
+	ccom_kdev_p2p_fini(kd);
 	ccom_kdev_cache_fini(kd);
 	if (!kd->imports)
 		return;
@@ -139,6 +143,39 @@ static int export_fd(struct ccom_kdev *kd, struct ccom_kdev_reg *r, int *fd)
 	}
 	*fd = ex.out_fd;
 	return 0;
+}
+
+int ccom_kdev_grant_export(struct ccom_kdev *kd, struct ccom_kdev_reg *r, int *fd)
+{
+	return export_fd(kd, r, fd);
+}
+
+int ccom_kdev_grant_import(struct ccom_kdev *kd, int l, uint64_t id, int fd, uint32_t *handle)
+{
+	struct ccom_kdev_imports *im = &kd->imports[l];
+	struct kdev_import *x = import_find(im, id);
+
+	if (fd >= 0) {
+		if (x)	/* re-sent after the peer re-registered: replace */
+			import_drop(kd, im, id);
+		return import_add(kd, l, id, fd, handle);
+	}
+	if (!x) {
+		ccom_set_last_error("kdev: rank %d: peer rank %d referenced grant %llu it never sent",
+				    kd->comm->rank, kd->comm->local_to_rank[l],
+				    (unsigned long long)id);
+		return -EPROTO;
+	}
+	*handle = x->handle;
+	return 0;
+}
+
+void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		import_drop(kd, &kd->imports[l], ids[i]);
 }
 
 /* Build and send this rank's packet to local peer @l. */

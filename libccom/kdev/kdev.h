@@ -87,6 +87,62 @@ int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, in
 		       struct ccom_kdev_reg *const *pub, const uint64_t *pub_off,
 		       struct ccom_kdev_view *views, int *all);
 
+/*
+ * Grants outside the collective exchange (p2p.c): export @r as a dma-buf
+ * fd (*@fd must be -1 or an fd from an earlier call, kept); import local
+ * peer @l's grant @id from @fd (>= 0: new or re-sent, replaces an older
+ * import of the id) or look up the import it sent before (@fd -1; an id
+ * never sent is -EPROTO); drop @n imports of @l.
+ */
+int ccom_kdev_grant_export(struct ccom_kdev *kd, struct ccom_kdev_reg *r, int *fd);
+int ccom_kdev_grant_import(struct ccom_kdev *kd, int l, uint64_t id, int fd, uint32_t *handle);
+void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n);
+
+/*
+ * Like ccom_kdev_cache_get() for @n requests of any number, but a request
+ * whose registration fails is left with reg NULL (last error set) instead
+ * of failing the call, and entries stay in use since the last
+ * ccom_kdev_cache_release().  0 or -errno (queue failure during the probe).
+ */
+int ccom_kdev_cache_get_each(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n);
+void ccom_kdev_cache_release(struct ccom_kdev *kd);
+
+/* Descriptor cookies: bits 0-15 local peer involved (0xffff: none), 16-23 what. */
+enum { CCOM_KDEV_W_COPY = 1, CCOM_KDEV_W_REDUCE, CCOM_KDEV_W_SIGNAL, CCOM_KDEV_W_WAIT };
+#define CCOM_KDEV_COOKIE(what, l) (((uint64_t)(what) << 16) | (uint64_t)((l) & 0xffff))
+#define CCOM_KDEV_NO_PEER 0xffff
+
+/*
+ * The next free descriptor slot (zeroed); when the ring is full, publishes
+ * and waits for room.  NULL with *@err set on failure (the caller fails
+ * through ccom_kdev_fail()).
+ */
+struct nccom_desc *ccom_kdev_next_desc(struct ccom_kdev *kd, int *err);
+/* After a failure: mark the host segment broken, cancel queue and semaphores; returns @err. */
+int ccom_kdev_fail(struct ccom_kdev *kd, int err);
+
+/* p2p.c: grouped Send/Recv between local ranks on the engine. */
+int ccom_kdev_p2p_init(struct ccom_kdev *kd);
+void ccom_kdev_p2p_fini(struct ccom_kdev *kd);
+/* Destroy the p2p semaphores this rank owns (peers waiting on them fail). */
+void ccom_kdev_p2p_cancel(struct ccom_kdev *kd);
+/*
+ * True if a transfer of @bytes with rank @peer runs on the engine; both
+ * sides compute it from the same (peer locality, size) and get the same
+ * answer.
+ */
+bool ccom_kdev_p2p_wants(struct ccomComm *comm, int peer, size_t bytes);
+/*
+ * Run the sends/recvs of @ops (their sizes already agreed by coll/p2p.c's
+ * header pass) that ccom_kdev_p2p_wants(): single copy from the sender's
+ * buffer into the receiver's by the receiver's engine, the sender waiting
+ * on the receiver's semaphore.  Sets done[i] for every op it completed;
+ * the others (self, remote, small, or a registration that failed on
+ * either side, decided identically on both) are left to the shm path.
+ * 0 or -errno naming the cause.
+ */
+int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool *done);
+
 /* sched.c: called by coll/ */
 /* True if @op should run on the engine (same answer on every rank). */
 bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op);

@@ -285,7 +285,7 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 		struct nccom_desc *d = ccom_kdev_get_sqe(r);
 
 		if (!d)
-			return -EOVERFLOW;	/* cannot happen: at most 3 probes on an idle ring */
+			return -EOVERFLOW;	/* cannot happen: batches of PROBE_BATCH on an idle ring */
 		d->opcode = NCCOM_OP_COPY;
 		d->cookie = PROBE_COOKIE | (uint64_t)k;
 		d->dst_handle = c->probe_handle;
@@ -334,15 +334,37 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 	return err;
 }
 
-int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
+void ccom_kdev_cache_release(struct ccom_kdev *kd)
 {
 	struct ccom_kdev_cache *c = kd->cache;
-	struct ccom_kdev_reg *hits[8];
-	bool dead[8];
-	int i, nh = 0, err = 0;
+	int i;
 
 	for (i = 0; i < c->cap; i++)
 		c->e[i].in_use = false;
+}
+
+#define PROBE_BATCH 256		/* probes per engine batch (the ring is idle: 1024 slots) */
+
+/*
+ * Look up or register every request; @each: a failed registration leaves
+ * that request's reg NULL and goes on (p2p), else it fails the call.  Hits
+ * are probed in batches; dead ones are registered again.
+ */
+static int cache_get_common(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n, bool each)
+{
+	struct ccom_kdev_cache *c = kd->cache;
+	struct ccom_kdev_reg *hits_s[8], **hits = hits_s;
+	bool dead_s[8], *dead = dead_s;
+	int i, j, nh = 0, err = 0;
+
+	if (n > 8) {
+		hits = malloc((size_t)n * sizeof(*hits));
+		dead = malloc((size_t)n * sizeof(*dead));
+		if (!hits || !dead) {
+			err = -ENOMEM;
+			goto out;
+		}
+	}
 	for (i = 0; i < n && !err; i++) {
 		uintptr_t s = (uintptr_t)reqs[i].addr & ~(KDEV_PAGE - 1);
 		uintptr_t e = ((uintptr_t)reqs[i].addr + reqs[i].len + KDEV_PAGE - 1) &
@@ -355,35 +377,71 @@ int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
 		r = cache_find(c, s, e, reqs[i].access);
 		if (r) {
 			r->last_use = ++c->clock;
-			if (!r->in_use && !r->fresh && nh < 8)
+			if (!r->in_use && !r->fresh)
 				hits[nh++] = r;
 			r->in_use = true;
 			reqs[i].reg = r;
 			continue;
 		}
 		err = cache_insert(kd, s, e, reqs[i].access, &reqs[i].reg);
+		if (err && each && err != -ECANCELED) {
+			ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: %s", kd->comm->rank,
+				  err == -ENOSPC ? "the registration cache is full of buffers in use (raise CCOM_KDEV_CACHE)" :
+				  ccom_last_error());
+			reqs[i].reg = NULL;
+			err = 0;
+		}
 	}
-	if (err || nh == 0)
-		goto out;
-	err = cache_probe(kd, hits, nh, dead);
+	for (j = 0; !err && j < nh; j += PROBE_BATCH)
+		err = cache_probe(kd, hits + j, nh - j < PROBE_BATCH ? nh - j : PROBE_BATCH, dead + j);
 	for (i = 0; !err && i < nh; i++) {
-		struct ccom_kdev_reg *old = hits[i], *r;
-		uintptr_t s = old->start, e = old->end;
-		uint32_t access = old->access;
+		struct ccom_kdev_reg *old = hits[i];
 		int k;
 
 		if (!dead[i])
 			continue;
-		ccom_info(CCOM_SUBSYS_KDEV, "kdev: registration [%#lx, %#lx) was invalidated (buffer freed or remapped); registering it again",
-			  (unsigned long)s, (unsigned long)e);
+		ccom_info(CCOM_SUBSYS_KDEV, "kdev: registration [%#lx, %#lx) was invalidated (buffer freed or remapped); registering the buffers again",
+			  (unsigned long)old->start, (unsigned long)old->end);
 		entry_evict(kd, old);	/* frees the slot: cache_insert reuses it */
-		err = cache_insert(kd, s, e, access, &r);
-		for (k = 0; !err && k < n; k++)
-			if (reqs[k].reg == old)
-				reqs[k].reg = r;
+		/*
+		 * Register what the requests cover, not the old range: that may
+		 * have been a larger buffer, now partly unmapped.
+		 */
+		for (k = 0; !err && k < n; k++) {
+			uintptr_t s = (uintptr_t)reqs[k].addr & ~(KDEV_PAGE - 1);
+			uintptr_t e = ((uintptr_t)reqs[k].addr + reqs[k].len + KDEV_PAGE - 1) &
+				      ~(KDEV_PAGE - 1);
+
+			if (reqs[k].reg != old)
+				continue;
+			/* Only entries checked in this call (probed or new) may serve. */
+			reqs[k].reg = cache_find(c, s, e, reqs[k].access);
+			if (reqs[k].reg && reqs[k].reg->in_use)
+				continue;
+			err = cache_insert(kd, s, e, reqs[k].access, &reqs[k].reg);
+			if (err && each) {
+				reqs[k].reg = NULL;
+				err = 0;
+			}
+		}
 	}
 out:
 	for (i = 0; i < c->cap; i++)
 		c->e[i].fresh = false;
+	if (hits != hits_s)
+		free(hits);
+	if (dead != dead_s)
+		free(dead);
 	return err;
+}
+
+int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
+{
+	ccom_kdev_cache_release(kd);
+	return cache_get_common(kd, reqs, n, false);
+}
+
+int ccom_kdev_cache_get_each(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
+{
+	return cache_get_common(kd, reqs, n, true);
 }

@@ -58,10 +58,13 @@
 /* Larger collectives keep the engines busy for long: sleep at once, leave them the CPUs. */
 #define KDEV_SPIN_MAX_BYTES (1u << 20)
 
-/* Cookie: bits 0-15 local peer involved (0xffff: none), 16-23 what. */
-enum { W_COPY = 1, W_REDUCE, W_SIGNAL, W_WAIT };
-#define COOKIE(what, l) (((uint64_t)(what) << 16) | (uint64_t)((l) & 0xffff))
-#define NO_PEER 0xffff
+/* Cookies: kdev.h. */
+#define W_COPY CCOM_KDEV_W_COPY
+#define W_REDUCE CCOM_KDEV_W_REDUCE
+#define W_SIGNAL CCOM_KDEV_W_SIGNAL
+#define W_WAIT CCOM_KDEV_W_WAIT
+#define COOKIE(what, l) CCOM_KDEV_COOKIE(what, l)
+#define NO_PEER CCOM_KDEV_NO_PEER
 
 struct kplan {
 	struct ccom_kdev *kd;
@@ -136,7 +139,7 @@ bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
 	struct ccom_kdev *kd = comm->coll->kdev;
 
 	if (op->kind > CCOM_COLL_ALLTOALL)
-		return false;	/* send/recv stay on the shm transport */
+		return false;	/* send/recv: ccom_kdev_p2p_wants() (p2p.c) */
 	if (is_reduction(op->kind) && is_float(op->dtype) &&
 	    !(kd->info.out_features & NCCOM_FEAT_REDUCE_FP)) {
 		if (!kd->warned_fallback)
@@ -325,22 +328,29 @@ int ccom_kdev_complete(struct ccom_kdev *kd)
 
 /* ---- emission ---- */
 
-static struct nccom_desc *next_desc(struct kplan *kp)
+struct nccom_desc *ccom_kdev_next_desc(struct ccom_kdev *kd, int *err)
 {
-	struct ccom_kdev *kd = kp->kd;
 	struct nccom_desc *d;
 
-	if (kp->err)
-		return NULL;
 	while (!(d = ccom_kdev_get_sqe(&kd->ring))) {
 		/* Ring full: let the engine see what we wrote and wait for room. */
-		kp->err = ccom_kdev_publish(kd);
-		if (!kp->err)
-			kp->err = drain(kd, kd->ring.cq_head + 1, 0, false);
-		if (kp->err)
+		*err = ccom_kdev_publish(kd);
+		if (!*err)
+			*err = drain(kd, kd->ring.cq_head + 1, 0, false);
+		if (*err)
 			return NULL;
 	}
 	return d;
+}
+
+int ccom_kdev_fail(struct ccom_kdev *kd, int err)
+{
+	return fail(kd, err);
+}
+
+static struct nccom_desc *next_desc(struct kplan *kp)
+{
+	return kp->err ? NULL : ccom_kdev_next_desc(kp->kd, &kp->err);
 }
 
 static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,

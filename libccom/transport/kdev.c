@@ -342,7 +342,7 @@ bool ccom_kdev_spin(struct ccom_kdev_spin *s)
 int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t len,
 		      const int *fds, int nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	char cbuf[CMSG_SPACE(sizeof(int) * CCOM_KDEV_MAX_FDS)];
 	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1 };
 	int64_t deadline = ccom_now_us() + KDEV_SETUP_TIMEOUT_US;
@@ -350,7 +350,7 @@ int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t l
 	struct cmsghdr *c;
 	ssize_t n;
 
-	if (nfds > 8)
+	if (nfds > CCOM_KDEV_MAX_FDS)
 		return -EINVAL;
 	if (nfds > 0) {
 		memset(cbuf, 0, sizeof(cbuf));
@@ -393,7 +393,7 @@ int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t l
 static int kdev_recv_once(struct ccom_kdev *kd, int lpeer, void *buf, size_t len, int *fds,
 			  int maxfds, int *nfds)
 {
-	char cbuf[CMSG_SPACE(sizeof(int) * 8)];
+	char cbuf[CMSG_SPACE(sizeof(int) * CCOM_KDEV_MAX_FDS)];
 	struct iovec iov = { .iov_base = buf, .iov_len = len };
 	struct msghdr msg = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf,
 			      .msg_controllen = sizeof(cbuf) };
@@ -716,6 +716,7 @@ void ccom_kdev_cancel(struct ccom_kdev *kd)
 	/* Queued descriptors complete with -ECANCELED; peers' waits on my semaphore get -EPIPE. */
 	kdev_destroy_handle(kd, kd->ring.handle);
 	kdev_destroy_handle(kd, kd->sem);
+	ccom_kdev_p2p_cancel(kd);
 }
 
 int ccom_kdev_publish(struct ccom_kdev *kd)

@@ -41,6 +41,7 @@ struct ccom_kdev_ring {
 
 struct ccom_kdev_cache;
 struct ccom_kdev_imports;
+struct ccom_kdev_p2p;
 
 /* Per-communicator kdev state (comm->coll->kdev). */
 struct ccom_kdev {
@@ -59,6 +60,7 @@ struct ccom_kdev {
 	int64_t min_bytes;		/* CCOM_KDEV_MIN_BYTES */
 	struct ccom_kdev_cache *cache;	/* kdev/regcache.c */
 	struct ccom_kdev_imports *imports; /* kdev/grant.c: per peer */
+	struct ccom_kdev_p2p *p2p;	/* kdev/p2p.c: per-peer Send/Recv state */
 	void *scratch;			/* Reduce: where non-root ranks leave their slice */
 	size_t scratch_size;
 	bool warned_fallback;
@@ -168,7 +170,8 @@ static inline void ccom_kdev_spin_reset(struct ccom_kdev_spin *s)
 
 bool ccom_kdev_spin(struct ccom_kdev_spin *s);
 
-/* Send/receive one grant-channel packet with up to @nfds descriptors. */
+/* Send/receive one grant-channel packet with up to @nfds (<= CCOM_KDEV_MAX_FDS) descriptors. */
+#define CCOM_KDEV_MAX_FDS 16
 int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t len,
 		      const int *fds, int nfds);
 /*
