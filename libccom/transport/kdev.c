@@ -627,6 +627,10 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 	if (comm->nnodes > 1 || !cs->shm)
 		return kdev_not_used(comm, mode, -1,
 				     "the ranks span several hosts (kdev runs the ranks of one host)");
+	/* Grants held per peer are a 64-bit mask (kdev/regcache.c). */
+	if (comm->local_nranks > CCOM_KDEV_MAX_LOCAL)
+		return kdev_not_used(comm, mode, -1,
+				     "more than 64 ranks of the communicator on this host (kdev supports up to 64)");
 	/* Peer info already says whether every rank sees devices: no probe needed then. */
 	for (l = 0; mode != 0 && l < comm->nranks; l++)
 		if (comm->peers[l].ndevices <= 0)

@@ -22,6 +22,7 @@
 struct ccomComm;
 
 #define CCOM_KDEV_DEPTH 1024		/* ring entries (power of two) */
+#define CCOM_KDEV_MAX_LOCAL 64		/* ranks per host (peers_have masks) */
 #define CCOM_TAG_KDEV_BASE (CCOM_BOOTSTRAP_TAG_USER_BASE + 0x300)
 
 /* The mmap'd queue. */
