@@ -207,7 +207,7 @@ static const char *bs_err_str(int rc)
 	case -EBADMSG:
 		return "the answer is not a ccom bootstrap message (wrong magic): the address belongs to another program or job";
 	default:
-		return strerror(-rc);
+		return ccom_errno_str(-rc);
 	}
 }
 
@@ -348,21 +348,35 @@ static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
 	}
 }
 
-static void bs_accept_all(struct ccom_bootstrap *bs)
+/*
+ * Accept every waiting connection.  Running out of file descriptors is an
+ * error of this rank: the connection would stay in the backlog and its
+ * sender, whose send completed, would wait for an answer that never comes.
+ */
+static int bs_accept_all(struct ccom_bootstrap *bs)
 {
 	for (;;) {
 		struct bs_pending p;
+		int rc;
 
 		memset(&p, 0, sizeof(p));
-		if (ccom_sock_accept(bs->listen_fd, 0, NULL, &p.fd, &p.from))
-			return;
+		rc = ccom_sock_accept(bs->listen_fd, 0, NULL, &p.fd, &p.from);
+		if (rc == -EMFILE || rc == -ENFILE) {
+			ccom_set_last_error("Bootstrap: rank %d cannot accept a peer's connection: %s",
+					    bs->rank, bs_err_str(rc));
+			return rc;
+		}
+		if (rc)
+			return 0;
 		if (bs->npend == bs->pend_cap) {
 			int cap = bs->pend_cap ? bs->pend_cap * 2 : 8;
 			struct bs_pending *np = realloc(bs->pend, cap * sizeof(*np));
 
 			if (!np) {
 				close(p.fd);
-				return;
+				ccom_set_last_error("Bootstrap: rank %d: out of memory for a peer's connection",
+						    bs->rank);
+				return -ENOMEM;
 			}
 			bs->pend = np;
 			bs->pend_cap = cap;
@@ -422,8 +436,8 @@ static int bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
 	/* Backwards: finishing entry i moves the last entry into its slot. */
 	for (i = npend - 1; i >= 0; i--)
 		bs_pending_progress(bs, i, pfd[n + i].revents != 0);
-	if (pfd[0].revents)
-		bs_accept_all(bs);
+	if (pfd[0].revents && !rc)
+		rc = bs_accept_all(bs);
 out_free:
 	free(pfd);
 	free(who);
@@ -684,11 +698,18 @@ int ccom_bootstrap_barrier(struct ccom_bootstrap *bs)
 	return rc;
 }
 
-int ccom_bootstrap_subset_allgather(struct ccom_bootstrap *bs, const int *ranks, int n, int tag,
-				    void *buf, size_t slot_size)
+/*
+ * Subset operations (e.g. the ranks of one host) run over the subset's
+ * positions 0..n-1 with log2(n) rounds, like the full-job ones: an
+ * all-to-all would open n^2 connections, which 128 ranks in one process
+ * (ccomCommInitAll) cannot hold.  Round k of caller tag t uses tag
+ * t + BS_TAG_SUBSET_BASE + (k << BS_TAG_ROUND_SHIFT).
+ */
+#define BS_TAG_ROUND_SHIFT 24
+
+static int bs_subset_me(struct ccom_bootstrap *bs, const int *ranks, int n)
 {
-	int me = -1, i, rc = 0;
-	char *b = buf;
+	int me = -1, i;
 
 	for (i = 0; i < n; i++) {
 		if (bs_check_peer(bs, ranks[i]))
@@ -696,33 +717,63 @@ int ccom_bootstrap_subset_allgather(struct ccom_bootstrap *bs, const int *ranks,
 		if (ranks[i] == bs->rank)
 			me = i;
 	}
-	if (me < 0) {
+	if (me < 0)
 		ccom_set_last_error("Bootstrap: subset operation on rank %d which is not in the subset",
 				    bs->rank);
-		return -EINVAL;
-	}
-	tag += BS_TAG_SUBSET_BASE;
-	pthread_mutex_lock(&bs->lock);
-	for (i = 1; i < n && !rc; i++)
-		rc = bs_send_locked(bs, ranks[(me + i) % n], tag, b + me * slot_size, slot_size);
-	for (i = 1; i < n && !rc; i++) {
-		int j = (me - i + n) % n;
+	return me < 0 ? -EINVAL : me;
+}
 
-		rc = bs_recv_locked(bs, ranks[j], tag, b + j * slot_size, slot_size);
+/* Bruck over the subset, as bs_bruck_allgather_locked() over the job. */
+int ccom_bootstrap_subset_allgather(struct ccom_bootstrap *bs, const int *ranks, int n, int tag,
+				    void *buf, size_t slot_size)
+{
+	int me = bs_subset_me(bs, ranks, n), k, j, rc = 0;
+	char *tmp, *b = buf;
+	int dist;
+
+	if (me < 0)
+		return me;
+	tmp = malloc((size_t)n * slot_size);
+	if (!tmp) {
+		ccom_set_last_error("Bootstrap: out of memory for a subset all-gather of %d x %zu bytes",
+				    n, slot_size);
+		return -ENOMEM;
+	}
+	memcpy(tmp, b + (size_t)me * slot_size, slot_size);
+	pthread_mutex_lock(&bs->lock);
+	for (k = 0, dist = 1; dist < n && !rc; k++, dist <<= 1) {
+		size_t cnt = (size_t)(dist < n - dist ? dist : n - dist);
+		int t = tag + BS_TAG_SUBSET_BASE + (k << BS_TAG_ROUND_SHIFT);
+
+		rc = bs_send_locked(bs, ranks[(me - dist + n) % n], t, tmp, cnt * slot_size);
+		if (!rc)
+			rc = bs_recv_locked(bs, ranks[(me + dist) % n], t,
+					    tmp + (size_t)dist * slot_size, cnt * slot_size);
 	}
 	pthread_mutex_unlock(&bs->lock);
+	for (j = 0; j < n && !rc; j++)
+		memcpy(b + (size_t)((me + j) % n) * slot_size, tmp + (size_t)j * slot_size, slot_size);
+	free(tmp);
 	return rc;
 }
 
+/* Dissemination barrier over the subset. */
 int ccom_bootstrap_subset_barrier(struct ccom_bootstrap *bs, const int *ranks, int n, int tag)
 {
-	char *tmp = calloc(n, 1);
-	int rc;
+	int me = bs_subset_me(bs, ranks, n), k, rc = 0;
+	int dist;
 
-	if (!tmp)
-		return -ENOMEM;
-	rc = ccom_bootstrap_subset_allgather(bs, ranks, n, tag, tmp, 1);
-	free(tmp);
+	if (me < 0)
+		return me;
+	pthread_mutex_lock(&bs->lock);
+	for (k = 0, dist = 1; dist < n && !rc; k++, dist <<= 1) {
+		int t = tag + BS_TAG_SUBSET_BASE + (k << BS_TAG_ROUND_SHIFT);
+
+		rc = bs_send_locked(bs, ranks[(me + dist) % n], t, NULL, 0);
+		if (!rc)
+			rc = bs_recv_locked(bs, ranks[(me - dist + n) % n], t, NULL, 0);
+	}
+	pthread_mutex_unlock(&bs->lock);
 	return rc;
 }
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,7 +23,16 @@
 /* ------------------------------------------------------------------ */
 /* ccomCommInitAll                                                     */
 
+struct init_all_job;
+
+/* What the ranks of one ccomCommInitAll() share. */
+struct init_all_shared {
+	_Atomic int first_failed;	/* rank whose own init failed first, -1: none */
+	_Atomic int finished;		/* threads that returned */
+};
+
 struct init_all_job {
+	struct init_all_shared *sh;
 	pthread_t th;
 	ccomComm_t comm;
 	ccomUniqueId id;
@@ -37,9 +47,15 @@ static void *init_all_thread(void *arg)
 {
 	struct init_all_job *j = arg;
 
+	int none = -1;
+
 	j->res = ccomCommInitRankConfig(&j->comm, j->nranks, j->id, j->rank, &j->config);
-	if (j->res != ccomSuccess)
+	if (j->res != ccomSuccess) {
 		snprintf(j->err, sizeof(j->err), "%s", ccom_last_error());
+		/* The first failure is the cause; the siblings it aborts only echo it. */
+		atomic_compare_exchange_strong(&j->sh->first_failed, &none, j->rank);
+	}
+	atomic_fetch_add(&j->sh->finished, 1);
 	return NULL;
 }
 
@@ -69,9 +85,23 @@ static int check_devlist(int ndev, const int *devlist)
 	return 0;
 }
 
+static void init_all_abort(struct init_all_job *jobs, int n)
+{
+	ccomComm_t c;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		c = __atomic_load_n(&jobs[i].comm, __ATOMIC_ACQUIRE);
+		if (c)
+			atomic_store(&c->abort_flag, 1);
+	}
+}
+
 ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 {
+	struct init_all_shared sh = { -1, 0 };
 	struct init_all_job *jobs;
+	char msg[sizeof(jobs->err)];
 	ccomResult_t res = ccomSuccess;
 	int ndevices, i, started = 0, rc;
 
@@ -98,6 +128,7 @@ ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 	for (i = 0; i < ndev; i++) {
 		ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 
+		jobs[i].sh = &sh;
 		jobs[i].id = jobs[0].id;
 		jobs[i].nranks = ndev;
 		jobs[i].rank = i;
@@ -110,30 +141,24 @@ ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 		}
 		started++;
 	}
-	if (started < ndev) {
-		/* The started ranks can never complete: abort them. */
-		for (i = 0; i < started; i++) {
-			ccomComm_t c = NULL;
-			int spins;
-
-			/* The handle is published right after validation. */
-			for (spins = 0; spins < 5000 && !c; spins++) {
-				c = __atomic_load_n(&jobs[i].comm, __ATOMIC_ACQUIRE);
-				if (!c)
-					usleep(1000);
-			}
-			if (c)
-				atomic_store(&c->abort_flag, 1);
-		}
+	/*
+	 * One rank that fails (or a thread that never started) means the
+	 * others can never complete: abort them at once instead of letting
+	 * them wait for CCOM_BOOTSTRAP_TIMEOUT.  Handles are published right
+	 * after validation, so keep aborting until every thread returned.
+	 */
+	while (atomic_load(&sh.finished) < started) {
+		if (started < ndev || atomic_load(&sh.first_failed) >= 0)
+			init_all_abort(jobs, started);
+		usleep(1000);
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(jobs[i].th, NULL);
-	for (i = 0; i < started && res == ccomSuccess; i++) {
-		if (jobs[i].res != ccomSuccess) {
-			res = jobs[i].res;
-			ccom_set_last_error_quiet(jobs[i].err);
-		}
-	}
+	rc = atomic_load(&sh.first_failed);
+	if (res == ccomSuccess && rc >= 0)
+		res = jobs[rc].res;
+	if (res != ccomSuccess)
+		snprintf(msg, sizeof(msg), "%s", rc >= 0 ? jobs[rc].err : ccom_last_error());
 	for (i = 0; i < ndev; i++) {
 		if (res != ccomSuccess) {
 			ccomCommDestroy(jobs[i].comm);
@@ -142,6 +167,9 @@ ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 			comms[i] = jobs[i].comm;
 		}
 	}
+	/* After the destroys, which clear the thread's last error. */
+	if (res != ccomSuccess)
+		ccom_set_last_error_quiet(msg);
 	free(jobs);
 	return res;
 }

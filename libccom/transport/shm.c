@@ -105,6 +105,8 @@ static int recv_fd(int sock)
 
 	if (recvmsg(sock, &msg, MSG_CMSG_CLOEXEC) != 1)
 		return errno ? -errno : -EPROTO;
+	if (msg.msg_flags & MSG_CTRUNC)
+		return -EMFILE;	/* the kernel could not install the fd here */
 	c = CMSG_FIRSTHDR(&msg);
 	if (!c || c->cmsg_type != SCM_RIGHTS)
 		return -EPROTO;
@@ -130,6 +132,11 @@ static int shm_serve_fd(struct ccomComm *comm, int lsock, int fd, int n)
 		if (poll(&p, 1, 50) <= 0)
 			continue;
 		c = accept4(lsock, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0 && (errno == EMFILE || errno == ENFILE)) {
+			err = -errno;
+			ccom_set_last_error("shm: cannot accept a local peer: %s", ccom_errno_str(-err));
+			return err;
+		}
 		if (c < 0)
 			continue;
 		err = send_fd(c, fd);
@@ -154,8 +161,12 @@ static int shm_fetch_fd(struct ccomComm *comm, const char *path)
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	for (;;) {
 		sock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (sock < 0)
-			return -errno;
+		if (sock < 0) {
+			fd = -errno;
+			ccom_set_last_error("shm: cannot create a socket to fetch the host segment: %s",
+					    ccom_errno_str(-fd));
+			return fd;
+		}
 		if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) == 0)
 			break;
 		close(sock);
@@ -172,7 +183,7 @@ static int shm_fetch_fd(struct ccomComm *comm, const char *path)
 	close(sock);
 	if (fd < 0)
 		ccom_set_last_error("shm: receiving the segment fd from the host's first rank failed: %s",
-				    strerror(-fd));
+				    ccom_errno_str(-fd));
 	return fd;
 }
 
@@ -181,20 +192,25 @@ static int shm_create_leader(struct ccomComm *comm, struct ccom_shm *s, int *lso
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 
+	int err;
+
 	s->fd = memfd_create("ccom-shm", MFD_CLOEXEC);
 	if (s->fd < 0 || ftruncate(s->fd, (off_t)s->size) < 0) {
-		ccom_set_last_error("shm: memfd of %zu bytes failed: %s", s->size, strerror(errno));
-		return -errno;
+		err = -errno;
+		ccom_set_last_error("shm: memfd of %zu bytes failed: %s", s->size,
+				    ccom_errno_str(-err));
+		return err;
 	}
 	if (comm->local_nranks == 1)
 		return 0;
-	*lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
 	unlink(path);
+	*lsock = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (*lsock < 0 || bind(*lsock, (struct sockaddr *)&sa, sizeof(sa)) < 0 ||
 	    listen(*lsock, CCOM_SHM_MAX_LOCAL) < 0) {
-		ccom_set_last_error("shm: cannot listen on %s: %s", path, strerror(errno));
-		return -errno;
+		err = -errno;
+		ccom_set_last_error("shm: cannot listen on %s: %s", path, ccom_errno_str(-err));
+		return err;
 	}
 	return 0;
 }

@@ -64,6 +64,13 @@ void ccom_set_last_error_quiet(const char *msg)
 	snprintf(last_error, sizeof(last_error), "%s", msg);
 }
 
+const char *ccom_errno_str(int err)
+{
+	if (err == EMFILE || err == ENFILE)
+		return "too many open files (each rank keeps a socket per peer it talks to): raise the open-file limit (ulimit -n) or run fewer ranks per process";
+	return strerror(err);
+}
+
 const char *ccom_last_error(void)
 {
 	return last_error;

@@ -37,4 +37,10 @@ void ccom_clear_last_error(void);
 /* Set the calling thread's last error without logging (copying another thread's). */
 void ccom_set_last_error_quiet(const char *msg);
 
+/*
+ * strerror(@err) (a positive errno), with the fix appended where there is
+ * one to give (running out of file descriptors).
+ */
+const char *ccom_errno_str(int err);
+
 #endif

@@ -18,6 +18,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "util/err.h"
 #include "util/misc.h"
 #include "util/params.h"
 #include "util/socket.h"
@@ -231,7 +232,7 @@ int ccom_iface_select(union ccom_sockaddr *addr, char *ifname, size_t ifname_len
 	}
 	if (getifaddrs(&list)) {
 		rc = -errno;
-		snprintf(why, why_len, "getifaddrs failed: %s", strerror(-rc));
+		snprintf(why, why_len, "getifaddrs failed: %s", ccom_errno_str(-rc));
 		return rc;
 	}
 	rc = iface_pick(list, spec, family, 0, addr, ifname, ifname_len);

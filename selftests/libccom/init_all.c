@@ -6,8 +6,13 @@
  * Devlist checks happen before anything is created: a duplicate device is
  * ccomInvalidUsage, a negative one ccomInvalidArgument, NULL comms or
  * ndev < 1 ccomInvalidArgument; the comms array is left NULL.
+ * One rank that fails makes the whole call fail at once, with that rank's
+ * message: 16 ranks under an open-file limit of 100 (in a child) return
+ * ccomSystemError naming the limit, long before CCOM_BOOTSTRAP_TIMEOUT
+ * (the siblings are aborted), and leave no file descriptor behind.
  */
 #include <pthread.h>
+#include <sys/resource.h>
 
 #include "bootstrap/bootstrap.h"
 #include "init/comm.h"
@@ -20,6 +25,33 @@ static void *barrier_thread(void *arg)
 	struct ccomComm *c = arg;
 
 	return (void *)(long)ccom_bootstrap_barrier(c->bootstrap);
+}
+
+static int fail_fast_child(int rank, int nranks, void *arg)
+{
+	struct rlimit rl = { 100, 100 };
+	ccomComm_t many[16];
+	int fds0, i;
+	double t0;
+
+	(void)rank;
+	(void)nranks;
+	(void)arg;
+	T_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0, "setrlimit");
+	fds0 = t_count_fds();
+	t0 = t_now();
+	T_CCOM(ccomCommInitAll(many, 16, NULL), ccomSystemError);
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "open-file limit", NULL), "message: %s",
+		ccomGetLastError(NULL));
+	/* A hang detector, not a speed check: the bootstrap timeout is minutes. */
+	T_CHECK(t_now() - t0 < 60, "the failure took %.1f s: the siblings were not aborted",
+		t_now() - t0);
+	for (i = 0; i < 16; i++)
+		T_CHECK(many[i] == NULL, "comms[%d] left set", i);
+	T_CHECK(t_count_fds() == fds0, "%d file descriptors leaked", t_count_fds() - fds0);
+	printf("16 ranks under an open-file limit of 100: failed in %.2f s: %s\n", t_now() - t0,
+	       ccomGetLastError(NULL));
+	return T_PASS;
 }
 
 int main(void)
@@ -65,5 +97,7 @@ int main(void)
 	for (i = 0; i < 4; i++)
 		T_CCOM(ccomCommDestroy(comms[i]), ccomSuccess);
 	printf("4 ranks in one process initialised and destroyed\n");
+	T_CHECK(t_fork_ranks(1, fail_fast_child, NULL, NULL, 240) == 0,
+		"InitAll under a low open-file limit (see above)");
 	return T_PASS;
 }
