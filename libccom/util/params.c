@@ -45,9 +45,9 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
 	/* kdev transport (libccom/transport/kdev.c, libccom/kdev/) */
 	{ "CCOM_KDEV", NULL,
-	  "1 forces the kdev transport (/dev/nccom engine, single copy on user buffers) for every collective it runs (error if the driver is unusable); 0 turns it off; unset: used when /dev/nccom is usable, per collective and size where it measured faster than shm (Documentation/libccom/kdev.rst), never below CCOM_KDEV_MIN_BYTES." },
-	{ "CCOM_KDEV_MIN_BYTES", "262144",
-	  "With CCOM_KDEV unset: no collective smaller than this (bytes as ccom-perf counts them) runs on the nccom engine; above it the per-collective thresholds of Documentation/libccom/kdev.rst apply (same on every rank)." },
+	  "1 forces the kdev transport (/dev/nccom engine, single copy on user buffers) for every collective it runs and every Send/Recv between local ranks (error if the driver is unusable); 0 turns it off; unset: used when /dev/nccom is usable, per collective and size where it measured faster than shm (Documentation/libccom/kdev.rst), never below CCOM_KDEV_MIN_BYTES." },
+	{ "CCOM_KDEV_MIN_BYTES", "65536",
+	  "With CCOM_KDEV unset: no collective or Send/Recv smaller than this (bytes as ccom-perf counts them) runs on the nccom engine; above it the per-collective thresholds of Documentation/libccom/kdev.rst apply (same on every rank)." },
 	{ "CCOM_KDEV_CACHE", "64", "User-buffer registrations kept by the kdev registration cache (LRU, 4-4096)." },
 	{ "CCOM_NSOCKS", "2",
 	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },
