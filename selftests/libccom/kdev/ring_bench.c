@@ -133,5 +133,10 @@ int main(int argc, char **argv)
 	}
 	for (k = 3; k < argc && b.nsizes < 16; k++)
 		b.sizes[b.nsizes++] = strtoull(argv[k], NULL, 0);
-	return t_fork_ranks_id(n, bench_rank, &b, codes, 1200, &b.id) ? 1 : 0;
+	if (!t_fork_ranks_id(n, bench_rank, &b, codes, 1200, &b.id))
+		return 0;
+	for (k = 0; k < n; k++)
+		if (codes[k])
+			fprintf(stderr, "ring_bench: rank %d exited with %d\n", k, codes[k]);
+	return 1;
 }
