@@ -157,6 +157,8 @@ int ccom_kdev_cache_take_drops(struct ccom_kdev *kd, int l, uint64_t *ids, int m
 	struct kdev_drops *d = &kd->cache->drops[l];
 	int n = d->n < max ? d->n : max;
 
+	if (n <= 0)
+		return 0;	/* d->ids may still be NULL */
 	memcpy(ids, d->ids, (size_t)n * sizeof(*ids));
 	memmove(d->ids, d->ids + n, (size_t)(d->n - n) * sizeof(*ids));
 	d->n -= n;
