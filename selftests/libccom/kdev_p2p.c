@@ -16,11 +16,15 @@
  * another rank (the engine path was taken, nothing fell back).
  *
  * Then without CCOM_KDEV (automatic choice), 2 ranks: a 4 KiB exchange
- * stays on shm, a 4 MiB one runs on the engine.  Last, kill-a-peer: of 3
+ * stays on shm, a 4 MiB one runs on the engine.  Then kill-a-peer: of 3
  * ranks exchanging 16 MiB in a ring, rank 2 SIGKILLs itself; the others
- * must fail with ccomRemoteError naming rank 2.  The driver's counters
- * must be zero afterwards.  SKIPs (77) without a usable /dev/nccom.
+ * must fail with ccomRemoteError naming rank 2.  Last, abort: of 2 ranks
+ * with 1 GiB of Send/Recv queued, rank 0 calls ccomCommAbort after 0.3 s;
+ * its synchronize must fail and rank 1 must get ccomRemoteError saying
+ * that rank 0 aborted.  The driver's counters must be zero after each
+ * part.  SKIPs (77) without a usable /dev/nccom.
  */
+#include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -388,6 +392,60 @@ static int dead_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
+static void *aborter(void *arg)
+{
+	usleep(300000);
+	ccomCommAbort(arg);
+	return NULL;
+}
+
+/* Rank 0 aborts while 1 GiB of Send/Recv is queued on the engine. */
+static int abort_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t len = 32u << 20;
+	uint8_t *s = calloc(1, len), *r = calloc(1, len);
+	ccomResult_t res;
+	ccomComm_t comm;
+	pthread_t t;
+	double t0;
+	int i;
+
+	(void)n;
+	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	T_CHECK(s && r, "calloc");
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	for (i = 0; i < 32; i++) {
+		ccomGroupStart();
+		ccomSend(s, len, ccomUint8, 1 - rank, comm, NULL);
+		ccomRecv(r, len, ccomUint8, 1 - rank, comm, NULL);
+		T_CCOM(ccomGroupEnd(), ccomSuccess);
+		if (i == 0)
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	}
+	if (rank == 0)
+		T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank %d: Send/Recv returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
+	       t_now() - t0, rank == 0 ? "(aborted here)" : ccomGetLastError(comm));
+	fflush(stdout);
+	if (rank == 0) {
+		pthread_join(t, NULL);
+		T_CHECK(res != ccomSuccess, "31 exchanges of 32 MiB finished within 0.3 s; the abort had nothing to cancel");
+		return T_PASS;
+	}
+	T_CHECK(res == ccomRemoteError, "rank 1: got %s, want ccomRemoteError",
+		ccomGetErrorString(res));
+	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
+		"rank 1: message does not say that rank 0 aborted: %s", ccomGetLastError(comm));
+	ccomCommDestroy(comm);
+	free(s);
+	free(r);
+	return T_PASS;
+}
+
 /* Occurrences of @s in @path (-1: unreadable). */
 static int file_count(const char *path, const char *s)
 {
@@ -493,5 +551,10 @@ int main(void)
 		T_CHECK(codes[n] == (n == 2 ? 128 + SIGKILL : 0), "kill a peer: rank %d exited with %d, want %d",
 			n, codes[n], n == 2 ? 128 + SIGKILL : 0);
 	printf("every survivor failed with ccomRemoteError naming rank 2\n");
-	return kt_counters_zero("after kill-a-peer");
+	if (kt_counters_zero("after kill-a-peer"))
+		return T_FAIL;
+	printf("abort, 2 ranks\n");
+	fflush(stdout);
+	T_CHECK(ct_run(&jd, 2, abort_rank, 200) == T_PASS, "abort during Send/Recv failed");
+	return kt_counters_zero("after abort");
 }
