@@ -16,8 +16,13 @@
  * a few: busy-polling took the 2-rank 8-byte AllReduce between two
  * namespaces from 19-24 us to 6-7 us on an idle 2-CPU machine.  When the
  * peer cannot run because we hold its CPU, polls time out and the budget
- * decays to NET_SPIN_MIN_US, i.e. the old sleep-at-once behaviour.  More
- * ranks on this host than CPUs: no busy-poll at all.
+ * decays to NET_SPIN_MIN_US, i.e. the old sleep-at-once behaviour.  At
+ * most every 250 ms a stall polls and yields for up to 5 ms instead of
+ * sleeping, so that two ranks stuck on one CPU by sync wake-ups get
+ * spread by the scheduler (2-rank 1 MiB AllReduce between namespaces on
+ * an idle machine: median 325 us with it, 616 us without, Open MPI 459;
+ * 18 interleaved runs).  More ranks on this host than CPUs: no busy-poll
+ * at all.
  *
  * Setup (collective over the peer list): every rank with peers listens on
  * the address of its bootstrap socket (so CCOM_SOCKET_IFNAME selects the
@@ -33,6 +38,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -62,6 +68,9 @@
 #define NET_SPIN_MIN_US 2
 #define NET_SPIN_MAX_US 100
 #define NET_SPIN_STEP_US 5
+/* A poll-and-yield window of NET_PROBE_US at most every NET_PROBE_EVERY_US. */
+#define NET_PROBE_US 5000
+#define NET_PROBE_EVERY_US 250000
 
 /* Address card each rank sends to each of its peers over the bootstrap. */
 struct net_card {
@@ -136,6 +145,8 @@ struct net_group {
 	int spin_us;			/* current budget, adapted per stall */
 	int spin_max_us;
 	bool slept;			/* this stall already went to ppoll() */
+	int64_t next_probe_us;		/* next poll-and-yield window (see net_wait()) */
+	int64_t probe_until_us;
 };
 
 static struct net_conn *to_net(struct ccom_transport_conn *conn)
@@ -302,6 +313,22 @@ static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 			g->idle_since = now;
 		if (now - g->idle_since < g->spin_us)
 			return 0;	/* busy-poll: the caller retries its send/recv */
+		/*
+		 * Now and then stay runnable (poll and yield) instead of
+		 * sleeping: two ranks that wake each other through sockets
+		 * end up on one CPU (socket wake-ups are sync wake-ups: the
+		 * woken task goes to the waker's CPU) and stay there while
+		 * each sleeps as the other runs.  Two runnable tasks on one
+		 * CPU let the idle CPU take one of them.
+		 */
+		if (now >= g->next_probe_us) {
+			g->next_probe_us = now + NET_PROBE_EVERY_US;
+			g->probe_until_us = now + NET_PROBE_US;
+		}
+		if (now < g->probe_until_us) {
+			sched_yield();
+			return 0;
+		}
 		/* The peer did not come in time: it may need this CPU; sleep, spin less next time. */
 		g->slept = true;
 		if (g->spin_us > NET_SPIN_MIN_US)
