@@ -140,8 +140,8 @@ bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
 {
 	struct ccom_kdev *kd = comm->coll->kdev;
 
-	if (op->kind > CCOM_COLL_ALLTOALL)
-		return false;	/* send/recv: ccom_kdev_p2p_wants() (p2p.c) */
+	if (op->kind > CCOM_COLL_ALLTOALL || kd->p2p_only)
+		return false;	/* send/recv: ccom_kdev_p2p_wants() (p2p.c); several hosts */
 	if (is_reduction(op->kind) && is_float(op->dtype) &&
 	    !(kd->info.out_features & NCCOM_FEAT_REDUCE_FP)) {
 		if (!kd->warned_fallback)

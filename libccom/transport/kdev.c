@@ -615,6 +615,23 @@ static int kdev_not_used(struct ccomComm *comm, int mode, int bad, const char *w
 	return 0;
 }
 
+/* The most ranks of the communicator on one host (same answer on every rank). */
+static int kdev_max_local(const struct ccomComm *comm)
+{
+	int *n = calloc((size_t)comm->nranks, sizeof(int)), r, max = 0;
+
+	if (!n)
+		return comm->local_nranks;
+	for (r = 0; r < comm->nranks; r++) {
+		int node = comm->rank_to_node[r];
+
+		if (node >= 0 && node < comm->nranks && ++n[node] > max)
+			max = n[node];
+	}
+	free(n);
+	return max;
+}
+
 int ccom_kdev_comm_init(struct ccomComm *comm)
 {
 	struct ccom_coll_state *cs = comm->coll;
@@ -622,15 +639,19 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 	struct ccom_kdev *kd;
 	int mode = kdev_mode(), bad, err, l;
 
+	/* Every early return below depends only on what every rank knows alike. */
 	if (comm->nranks == 1)
 		return 0;	/* nothing to move between ranks */
-	if (comm->nnodes > 1 || !cs->shm)
+	if (comm->nnodes <= 1 && !cs->shm)
 		return kdev_not_used(comm, mode, -1,
-				     "the ranks span several hosts (kdev runs the ranks of one host)");
+				     "no shared-memory segment between the ranks (CCOM_TRANSPORT=net?)");
 	/* Grants held per peer are a 64-bit mask (kdev/regcache.c). */
-	if (comm->local_nranks > CCOM_KDEV_MAX_LOCAL)
+	if (kdev_max_local(comm) > CCOM_KDEV_MAX_LOCAL)
 		return kdev_not_used(comm, mode, -1,
-				     "more than 64 ranks of the communicator on this host (kdev supports up to 64)");
+				     "more than 64 ranks of the communicator on one host (kdev supports up to 64)");
+	if (kdev_max_local(comm) < 2)
+		return kdev_not_used(comm, mode, -1,
+				     "no two ranks of the communicator share a host");
 	/* Peer info already says whether every rank sees devices: no probe needed then. */
 	for (l = 0; mode != 0 && l < comm->nranks; l++)
 		if (comm->peers[l].ndevices <= 0)
@@ -642,6 +663,8 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 	kd->comm = comm;
 	kd->fd = -1;
 	kd->forced = mode == 1;
+	/* Several hosts: Send/Recv with the ranks of this host only (collectives need them all). */
+	kd->p2p_only = comm->nnodes > 1;
 	kd->nlocal = comm->local_nranks;
 	kd->me = comm->local_rank;
 	kd->min_bytes = ccom_param_int("CCOM_KDEV_MIN_BYTES");
@@ -660,6 +683,11 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 		err = -ENODEV;
 	} else {
 		err = kdev_probe_local(kd, &pr);
+	}
+	if (!err && kd->nlocal > 1 && !cs->shm) {
+		snprintf(pr.reason, sizeof(pr.reason),
+			 "no shared-memory segment with its local peers (CCOM_TRANSPORT=net?)");
+		err = -ENODEV;
 	}
 	pr.ok = !err;
 	pr.err = err;
@@ -685,10 +713,11 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 		return err;
 	}
 	cs->kdev = kd;
-	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d uses /dev/nccom device %d (ABI %u, features %#llx, queue depth %u)%s",
+	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d uses /dev/nccom device %d (ABI %u, features %#llx, queue depth %u)%s%s",
 		  comm->rank, comm->device, kd->info.out_abi_version,
 		  (unsigned long long)kd->info.out_features, kd->ring.depth,
-		  kd->forced ? ", forced for every collective (CCOM_KDEV=1)" : "");
+		  kd->p2p_only ? " for Send/Recv with the ranks of its host only (the communicator spans several hosts)" : "",
+		  kd->forced ? ", forced (CCOM_KDEV=1)" : "");
 	return 0;
 }
 

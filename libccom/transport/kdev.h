@@ -57,6 +57,7 @@ struct ccom_kdev {
 	uint32_t *peer_sem;		/* nlocal imported semaphore handles, 0 for me */
 	uint64_t coll_seq;		/* kdev collectives run (semaphore epoch) */
 	bool forced;			/* CCOM_KDEV=1 */
+	bool p2p_only;			/* the comm spans hosts: Send/Recv between local ranks only */
 	bool dead;			/* queue destroyed after abort/failure */
 	int64_t min_bytes;		/* CCOM_KDEV_MIN_BYTES */
 	struct ccom_kdev_cache *cache;	/* kdev/regcache.c */
@@ -69,8 +70,9 @@ struct ccom_kdev {
 
 /*
  * Collective over the communicator, at init's connect stage (through
- * coll/): decides whether kdev is used (every rank of the comm on one host,
- * /dev/nccom usable on every rank, compat id matching, CCOM_KDEV not 0);
+ * coll/): decides whether kdev is used (/dev/nccom usable on every rank,
+ * compat id matching, CCOM_KDEV not 0; collectives only when every rank of
+ * the comm is on one host, else Send/Recv between the ranks of a host);
  * if so opens the device, creates the queue and semaphore and connects the
  * grant channel.  Leaves comm->coll->kdev NULL and logs one INFO line when
  * kdev is not used.  Returns 0, or -errno when CCOM_KDEV=1 and kdev cannot

@@ -16,9 +16,13 @@
  * another rank (the engine path was taken, nothing fell back).
  *
  * Then without CCOM_KDEV (automatic choice), 2 ranks: a 4 KiB exchange
- * stays on shm, a 4 MiB one runs on the engine.  Then kill-a-peer: of 3
- * ranks exchanging 16 MiB in a ring, rank 2 SIGKILLs itself; the others
- * must fail with ccomRemoteError naming rank 2.  Last, abort: of 2 ranks
+ * stays on shm, a 4 MiB one runs on the engine.  A mixed job of 2 simulated
+ * hosts (network namespaces) x 2 ranks with CCOM_KDEV=1: local Send/Recv on
+ * the engine (counted in the logs), between hosts on net_socket, an
+ * AllReduce across hosts.  Then kill-a-peer: of 3 ranks exchanging 16 MiB
+ * in a ring, rank 2 SIGKILLs itself after its third group while the others
+ * have a fourth queued (they cannot complete it without rank 2); they must
+ * fail with ccomRemoteError naming rank 2.  Last, abort: of 2 ranks
  * with 1 GiB of Send/Recv queued, rank 0 calls ccomCommAbort after 0.3 s;
  * its synchronize must fail and rank 1 must get ccomRemoteError saying
  * that rank 0 aborted.  The driver's counters must be zero after each
@@ -31,6 +35,7 @@
 #include <sys/wait.h>
 
 #include "kdev_util.h"
+#include "net_util.h"
 
 #define BIGN ((4u << 20) / 4 + 3)	/* int32 elements: 4 MiB + 12 bytes */
 
@@ -366,16 +371,18 @@ static int dead_rank(int rank, int n, void *arg)
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	for (i = 0; i < 4; i++) {
+		if (rank == 2 && i == 3) {
+			/* The others wait for this rank in their 4th group. */
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+			usleep(50000);
+			raise(SIGKILL);
+		}
 		ccomGroupStart();
 		ccomSend(s, len, ccomUint8, next, comm, NULL);
 		ccomRecv(r, len, ccomUint8, prev, comm, NULL);
 		T_CCOM(ccomGroupEnd(), ccomSuccess);
 		if (i == 0)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	}
-	if (rank == 2) {
-		usleep(50000);
-		raise(SIGKILL);
 	}
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
@@ -443,6 +450,79 @@ static int abort_rank(int rank, int n, void *arg)
 	ccomCommDestroy(comm);
 	free(s);
 	free(r);
+	return T_PASS;
+}
+
+/*
+ * Mixed job: 2 simulated hosts x 2 ranks (0, 1 on host A; 2, 3 on host B).
+ * The ring's local links (0->1, 2->3) and the local pairwise trades run on
+ * the engine, the links between hosts (1->2, 3->0) on net_socket; an
+ * AllReduce runs on shm + net (kdev takes no collective across hosts).
+ */
+static int mixed_body(ccomComm_t comm, int rank, int n, void *arg)
+{
+	struct expect *e = arg;
+	int32_t x = rank + 1, y = 0;
+
+	if (ring_bytes(comm, rank, n, 1u << 20, 60, e) || pairwise(comm, rank, n, e))
+		return T_FAIL;
+	T_CCOM(ccomAllReduce(&x, &y, 1, ccomInt32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	T_CHECK(y == n * (n + 1) / 2, "allreduce across hosts: %d", y);
+	return T_PASS;
+}
+
+/* Engine lines in every log file of @prefix (one per rank process). */
+static int mixed_count(const char *what)
+{
+	char cmd[256];
+	int c = -1;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat %s/mixed-*.log 2>/dev/null | grep -c '%s'", logdir, what);
+	f = popen(cmd, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &c) != 1)
+		c = -1;
+	pclose(f);
+	return c;
+}
+
+static int mixed(void)
+{
+	static const int host_of[] = { 0, 0, 1, 1 };
+	struct expect e = { 0, 0 };
+	char path[128];
+	int rc, gs, gr;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		/* A fresh process: the ranks' logs go to their own files. */
+		snprintf(path, sizeof(path), "%s/mixed-%%p.log", logdir);
+		setenv("CCOM_DEBUG_FILE", path, 1);
+		setenv("CCOM_DEBUG", "TRACE", 1);
+		setenv("CCOM_DEBUG_SUBSYS", "KDEV", 1);
+		setenv("CCOM_KDEV", "1", 1);
+		setenv("CCOM_OP_TIMEOUT", "60", 1);
+		rc = nett_hosts_up();
+		if (!rc)
+			rc = nett_run(4, host_of, mixed_body, &e, 0);
+		nett_hosts_down();
+		_exit(rc);
+	}
+	T_CHECK(pid > 0 && waitpid(pid, &rc, 0) == pid, "fork/waitpid");
+	T_CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 0,
+		"mixed job (2 simulated hosts x 2 ranks) failed or could not set up its hosts (status %#x)",
+		rc);
+	/* Ring: 0->1 and 2->3 are local; pairwise: 0<->1 and 2<->3. */
+	gs = mixed_count("kdev: p2p send to rank");
+	gr = mixed_count("kdev: p2p recv from rank");
+	printf("mixed job: %d sends and %d receives on the engine (expected 6 and 6)\n", gs, gr);
+	T_CHECK(gs == 6 && gr == 6, "mixed job: %d sends / %d receives on the engine, expected 6 / 6 (logs %s/mixed-*.log)",
+		gs, gr, logdir);
 	return T_PASS;
 }
 
@@ -542,6 +622,10 @@ int main(void)
 	if (check_logs("auto-", 2))
 		return T_FAIL;
 	if (kt_counters_zero("after the Send/Recv cases"))
+		return T_FAIL;
+	printf("mixed job: 2 simulated hosts x 2 ranks\n");
+	fflush(stdout);
+	if (mixed() || kt_counters_zero("after the mixed job"))
 		return T_FAIL;
 	printf("kill a peer, 3 ranks\n");
 	fflush(stdout);
