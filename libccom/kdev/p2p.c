@@ -59,7 +59,7 @@
  * engine, for 2 local ranks and for more; CCOM_KDEV_MIN_BYTES raises it.
  * Measured with bench-vm's sendrecv case (Documentation/libccom/kdev.rst).
  */
-static const size_t kdev_p2p_min[2] = { 64u << 10, 128u << 10 };
+static const size_t kdev_p2p_min[2] = { 64u << 10, 256u << 10 };
 
 struct ccom_kdev_p2p {
 	uint32_t *sem;		/* [l]: mine, signalled after receiving from l (0: none yet) */

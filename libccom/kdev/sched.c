@@ -122,7 +122,7 @@ static const size_t kdev_auto_table[CCOM_COLL_ALLTOALL + 1][2] = {
 	[CCOM_COLL_ALLREDUCE]	  = { 256u << 10,	512u << 10 },
 	[CCOM_COLL_BROADCAST]	  = { 4u << 20,		4u << 20 },
 	[CCOM_COLL_REDUCE]	  = { 256u << 10,	1u << 20 },
-	[CCOM_COLL_ALLGATHER]	  = { 128u << 10,	1u << 20 },
+	[CCOM_COLL_ALLGATHER]	  = { 256u << 10,	1u << 20 },
 	/* 2 ranks: 0.58-0.91x of shm from 1 to 16 MiB, no size measured a clear gain */
 	[CCOM_COLL_REDUCESCATTER] = { SIZE_MAX,		256u << 10 },
 	[CCOM_COLL_ALLTOALL]	  = { 128u << 10,	512u << 10 },
