@@ -89,6 +89,8 @@ struct ccom_coll_state {
 	int force_algo;
 	int force_proto;
 	size_t ll_max_bytes;
+	/* Tuner choices (kind, algo, proto) made so far: each is logged once. */
+	uint64_t picks_seen[2];
 
 	struct ccom_kdev *kdev;		/* kdev/: NULL unless /dev/nccom is used */
 

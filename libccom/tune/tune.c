@@ -194,7 +194,34 @@ static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, 
 	return CCOM_ALGO_RING;
 }
 
+static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto);
+
+static const char *const kind_names[CCOM_COLL_NKINDS] = {
+	"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Send",
+	"Recv", "p2p group",
+};
+
+/* The choice for @op; the first use of each (collective, algorithm, protocol) is logged at INFO. */
 void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	unsigned int bit;
+
+	pick(comm, op, algo, proto);
+	if (op->kind < 0 || op->kind >= CCOM_COLL_NKINDS || *algo < 0 || *algo >= CCOM_ALGO_NUM ||
+	    *proto < 0 || *proto >= CCOM_PROTO_NUM)
+		return;
+	bit = ((unsigned int)op->kind * CCOM_ALGO_NUM + (unsigned int)*algo) * CCOM_PROTO_NUM +
+	      (unsigned int)*proto;
+	if (bit >= 128 || (cs->picks_seen[bit / 64] & (1ull << (bit % 64))))
+		return;
+	cs->picks_seen[bit / 64] |= 1ull << (bit % 64);
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice)",
+		  comm->rank, kind_names[op->kind], ccom_op_bytes(comm, op), comm->nranks,
+		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto));
+}
+
+static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	bool direct_ok = cs->all_local && cs->shm;
