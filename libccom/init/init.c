@@ -124,8 +124,8 @@ static uint64_t pid_hash(void)
 
 /* Settings that change the data path and must therefore agree on every rank. */
 static const char *const aligned_params[] = {
-	"CCOM_ALGO", "CCOM_PROTO", "CCOM_TRANSPORT", "CCOM_NSOCKS", "CCOM_NTHREADS",
-	"CCOM_SHM_CHUNK", "CCOM_NET_CHUNK",
+	"CCOM_ALGO", "CCOM_PROTO", "CCOM_TRANSPORT", "CCOM_NSOCKS", "CCOM_SHM_CHUNK",
+	"CCOM_NET_CHUNK",
 };
 
 static uint64_t config_digest(void)

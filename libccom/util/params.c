@@ -54,7 +54,6 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
-	{ "CCOM_NTHREADS", "1", "Helper threads per TCP connection." },
 	/* Inspection (publish/) */
 	{ "CCOM_PUBLISH", "1",
 	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },
