@@ -238,8 +238,11 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 	}
 	*algo = CCOM_ALGO_DIRECT;
 	best = cost_simple(comm, bytes);
-	if (cs->force_algo != CCOM_ALGO_DIRECT && cost_ring(comm, bytes) < best)
+	c = cost_ring(comm, bytes);
+	if (cs->force_algo != CCOM_ALGO_DIRECT && c < best) {
 		*algo = CCOM_ALGO_RING;
+		best = c;	/* LL has to beat the cheaper of the two */
+	}
 	if (!ll_ok || cs->force_proto == CCOM_PROTO_SIMPLE)
 		return;
 	c = cost_ll(comm, bytes);
