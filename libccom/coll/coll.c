@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/channels.h"
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
@@ -96,6 +97,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_stream_free(cs->default_stream);
 	ccom_kdev_comm_fini(comm);
 	coll_disconnect(comm, cs);
+	ccom_channels_stop(cs->channels);
 	ccom_shm_fini(cs->shm);
 	free(cs->ring);
 	free(cs->tmp);
@@ -118,6 +120,8 @@ static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 	err = coll_ring_init(comm, cs);
 	if (!err && comm->local_nranks > 1)
 		err = ccom_shm_init(comm, &cs->shm);
+	if (!err && cs->shm)
+		err = ccom_channels_start(comm, &cs->channels);
 	if (!err)
 		err = coll_connect(comm, cs);
 	if (!err)
@@ -145,8 +149,9 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 		coll_state_free(comm, cs);
 		return err;
 	}
-	ccom_info(CCOM_SUBSYS_COLL, "rank %d: data path ready (%d local ranks, %d hosts, shm %s)",
-		  comm->rank, comm->local_nranks, comm->nnodes, cs->shm ? "yes" : "no");
+	ccom_info(CCOM_SUBSYS_COLL, "rank %d: data path ready (%d local ranks, %d hosts, shm %s, %d channels)",
+		  comm->rank, comm->local_nranks, comm->nnodes, cs->shm ? "yes" : "no",
+		  ccom_channels_count(cs->channels));
 	return 0;
 }
 

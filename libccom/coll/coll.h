@@ -69,6 +69,7 @@ struct ccom_op {
 struct ccom_coll_state {
 	struct ccomComm *comm;
 	struct ccom_shm *shm;		/* NULL if this rank has no local peer */
+	struct ccom_channels *channels;	/* direct-engine workers (channels.h), NULL: one */
 	struct ccom_transport_conn **conns; /* nranks entries, NULL for self */
 	int *ring;			/* ring order (global ranks) */
 	int ring_pos;			/* this rank's position in @ring */

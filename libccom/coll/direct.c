@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/channels.h"
 #include "coll/coll.h"
 #include "coll/reduce.h"
 #include "init/comm.h"
@@ -73,18 +74,16 @@ static void reduce_slice(struct dstep *d, const char *in, size_t lo, size_t hi,
 	for (p = 0; p < s->nlocal; p++) {
 		if (p == s->me)
 			continue;
-		ccom_reduce2(dst, a, ccom_shm_stage(s, d->b, p) + lo * esz, n, op->dtype, op->op);
+		ccom_ch_reduce2(s->comm->coll->channels, dst, a, ccom_shm_stage(s, d->b, p) + lo * esz,
+				n, op->dtype, op->op);
 		a = dst;
 	}
 	ccom_reduce_finish(dst, n, op->dtype, op->op, nranks);
 }
 
-static void copy_out(bool nt, void *dst, const void *src, size_t n)
+static void copy_out(struct ccom_shm *s, bool nt, void *dst, const void *src, size_t n)
 {
-	if (nt)
-		ccom_copy_stream(dst, src, n);
-	else
-		memcpy(dst, src, n);
+	ccom_ch_copy(s->comm->coll->channels, dst, src, n, nt);
 }
 
 /* Copy chunk [off, off + len) of the input, except this rank's slice, to the slot. */
@@ -97,8 +96,9 @@ static void reduce_copy_in(struct dstep *d, const struct ccom_op *op, size_t esz
 	size_t lo, hi;
 
 	slice(len, s->nlocal, s->me, &lo, &hi);
-	memcpy(mine, in, lo * esz);
-	memcpy(mine + hi * esz, in + hi * esz, (len - hi) * esz);
+	ccom_ch_copy(s->comm->coll->channels, mine, in, lo * esz, false);
+	ccom_ch_copy(s->comm->coll->channels, mine + hi * esz, in + hi * esz, (len - hi) * esz,
+		     false);
 }
 
 static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t esz, size_t off,
@@ -111,7 +111,7 @@ static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t es
 
 	for (p = 0; p < s->nlocal; p++) {
 		slice(len, s->nlocal, p, &lo, &hi);
-		copy_out(nt, out + lo * esz, ccom_shm_stage(s, d->b, p) + lo * esz, (hi - lo) * esz);
+		copy_out(s, nt, out + lo * esz, ccom_shm_stage(s, d->b, p) + lo * esz, (hi - lo) * esz);
 	}
 }
 
@@ -379,6 +379,7 @@ static void zcopy_reduce(struct ccomComm *comm, const struct ccom_op *op, char *
 			 int ndst, size_t count)
 {
 	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_channels *ch = comm->coll->channels;
 	size_t esz = ccom_dtype_size(op->dtype), per = ZCOPY_BLOCK / esz, off, len, b;
 	char *acc;
 	int p;
@@ -387,13 +388,13 @@ static void zcopy_reduce(struct ccomComm *comm, const struct ccom_op *op, char *
 		len = count - off < per ? count - off : per;
 		b = off * esz;
 		acc = s->nlocal == 2 ? dst[0] + b : comm->coll->tmp;
-		ccom_reduce2(acc, src[0] + b, src[1] + b, len, op->dtype, op->op);
+		ccom_ch_reduce2(ch, acc, src[0] + b, src[1] + b, len, op->dtype, op->op);
 		for (p = 2; p < s->nlocal; p++)
-			ccom_reduce2(acc, acc, src[p] + b, len, op->dtype, op->op);
+			ccom_ch_reduce2(ch, acc, acc, src[p] + b, len, op->dtype, op->op);
 		ccom_reduce_finish(acc, len, op->dtype, op->op, comm->nranks);
 		for (p = 0; p < ndst; p++)
 			if (dst[p] + b != acc)
-				memcpy(dst[p] + b, acc, len * esz);
+				ccom_ch_copy(ch, dst[p] + b, acc, len * esz, false);
 	}
 }
 
@@ -438,7 +439,8 @@ static void zcopy_allgather(struct ccomComm *comm, struct ccom_op *op, char **in
 
 	for (p = 0; p < s->nlocal; p++)
 		if (out[s->me] + (size_t)p * bytes != in[p])
-			memcpy(out[s->me] + (size_t)p * bytes, in[p], bytes);
+			ccom_ch_copy(comm->coll->channels, out[s->me] + (size_t)p * bytes, in[p], bytes,
+				     false);
 }
 
 /*
@@ -484,17 +486,18 @@ static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 	int err;
 
 	if (root && op->recvbuff != op->sendbuff)
-		memcpy(op->recvbuff, op->sendbuff, bytes);
+		ccom_ch_copy(comm->coll->channels, op->recvbuff, op->sendbuff, bytes, false);
 	for (off = 0; off < bytes; off += len) {
 		len = bytes - off < per ? bytes - off : per;
 		dstep_begin(s, &d);
 		if (root)
-			memcpy(ccom_shm_stage(s, d.b, 0), (const char *)op->sendbuff + off, len);
+			ccom_ch_copy(comm->coll->channels, ccom_shm_stage(s, d.b, 0),
+				     (const char *)op->sendbuff + off, len, false);
 		err = ccom_shm_barrier(s);
 		if (err)
 			return err;
 		if (!root)
-			copy_out(nt, (char *)op->recvbuff + off, ccom_shm_stage(s, d.b, 0), len);
+			copy_out(s, nt, (char *)op->recvbuff + off, ccom_shm_stage(s, d.b, 0), len);
 	}
 	if (nt)
 		ccom_copy_stream_fence();
@@ -511,17 +514,19 @@ static int direct_allgather(struct ccomComm *comm, struct ccom_op *op)
 	int p, err;
 
 	if (out + (size_t)s->me * bytes != op->sendbuff)
-		memcpy(out + (size_t)s->me * bytes, op->sendbuff, bytes);
+		ccom_ch_copy(comm->coll->channels, out + (size_t)s->me * bytes, op->sendbuff, bytes,
+			     false);
 	for (off = 0; off < bytes; off += len) {
 		len = bytes - off < s->chunk ? bytes - off : s->chunk;
 		dstep_begin(s, &d);
-		memcpy(ccom_shm_stage(s, d.b, s->me), (const char *)op->sendbuff + off, len);
+		ccom_ch_copy(comm->coll->channels, ccom_shm_stage(s, d.b, s->me),
+			     (const char *)op->sendbuff + off, len, false);
 		err = ccom_shm_barrier(s);
 		if (err)
 			return err;
 		for (p = 0; p < s->nlocal; p++)
 			if (p != s->me)
-				copy_out(nt, out + (size_t)p * bytes + off, ccom_shm_stage(s, d.b, p), len);
+				copy_out(s, nt, out + (size_t)p * bytes + off, ccom_shm_stage(s, d.b, p), len);
 	}
 	if (nt)
 		ccom_copy_stream_fence();
@@ -538,7 +543,8 @@ static void stage_blocks(struct dstep *d, const char *in, size_t block, size_t o
 
 	for (p = 0; p < s->nlocal; p++)
 		if (p != s->me)
-			memcpy(mine + (size_t)p * sub, in + (size_t)p * block + off, len);
+			ccom_ch_copy(s->comm->coll->channels, mine + (size_t)p * sub,
+				     in + (size_t)p * block + off, len, false);
 }
 
 static int direct_reducescatter(struct ccomComm *comm, struct ccom_op *op)
@@ -563,8 +569,9 @@ static int direct_reducescatter(struct ccomComm *comm, struct ccom_op *op)
 		for (p = 0; p < s->nlocal; p++) {
 			if (p == s->me)
 				continue;
-			ccom_reduce2(dst, a, ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len,
-				     op->dtype, op->op);
+			ccom_ch_reduce2(comm->coll->channels, dst, a,
+					ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len,
+					op->dtype, op->op);
 			a = dst;
 		}
 		ccom_reduce_finish(dst, len, op->dtype, op->op, comm->nranks);
@@ -582,8 +589,8 @@ static int direct_alltoall(struct ccomComm *comm, struct ccom_op *op)
 	int p, err;
 
 	if (op->sendbuff != op->recvbuff)
-		memcpy(out + (size_t)s->me * block,
-		       (const char *)op->sendbuff + (size_t)s->me * block, block);
+		ccom_ch_copy(comm->coll->channels, out + (size_t)s->me * block,
+			     (const char *)op->sendbuff + (size_t)s->me * block, block, false);
 	for (off = 0; off < block; off += len) {
 		len = block - off < sub ? block - off : sub;
 		dstep_begin(s, &d);
@@ -593,8 +600,9 @@ static int direct_alltoall(struct ccomComm *comm, struct ccom_op *op)
 			return err;
 		for (p = 0; p < s->nlocal; p++)
 			if (p != s->me)
-				memcpy(out + (size_t)p * block + off,
-				       ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len);
+				ccom_ch_copy(comm->coll->channels, out + (size_t)p * block + off,
+					     ccom_shm_stage(s, d.b, p) + (size_t)s->me * sub, len,
+					     false);
 	}
 	return 0;
 }

@@ -3,7 +3,8 @@
  * Description: every variable of the CCOM_* parameter table
  * (libccom/util/params.c) has a default that parses where it is numeric,
  * a one-line doc, and is documented in
- * Documentation/libccom/environment.rst (found from the current directory,
+ * Documentation/libccom/environment.rst with that same text and default
+ * (found from the current directory,
  * i.e. the top of the tree when run by make; skipped if absent).
  * Undeclared names are reported, not silently read.
  */
@@ -39,16 +40,29 @@ int main(void)
 	fclose(f);
 	T_CHECK(doc, "cannot read environment.rst");
 	for (i = 0; i < n; i++) {
-		char key[80];
+		char key[80], *entry;
+		int m;
 
 		snprintf(key, sizeof(key), "``%s``", t[i].name);
 		if (!strstr(doc, key)) {
 			fprintf(stderr, "FAIL: %s is not documented in environment.rst\n", t[i].name);
 			bad++;
+			continue;
 		}
+		/* The entry as the table says it: name, indented doc, default. */
+		m = asprintf(&entry, "``%s``\n    %s\n\n    Default: %s%s%s\n", t[i].name, t[i].doc,
+			     t[i].def ? "``" : "", t[i].def ? t[i].def : "unset",
+			     t[i].def ? "``" : "");
+		T_CHECK(m > 0, "asprintf");
+		if (!strstr(doc, entry)) {
+			fprintf(stderr, "FAIL: environment.rst's entry for %s differs from params.c; want:\n%s",
+				t[i].name, entry);
+			bad++;
+		}
+		free(entry);
 	}
 	free(doc);
-	T_CHECK(!bad, "%d undocumented variables", bad);
+	T_CHECK(!bad, "%d variables undocumented or documented differently", bad);
 	printf("%d parameters declared and documented\n", n);
 	return T_PASS;
 }
