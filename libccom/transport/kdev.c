@@ -339,6 +339,31 @@ bool ccom_kdev_spin(struct ccom_kdev_spin *s)
 	return true;
 }
 
+/*
+ * A peer closed its grant channel: it died, or failed because of another
+ * rank and left.  The shm segment's pidfds and broken flags name the root
+ * cause; give them a moment (as sched.c's root_cause()).  0 if they say
+ * nothing.
+ */
+static int kdev_root_cause(struct ccom_kdev *kd)
+{
+	struct ccom_shm *shm = kd->comm->coll ? kd->comm->coll->shm : NULL;
+	struct ccom_wait w;
+	int i, err = 0;
+
+	if (!shm)
+		return 0;
+	ccom_wait_begin(&w, kd->comm, shm);
+	for (i = 0; i < 100 && !err; i++) {
+		w.next_check_us = 1;	/* due now */
+		err = ccom_wait_check(&w);
+		if (!err)
+			ccom_sleep_us(5000, NULL);
+	}
+	ccom_wait_end(&w);
+	return err;
+}
+
 int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t len,
 		      const int *fds, int nfds)
 {
@@ -370,6 +395,12 @@ int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t l
 			int err = n >= 0 ? -EPROTO : -errno;
 			int peer = kd->comm->local_to_rank[lpeer];
 
+			if (err == -EPIPE || err == -ECONNRESET) {
+				int why = kdev_root_cause(kd);
+
+				if (why)
+					return why;
+			}
 			ccom_set_last_error("kdev: rank %d: grant channel to peer rank %d (pid %d) failed: %s; the peer died or left",
 					    kd->comm->rank, peer, kd->comm->peers[peer].pid,
 					    strerror(-err));
@@ -449,6 +480,19 @@ int ccom_kdev_recvmsg(struct ccom_kdev *kd, int lpeer, void *buf, size_t len, in
 	ccom_wait_begin(&w, comm, shm);
 	for (;;) {
 		err = kdev_recv_once(kd, lpeer, buf, len, fds, maxfds, nfds);
+		if (err == -ECONNRESET) {
+			/* Say who really failed, not the peer that left because of it. */
+			char msg[512];
+			int why;
+
+			snprintf(msg, sizeof(msg), "%s", ccom_last_error());
+			why = kdev_root_cause(kd);
+			if (why)
+				err = why;
+			else
+				ccom_set_last_error("%s", msg);
+			break;
+		}
 		if (err != -EAGAIN)
 			break;
 		err = ccom_wait_check(&w);
