@@ -12,13 +12,6 @@
 
 #include "coll_util.h"
 
-static void *aborter(void *arg)
-{
-	usleep(200000);
-	ccomCommAbort(arg);
-	return NULL;
-}
-
 static int thread_abort_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
@@ -38,7 +31,7 @@ static int thread_abort_rank(int rank, int n, void *arg)
 		return T_PASS;
 	}
 	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
 	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",

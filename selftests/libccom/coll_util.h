@@ -161,4 +161,12 @@ static inline int ct_run(struct ct_job *j, int n, t_rank_fn fn, int timeout_s)
 	return bad ? T_FAIL : T_PASS;
 }
 
+/* pthread body: abort communicator @comm after 300 ms (abort-during-work tests). */
+static inline void *ct_aborter(void *comm)
+{
+	usleep(300000);
+	ccomCommAbort(comm);
+	return NULL;
+}
+
 #endif

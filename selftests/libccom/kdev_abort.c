@@ -16,13 +16,6 @@
 
 #define COUNT (4u << 20)
 
-static void *aborter(void *arg)
-{
-	usleep(300000);
-	ccomCommAbort(arg);
-	return NULL;
-}
-
 static int running_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
@@ -44,7 +37,7 @@ static int running_rank(int rank, int n, void *arg)
 	for (i = 0; i < 8; i++)
 		T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 	if (rank == 0)
-		T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+		T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
 	printf("rank %d: synchronize returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
@@ -84,7 +77,7 @@ static int exchange_rank(int rank, int n, void *arg)
 		return T_PASS;
 	}
 	T_CCOM(ccomAllReduce(buf, buf, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
 	pthread_join(t, NULL);

@@ -399,13 +399,6 @@ static int dead_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
-static void *aborter(void *arg)
-{
-	usleep(300000);
-	ccomCommAbort(arg);
-	return NULL;
-}
-
 /* Rank 0 aborts while 1 GiB of Send/Recv is queued on the engine. */
 static int abort_rank(int rank, int n, void *arg)
 {
@@ -432,7 +425,7 @@ static int abort_rank(int rank, int n, void *arg)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
 	if (rank == 0)
-		T_CHECK(pthread_create(&t, NULL, aborter, comm) == 0, "pthread_create");
+		T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
 	printf("rank %d: Send/Recv returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
