@@ -21,9 +21,7 @@ static int running_rank(int rank, int n, void *arg)
 	struct ct_job *j = arg;
 	ccomComm_t comm;
 	ccomResult_t res;
-	pthread_t t;
 	float *buf;
-	double t0;
 	int i;
 
 	(void)n;
@@ -36,23 +34,14 @@ static int running_rank(int rank, int n, void *arg)
 	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	for (i = 0; i < 8; i++)
 		T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	if (rank == 0)
-		T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank %d: synchronize returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
-	       t_now() - t0, rank == 0 ? "(aborted here)" : ccomGetLastError(comm));
-	fflush(stdout);
+	res = kt_sync_under_abort(comm, rank, "synchronize");
 	if (rank == 0) {
-		pthread_join(t, NULL);
 		T_CHECK(res != ccomSuccess, "eight 16 MiB allreduces finished within 0.3 s; the abort had nothing to cancel");
 		free(buf);
 		return T_PASS;
 	}
-	T_CHECK(res == ccomRemoteError, "rank 1: got %s, want ccomRemoteError",
-		ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
-		"rank 1: message does not say that rank 0 aborted: %s", ccomGetLastError(comm));
+	if (kt_check_aborted_by_rank0(comm, rank, res))
+		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(buf);
 	return T_PASS;

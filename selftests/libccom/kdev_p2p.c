@@ -407,8 +407,6 @@ static int abort_rank(int rank, int n, void *arg)
 	uint8_t *s = calloc(1, len), *r = calloc(1, len);
 	ccomResult_t res;
 	ccomComm_t comm;
-	pthread_t t;
-	double t0;
 	int i;
 
 	(void)n;
@@ -424,22 +422,13 @@ static int abort_rank(int rank, int n, void *arg)
 		if (i == 0)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
-	if (rank == 0)
-		T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank %d: Send/Recv returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
-	       t_now() - t0, rank == 0 ? "(aborted here)" : ccomGetLastError(comm));
-	fflush(stdout);
+	res = kt_sync_under_abort(comm, rank, "Send/Recv");
 	if (rank == 0) {
-		pthread_join(t, NULL);
 		T_CHECK(res != ccomSuccess, "31 exchanges of 32 MiB finished within 0.3 s; the abort had nothing to cancel");
 		return T_PASS;
 	}
-	T_CHECK(res == ccomRemoteError, "rank 1: got %s, want ccomRemoteError",
-		ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
-		"rank 1: message does not say that rank 0 aborted: %s", ccomGetLastError(comm));
+	if (kt_check_aborted_by_rank0(comm, rank, res))
+		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(s);
 	free(r);

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -87,6 +88,43 @@ static inline int kt_counters_zero(const char *when)
 	T_CHECK(info.out_objects == 0 && info.out_pinned_pages == 0,
 		"driver counters did not return to zero %s: %llu objects, %llu pinned pages", when,
 		(unsigned long long)info.out_objects, (unsigned long long)info.out_pinned_pages);
+	return T_PASS;
+}
+
+/*
+ * Rank 0 aborts @comm (after 300 ms, ct_aborter) while every rank waits in
+ * ccomCommSynchronize() for the work queued on it; each rank prints how
+ * its wait ended.  Returns the rank's result, or ccomSystemError if the
+ * aborter thread could not start.
+ */
+static inline ccomResult_t kt_sync_under_abort(ccomComm_t comm, int rank, const char *what)
+{
+	ccomResult_t res;
+	pthread_t t;
+	double t0;
+
+	if (rank == 0 && pthread_create(&t, NULL, ct_aborter, comm)) {
+		fprintf(stderr, "rank 0: cannot start the aborter thread\n");
+		return ccomSystemError;
+	}
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank %d: %s returned %s after %.2f s: %s\n", rank, what, ccomGetErrorString(res),
+	       t_now() - t0, rank == 0 ? "(aborted here)" : ccomGetLastError(comm));
+	fflush(stdout);
+	if (rank == 0)
+		pthread_join(t, NULL);
+	return res;
+}
+
+/* What a rank other than 0 must see after kt_sync_under_abort(): T_PASS or T_FAIL. */
+static inline int kt_check_aborted_by_rank0(ccomComm_t comm, int rank, ccomResult_t res)
+{
+	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
+		ccomGetErrorString(res));
+	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
+		"rank %d: message does not say that rank 0 aborted: %s", rank,
+		ccomGetLastError(comm));
 	return T_PASS;
 }
 
