@@ -91,23 +91,10 @@ static int auto_rank(int rank, int n, void *arg)
 /* Occurrences of @s in rank @rank's log. */
 static int log_count(int rank, const char *s)
 {
-	static char text[1 << 20];
 	char path[128];
-	const char *p;
-	size_t n;
-	FILE *f;
-	int c = 0;
 
 	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	text[n] = '\0';
-	fclose(f);
-	for (p = text; (p = strstr(p, s)); p++)
-		c++;
-	return c;
+	return t_file_count(path, s);
 }
 
 int main(void)

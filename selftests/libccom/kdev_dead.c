@@ -24,7 +24,6 @@ static int dead_rank(int rank, int n, void *arg)
 	ccomResult_t res, async;
 	ccomComm_t comm;
 	float *buf;
-	double t0;
 	int i;
 
 	(void)n;
@@ -41,15 +40,8 @@ static int dead_rank(int rank, int n, void *arg)
 		usleep(50000);
 		raise(SIGKILL);
 	}
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank %d: collective returned %s %.2f s after the victim's kill: %s\n", rank,
-	       ccomGetErrorString(res), t_now() - t0 - 0.05, ccomGetLastError(comm));
-	fflush(stdout);
-	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
-		ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 2"), "rank %d: message does not name rank 2: %s",
-		rank, ccomGetLastError(comm));
+	if (kt_sync_after_kill(comm, rank, VICTIM, "collective"))
+		return T_FAIL;
 	T_CCOM(ccomCommGetAsyncError(comm, &async), ccomSuccess);
 	T_CHECK(async == ccomRemoteError, "async error is %s", ccomGetErrorString(async));
 	T_CCOM(ccomAllReduce(buf, buf, 8, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);

@@ -362,9 +362,7 @@ static int dead_rank(int rank, int n, void *arg)
 	size_t len = 16u << 20;
 	int next = (rank + 1) % n, prev = (rank + n - 1) % n, i;
 	uint8_t *s = calloc(1, len), *r = calloc(1, len);
-	ccomResult_t res;
 	ccomComm_t comm;
-	double t0;
 
 	setenv("CCOM_OP_TIMEOUT", "60", 1);
 	T_CHECK(s && r, "calloc");
@@ -384,15 +382,8 @@ static int dead_rank(int rank, int n, void *arg)
 		if (i == 0)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank %d: Send/Recv returned %s %.2f s after the victim's kill: %s\n", rank,
-	       ccomGetErrorString(res), t_now() - t0 - 0.05, ccomGetLastError(comm));
-	fflush(stdout);
-	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
-		ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 2"), "rank %d: message does not name rank 2: %s",
-		rank, ccomGetLastError(comm));
+	if (kt_sync_after_kill(comm, rank, 2, "Send/Recv"))
+		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(s);
 	free(r);
@@ -508,25 +499,6 @@ static int mixed(void)
 	return T_PASS;
 }
 
-/* Occurrences of @s in @path (-1: unreadable). */
-static int file_count(const char *path, const char *s)
-{
-	static char text[4 << 20];
-	const char *p;
-	size_t len;
-	FILE *f = fopen(path, "r");
-	int c = 0;
-
-	if (!f)
-		return -1;
-	len = fread(text, 1, sizeof(text) - 1, f);
-	text[len] = '\0';
-	fclose(f);
-	for (p = text; (p = strstr(p, s)); p++)
-		c++;
-	return c;
-}
-
 /* Each rank's log has exactly its expected number of engine sends and receives. */
 static int check_logs(const char *tag, int n)
 {
@@ -540,8 +512,8 @@ static int check_logs(const char *tag, int n)
 		T_CHECK(f && fscanf(f, "%d %d", &es, &er) == 2, "rank %d left no %s", r, path);
 		fclose(f);
 		snprintf(path, sizeof(path), "%s/%s%d.log", logdir, tag, r);
-		gs = file_count(path, "kdev: p2p send to rank");
-		gr = file_count(path, "kdev: p2p recv from rank");
+		gs = t_file_count(path, "kdev: p2p send to rank");
+		gr = t_file_count(path, "kdev: p2p recv from rank");
 		printf("%s rank %d: %d sends and %d receives on the engine (expected %d and %d)\n",
 		       tag, r, gs, gr, es, er);
 		if (gs != es || gr != er) {
@@ -554,7 +526,7 @@ static int check_logs(const char *tag, int n)
 		T_CHECK(gs == es && gr == er,
 			"%s rank %d: %d sends / %d receives ran on the engine, expected %d / %d (log %s)",
 			tag, r, gs, gr, es, er, path);
-		T_CHECK(file_count(path, "runs on shm") == 0, "%s rank %d: a transfer fell back to shm (log %s)",
+		T_CHECK(t_file_count(path, "runs on shm") == 0, "%s rank %d: a transfer fell back to shm (log %s)",
 			tag, r, path);
 	}
 	return T_PASS;

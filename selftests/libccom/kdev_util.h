@@ -128,4 +128,27 @@ static inline int kt_check_aborted_by_rank0(ccomComm_t comm, int rank, ccomResul
 	return T_PASS;
 }
 
+/*
+ * A rank that survives the SIGKILL of rank @victim (after 50 ms): wait for
+ * the work queued on @comm and check that it ends with ccomRemoteError
+ * naming the victim.  T_PASS or T_FAIL.
+ */
+static inline int kt_sync_after_kill(ccomComm_t comm, int rank, int victim, const char *what)
+{
+	char name[32];
+	ccomResult_t res;
+	double t0 = t_now();
+
+	res = ccomCommSynchronize(comm);
+	printf("rank %d: %s returned %s %.2f s after the victim's kill: %s\n", rank, what,
+	       ccomGetErrorString(res), t_now() - t0 - 0.05, ccomGetLastError(comm));
+	fflush(stdout);
+	snprintf(name, sizeof(name), "rank %d", victim);
+	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
+		ccomGetErrorString(res));
+	T_CHECK(strstr(ccomGetLastError(comm), name), "rank %d: message does not name %s: %s",
+		rank, name, ccomGetLastError(comm));
+	return T_PASS;
+}
+
 #endif

@@ -326,6 +326,30 @@ static inline int t_fork_ranks_id(int nranks, t_rank_fn fn, void *arg, int *code
 	return t_ranks_wait(&t, codes, timeout_s);
 }
 
+/* Occurrences of @s in the file @path, -1 if it cannot be read. */
+static inline int t_file_count(const char *path, const char *s)
+{
+	char *text = NULL;
+	const char *p;
+	size_t cap = 0;
+	FILE *f = fopen(path, "r");
+	int c = 0;
+
+	if (!f)
+		return -1;
+	if (getdelim(&text, &cap, '\0', f) < 0) {	/* empty file, or a read error */
+		c = feof(f) ? 0 : -1;
+		fclose(f);
+		free(text);
+		return c;
+	}
+	fclose(f);
+	for (p = text; (p = strstr(p, s)); p++)
+		c++;
+	free(text);
+	return c;
+}
+
 /* Number of open file descriptors of this process. */
 static inline int t_count_fds(void)
 {
