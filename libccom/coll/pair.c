@@ -81,6 +81,21 @@ static void pair_reduce(struct pair *p, size_t min)
 	}
 }
 
+/* One send call of [*done, end) of @buf.  0 or -errno. */
+static ssize_t pair_send(struct ccom_transport_conn *c, const char *buf, size_t *done, size_t end,
+			 bool *progress, int *dir)
+{
+	ssize_t r = c->ops->send(c, buf + *done, end - *done);
+
+	if (r < 0)
+		return r;
+	*done += (size_t)r;
+	*progress |= r > 0;
+	if (*done < end)
+		*dir |= CCOM_TRANSPORT_WAIT_SEND;
+	return 0;
+}
+
 /* Move what can move now: one send and one receive call at most.  0 or -errno. */
 static int pair_pass(struct pair *p, bool *progress, int *dir)
 {
@@ -88,23 +103,14 @@ static int pair_pass(struct pair *p, bool *progress, int *dir)
 	ssize_t r;
 
 	*dir = 0;
-	if (p->sa_done < p->sa_len) {
-		r = c->ops->send(c, p->sa + p->sa_done, p->sa_len - p->sa_done);
-		if (r < 0)
-			return (int)r;
-		p->sa_done += (size_t)r;
-		*progress |= r > 0;
-		if (p->sa_done < p->sa_len)
-			*dir |= CCOM_TRANSPORT_WAIT_SEND;
-	} else if (p->sb_done < p->red_done) {
-		r = c->ops->send(c, p->sb + p->sb_done, p->red_done - p->sb_done);
-		if (r < 0)
-			return (int)r;
-		p->sb_done += (size_t)r;
-		*progress |= r > 0;
-		if (p->sb_done < p->red_done)
-			*dir |= CCOM_TRANSPORT_WAIT_SEND;
-	}
+	if (p->sa_done < p->sa_len)
+		r = pair_send(c, p->sa, &p->sa_done, p->sa_len, progress, dir);
+	else if (p->sb_done < p->red_done)
+		r = pair_send(c, p->sb, &p->sb_done, p->red_done, progress, dir);
+	else
+		r = 0;
+	if (r < 0)
+		return (int)r;
 	if (p->ra_done < p->ra_len) {
 		size_t at = p->ra_done % p->ring_size;
 		size_t room = p->ring_size - (p->ra_done - p->red_done);

@@ -118,6 +118,14 @@ enum { CCOM_KDEV_W_COPY = 1, CCOM_KDEV_W_REDUCE, CCOM_KDEV_W_SIGNAL, CCOM_KDEV_W
  * through ccom_kdev_fail()).
  */
 struct nccom_desc *ccom_kdev_next_desc(struct ccom_kdev *kd, int *err);
+/*
+ * Queue one COPY (@len bytes, nothing for 0) or one SEM_SIGNAL/SEM_WAIT
+ * descriptor, its cookie naming local peer @l.  0 or -errno as
+ * ccom_kdev_next_desc().
+ */
+int ccom_kdev_emit_copy(struct ccom_kdev *kd, uint32_t dh, uint64_t doff, uint32_t sh,
+			uint64_t soff, uint64_t len, int l);
+int ccom_kdev_emit_sem(struct ccom_kdev *kd, int opcode, uint32_t sem, uint64_t value, int l);
 /* After a failure: mark the host segment broken, cancel queue and semaphores; returns @err. */
 int ccom_kdev_fail(struct ccom_kdev *kd, int err);
 

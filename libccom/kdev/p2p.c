@@ -354,7 +354,6 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 	uint64_t *wait = calloc((size_t)kd->nlocal, sizeof(*wait));
 	bool *peer = calloc((size_t)kd->nlocal, sizeof(*peer));
 	struct ccom_kdev_req *reqs = calloc((size_t)nx, sizeof(*reqs));
-	struct nccom_desc *d;
 	int i, l, err = 0;
 
 	if (!sig || !wait || !peer || !reqs) {
@@ -382,16 +381,9 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 	for (i = 0; !err && i < nx; i++) {
 		if (x[i].send || !x[i].req.reg || !x[i].peer_ok)
 			continue;
-		d = ccom_kdev_next_desc(kd, &err);
-		if (!d)
-			break;
-		d->opcode = NCCOM_OP_COPY;
-		d->cookie = CCOM_KDEV_COOKIE(CCOM_KDEV_W_COPY, x[i].l);
-		d->dst_handle = x[i].req.reg->handle;
-		d->dst_offset = (uintptr_t)x[i].req.addr - x[i].req.reg->start;
-		d->src_handle = x[i].src_h;
-		d->src_offset = x[i].src_off;
-		d->length = x[i].bytes;
+		err = ccom_kdev_emit_copy(kd, x[i].req.reg->handle,
+					  (uintptr_t)x[i].req.addr - x[i].req.reg->start, x[i].src_h,
+					  x[i].src_off, x[i].bytes, x[i].l);
 		sig[x[i].l]++;
 	}
 	for (i = 0; !err && i < nx; i++)
@@ -400,14 +392,10 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 	for (l = 0; !err && l < kd->nlocal; l++) {
 		if (!sig[l])
 			continue;
-		d = ccom_kdev_next_desc(kd, &err);
-		if (!d)
-			break;
-		p->rx[l] += sig[l];
-		d->opcode = NCCOM_OP_SEM_SIGNAL;
-		d->cookie = CCOM_KDEV_COOKIE(CCOM_KDEV_W_SIGNAL, CCOM_KDEV_NO_PEER);
-		d->sem_handle = p->sem[l];
-		d->value = p->rx[l];
+		err = ccom_kdev_emit_sem(kd, NCCOM_OP_SEM_SIGNAL, p->sem[l], p->rx[l] + sig[l],
+					 CCOM_KDEV_NO_PEER);
+		if (!err)
+			p->rx[l] += sig[l];
 	}
 	for (l = 0; !err && l < kd->nlocal; l++) {
 		if (!wait[l])
@@ -416,14 +404,9 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 			err = p2p_bad(kd, l, "never granted the semaphore of its receptions");
 			break;
 		}
-		d = ccom_kdev_next_desc(kd, &err);
-		if (!d)
-			break;
-		p->tx[l] += wait[l];
-		d->opcode = NCCOM_OP_SEM_WAIT;
-		d->cookie = CCOM_KDEV_COOKIE(CCOM_KDEV_W_WAIT, l);
-		d->sem_handle = p->peer_sem[l];
-		d->value = p->tx[l];
+		err = ccom_kdev_emit_sem(kd, NCCOM_OP_SEM_WAIT, p->peer_sem[l], p->tx[l] + wait[l], l);
+		if (!err)
+			p->tx[l] += wait[l];
 	}
 	if (!err)
 		err = ccom_kdev_complete(kd);

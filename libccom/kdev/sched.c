@@ -355,13 +355,17 @@ static struct nccom_desc *next_desc(struct kplan *kp)
 	return kp->err ? NULL : ccom_kdev_next_desc(kp->kd, &kp->err);
 }
 
-static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,
-		      uint64_t len, int l)
+int ccom_kdev_emit_copy(struct ccom_kdev *kd, uint32_t dh, uint64_t doff, uint32_t sh,
+			uint64_t soff, uint64_t len, int l)
 {
 	struct nccom_desc *d;
+	int err = 0;
 
-	if (!len || !(d = next_desc(kp)))
-		return;
+	if (!len)
+		return 0;
+	d = ccom_kdev_next_desc(kd, &err);
+	if (!d)
+		return err;
 	d->opcode = NCCOM_OP_COPY;
 	d->cookie = COOKIE(W_COPY, l);
 	d->dst_handle = dh;
@@ -369,6 +373,29 @@ static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh,
 	d->src_handle = sh;
 	d->src_offset = soff;
 	d->length = len;
+	return 0;
+}
+
+int ccom_kdev_emit_sem(struct ccom_kdev *kd, int opcode, uint32_t sem, uint64_t value, int l)
+{
+	struct nccom_desc *d;
+	int err = 0;
+
+	d = ccom_kdev_next_desc(kd, &err);
+	if (!d)
+		return err;
+	d->opcode = (uint8_t)opcode;
+	d->cookie = COOKIE(opcode == NCCOM_OP_SEM_WAIT ? W_WAIT : W_SIGNAL, l);
+	d->sem_handle = sem;
+	d->value = value;
+	return 0;
+}
+
+static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,
+		      uint64_t len, int l)
+{
+	if (!kp->err)
+		kp->err = ccom_kdev_emit_copy(kp->kd, dh, doff, sh, soff, len, l);
 }
 
 static void emit_reduce(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,
@@ -393,14 +420,8 @@ static void emit_reduce(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t s
 
 static void emit_sem(struct kplan *kp, int opcode, uint32_t sem, uint64_t value, int l)
 {
-	struct nccom_desc *d = next_desc(kp);
-
-	if (!d)
-		return;
-	d->opcode = (uint8_t)opcode;
-	d->cookie = COOKIE(opcode == NCCOM_OP_SEM_WAIT ? W_WAIT : W_SIGNAL, l);
-	d->sem_handle = sem;
-	d->value = value;
+	if (!kp->err)
+		kp->err = ccom_kdev_emit_sem(kp->kd, opcode, sem, value, l);
 }
 
 static struct ccom_kdev_view *in_view(struct kplan *kp, int l)
