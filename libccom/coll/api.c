@@ -15,10 +15,11 @@
 #include <string.h>
 
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/stream.h"
 #include "publish/publish.h"
-#include "stream/stream.h"
+#include "reduce/reduce.h"
 #include "util/err.h"
 
 struct group_entry {

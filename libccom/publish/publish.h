@@ -69,7 +69,7 @@ struct ccom_publish *ccom_publish_open(const struct ccomComm *comm);
 void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage);
 
 /**
- * ccom_publish_init_stage() - same, for an init stage of init/comm.h
+ * ccom_publish_init_stage() - same, for an init stage of core/comm.h
  * @p: handle or NULL
  * @init_stage: &enum ccom_init_stage (CCOM_STAGE_VALIDATE ... CCOM_STAGE_READY)
  */

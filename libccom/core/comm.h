@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * comm.h - struct ccomComm, the communicator, shared by every layer.
+ * comm.h - struct ccomComm, the communicator: the one structure every
+ * folder of libccom sees (the core of the one-way house, see
+ * Documentation/libccom/architecture.rst).
  *
- * Owned by init/ (lifecycle); coll/, transport/ etc. hang their state off
- * @coll and read the identity fields, which are immutable once init has
- * reached the connect stage.
+ * Its lifecycle is owned by init/.  Every data-path room hangs its own
+ * state off one pointer (opaque here, defined in the room's header): a room
+ * reads the identity fields, which are immutable once init has reached the
+ * connect stage, and its own state, never another room's.
  */
-#ifndef CCOM_INIT_COMM_H
-#define CCOM_INIT_COMM_H
+#ifndef CCOM_CORE_COMM_H
+#define CCOM_CORE_COMM_H
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -32,9 +35,6 @@ enum ccom_init_stage {
 	CCOM_STAGE_READY,
 	CCOM_INIT_NSTAGES,
 };
-
-/* Name of @stage ("bootstrap", ...). */
-const char *ccom_init_stage_name(int stage);
 
 /* Per-rank identity exchanged in the peer-info all-gather. */
 struct ccom_peer_info {
@@ -88,8 +88,15 @@ struct ccomComm {
 	/* Topology and graphs, set by ccom_topo_init() (topo/topo.h). */
 	struct ccom_topo *topo;
 
-	/* Data-path state owned by coll/ (opaque here). */
-	struct ccom_coll_state *coll;
+	/*
+	 * Data-path rooms, from the top down; each is set up by coll/ at the
+	 * connect stage of init and is NULL before (and when unused).
+	 */
+	struct ccom_coll_state *coll;	/* coll/coll.h: the algorithms' state */
+	struct ccom_tune *tune;		/* tune/tune.h: overrides and choices made */
+	struct ccom_kdev *kdev;		/* transport/kdev/kdev.h: NULL unless /dev/nccom is used */
+	struct ccom_shm *shm;		/* transport/shm.h: NULL if no local peer */
+	struct ccom_proxy *proxy;	/* proxy/proxy.h: op queue, progress thread, op deadline */
 
 	/* Lifecycle, owned by init/. */
 	pthread_mutex_t lock;		/* protects the fields below */
@@ -110,41 +117,11 @@ struct ccomComm {
 	uint64_t end_magic;
 };
 
-/*
- * Hooks implemented by the data path (coll/, transport/, stream/) and called
- * by init/: ccom_coll_comm_init() at the connect stage (collective over the
- * comm: it may use the bootstrap), _fini() in destroy after finalize, and
- * _abort() from ccomCommAbort() (any thread: wake and fail every wait).
- * All return 0 or -errno after ccom_set_last_error().
- */
-int ccom_coll_comm_init(struct ccomComm *comm);
-int ccom_coll_comm_finalize(struct ccomComm *comm);
-int ccom_coll_comm_abort(struct ccomComm *comm);
-void ccom_coll_comm_fini(struct ccomComm *comm);
-
-/* Init internals shared by the files of init/. */
-struct ccom_init_args {
-	int nranks;
-	int rank;
-	ccomUniqueId id;
-	ccomConfig_t config;	/* validated, effective */
-	uint64_t hash_salt;	/* 0, or a split child's salt */
-	int64_t start_us;	/* when the API call started (0: now) */
-};
-/* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
-int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);
-/* Allocate, publish into *@comm and run (or start) the init; returns a ccomResult_t. */
-ccomResult_t ccom_comm_init_rank(ccomComm_t *comm, const struct ccom_init_args *args);
-/* Number of nccom devices (0 when /dev/nccom is absent). */
-int ccom_device_count(void);
-/* Raise RLIMIT_NOFILE etc. once per process. */
-void ccom_global_init(void);
-
-/* Record an asynchronous error (first one wins) and its sentence. */
-void ccom_comm_set_async_error(struct ccomComm *comm, ccomResult_t res);
-
 /* True if @comm is a live communicator (magic check), for argument validation. */
-int ccom_comm_valid(const struct ccomComm *comm);
+static inline int ccom_comm_valid(const struct ccomComm *comm)
+{
+	return comm && comm->start_magic == CCOM_COMM_MAGIC && comm->end_magic == CCOM_COMM_MAGIC;
+}
 
 static inline int ccom_comm_aborted(const struct ccomComm *comm)
 {

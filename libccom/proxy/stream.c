@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * stream.c - the per-communicator operation queue, its progress thread and
- * the public stream API (stream/ layer).  See stream.h for the model.
+ * the public stream API (proxy/ room).  See stream.h for the model.
  *
  * Completion: the progress thread bumps stream->completed, then
  * stream->done_seq (the futex word) and wakes it if a synchronizer sleeps.
@@ -20,10 +20,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/proxy.h"
+#include "proxy/stream.h"
 #include "publish/publish.h"
-#include "stream/stream.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
@@ -89,13 +90,16 @@ static void op_free(struct ccom_op *op)
 /* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
 static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
 {
-	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_stream_queue *q = comm->proxy->queue;
 	struct ccom_op *op;
 	int err;
 
 	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
 		ccom_clear_last_error();
-		err = ccom_coll_execute(comm, op);
+		/* Every wait of the op's transports and algorithms honours this. */
+		comm->proxy->deadline_us = ccom_now_us() + comm->proxy->op_timeout_us;
+		err = comm->proxy->exec(comm, op);
+		comm->proxy->deadline_us = 0;
 		ccom_publish_op_completed(comm->publish);
 		if (err)
 			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
@@ -139,7 +143,7 @@ static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
 static void *progress_main(void *arg)
 {
 	struct ccomComm *comm = arg;
-	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_stream_queue *q = comm->proxy->queue;
 	int64_t last_active = 0;
 
 	for (;;) {
@@ -176,12 +180,12 @@ int ccom_stream_queue_start(struct ccomComm *comm)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->exec, NULL);
 	pthread_cond_init(&q->cond, NULL);
-	comm->coll->queue = q;
+	comm->proxy->queue = q;
 	err = pthread_create(&q->thread, NULL, progress_main, comm);
 	if (err) {
 		ccom_set_last_error("rank %d: cannot start the progress thread: %s", comm->rank,
 				    strerror(err));
-		comm->coll->queue = NULL;
+		comm->proxy->queue = NULL;
 		free(q);
 		return -err;
 	}
@@ -191,7 +195,7 @@ int ccom_stream_queue_start(struct ccomComm *comm)
 
 void ccom_stream_queue_stop(struct ccomComm *comm)
 {
-	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_stream_queue *q = comm->proxy->queue;
 	struct ccom_op *op;
 
 	if (!q)
@@ -212,12 +216,12 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 	pthread_mutex_destroy(&q->exec);
 	pthread_cond_destroy(&q->cond);
 	free(q);
-	comm->coll->queue = NULL;
+	comm->proxy->queue = NULL;
 }
 
 void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_stream_queue *q = comm->coll->queue;
+	struct ccom_stream_queue *q = comm->proxy->queue;
 
 	op->next = NULL;
 	atomic_fetch_add(&q->pending, 1);
@@ -234,7 +238,7 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 
 int ccom_stream_queue_drain(struct ccomComm *comm)
 {
-	struct ccom_coll_state *cs = comm->coll;
+	struct ccom_proxy *cs = comm->proxy;
 	int64_t deadline = ccom_now_us() + cs->op_timeout_us + 5000000;
 
 	while (atomic_load(&cs->queue->pending) > 0) {
@@ -275,7 +279,7 @@ void ccom_stream_free(struct ccomStream *s)
 struct ccomStream *ccom_stream_resolve(struct ccomComm *comm, struct ccomStream *s)
 {
 	if (!s)
-		return comm->coll ? comm->coll->default_stream : NULL;
+		return comm->proxy ? comm->proxy->default_stream : NULL;
 	if (s->magic != CCOM_STREAM_MAGIC || s->comm != comm)
 		return NULL;
 	return s;
@@ -283,7 +287,7 @@ struct ccomStream *ccom_stream_resolve(struct ccomComm *comm, struct ccomStream 
 
 static bool stream_valid(struct ccomStream *s)
 {
-	return s && s->magic == CCOM_STREAM_MAGIC && ccom_comm_valid(s->comm) && s->comm->coll;
+	return s && s->magic == CCOM_STREAM_MAGIC && ccom_comm_valid(s->comm) && s->comm->proxy;
 }
 
 static ccomResult_t stream_result(struct ccomStream *s)
@@ -314,8 +318,8 @@ static void stream_lower_wake_at(struct ccomStream *s, uint64_t target)
 static int stream_wait(struct ccomStream *s, uint64_t target)
 {
 	struct ccomComm *comm = s->comm;
-	struct ccom_stream_queue *q = comm->coll->queue;
-	int64_t deadline = ccom_now_us() + comm->coll->op_timeout_us + 5000000;
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	int64_t deadline = ccom_now_us() + comm->proxy->op_timeout_us + 5000000;
 	struct timespec ts = { 0, 1000000 };
 	uint32_t seq;
 
@@ -338,7 +342,7 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 			atomic_store(&s->wake_at, UINT64_MAX);
 		if (ccom_now_us() > deadline) {
 			ccom_set_last_error("rank %d: stream still busy after CCOM_OP_TIMEOUT (%lld s)",
-					    comm->rank, (long long)(comm->coll->op_timeout_us / 1000000));
+					    comm->rank, (long long)(comm->proxy->op_timeout_us / 1000000));
 			return -ETIMEDOUT;
 		}
 	}
@@ -350,7 +354,7 @@ ccomResult_t ccomStreamCreate(ccomComm_t comm, ccomStream_t *stream)
 	int err;
 
 	ccom_clear_last_error();
-	if (!ccom_comm_valid(comm) || !comm->coll || !stream) {
+	if (!ccom_comm_valid(comm) || !comm->proxy || !stream) {
 		ccom_set_last_error("ccomStreamCreate: %s", !stream ? "stream is NULL" :
 				    "comm is not a ready communicator");
 		return ccomInvalidArgument;
@@ -377,7 +381,7 @@ ccomResult_t ccomStreamDestroy(ccomStream_t stream)
 
 ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
 {
-	struct ccom_coll_state *cs;
+	struct ccom_proxy *cs;
 	ccomResult_t res;
 	int err;
 
@@ -386,7 +390,7 @@ ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
 		ccom_set_last_error("ccomStreamSynchronize: invalid stream (NULL is not accepted: use ccomCommSynchronize)");
 		return ccomInvalidArgument;
 	}
-	cs = stream->comm->coll;
+	cs = stream->comm->proxy;
 	atomic_fetch_add(&cs->api_busy, 1);
 	err = stream_wait(stream, atomic_load(&stream->enqueued));
 	res = err ? ccom_result_from_errno(err) : stream_result(stream);
@@ -409,9 +413,9 @@ ccomResult_t ccomStreamQuery(ccomStream_t stream)
 ccomResult_t ccomCommSynchronize(ccomComm_t comm)
 {
 	ccom_clear_last_error();
-	if (!ccom_comm_valid(comm) || !comm->coll) {
+	if (!ccom_comm_valid(comm) || !comm->proxy) {
 		ccom_set_last_error("ccomCommSynchronize: comm is not a ready communicator");
 		return ccomInvalidArgument;
 	}
-	return ccomStreamSynchronize(comm->coll->default_stream);
+	return ccomStreamSynchronize(comm->proxy->default_stream);
 }

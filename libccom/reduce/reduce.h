@@ -3,8 +3,8 @@
  * reduce.h - element-wise reduction kernels of every dtype x op, used by
  * every algorithm.  Pure functions over host memory, no state.
  */
-#ifndef CCOM_COLL_REDUCE_H
-#define CCOM_COLL_REDUCE_H
+#ifndef CCOM_REDUCE_REDUCE_H
+#define CCOM_REDUCE_REDUCE_H
 
 #include <stddef.h>
 

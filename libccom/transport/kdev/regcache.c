@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * regcache.c - the user-buffer registration cache (kdev/ layer).
+ * regcache.c - the user-buffer registration cache (kdev room).
  *
  * Collectives on kdev run on the user's own buffers: each needs a
  * MEM_REGISTER handle covering it.  Registering (pinning) costs a syscall
@@ -27,9 +27,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
+#include "core/comm.h"
+#include "proxy/wait.h"
+#include "transport/kdev/kdev.h"
 #include "transport/shm.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -299,7 +299,7 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 	if (err)
 		return err;
 	ccom_kdev_spin_reset(&sp);
-	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
+	ccom_wait_begin(&w, kd->comm);
 	while (!err && r->cq_head != want) {
 		ready = ccom_kdev_cq_ready(r);
 		for (i = 0; i < ready; i++) {

@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "coll/reduce.h"
+#include "reduce/reduce.h"
 
 typedef _Float16 ccom_f16;
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * sched.c - descriptor schedules of the direct intra-host algorithms on the
- * nccom engine (kdev/ layer).
+ * nccom engine (coll/): what descriptors each collective becomes, emitted
+ * through the kdev room's ring interface (transport/kdev/ring.c).
  *
  * Every collective runs in the same three-phase shape on every rank, with
  * this rank's timeline semaphore advanced to three values per collective
@@ -43,11 +44,14 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "reduce/reduce.h"
+#include "transport/kdev/kdev.h"
 #include "transport/shm.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
@@ -55,16 +59,9 @@
 
 #define KDEV_RCHUNK (256u << 10)
 #define KDEV_SLICE_ALIGN 64	/* elements */
-#define WAIT_SLICE_US 20000
 /* Larger collectives keep the engines busy for long: sleep at once, leave them the CPUs. */
 #define KDEV_SPIN_MAX_BYTES (1u << 20)
 
-/* Cookies: kdev.h. */
-#define W_COPY CCOM_KDEV_W_COPY
-#define W_REDUCE CCOM_KDEV_W_REDUCE
-#define W_SIGNAL CCOM_KDEV_W_SIGNAL
-#define W_WAIT CCOM_KDEV_W_WAIT
-#define COOKIE(what, l) CCOM_KDEV_COOKIE(what, l)
 #define NO_PEER CCOM_KDEV_NO_PEER
 
 struct kplan {
@@ -98,297 +95,9 @@ static const uint8_t op_map[ccomNumOps] = {
 	[ccomMin] = NCCOM_REDOP_MIN, [ccomAvg] = NCCOM_REDOP_SUM,
 };
 
-static bool is_float(ccomDataType_t dt)
-{
-	return dt == ccomFloat16 || dt == ccomFloat32 || dt == ccomFloat64 || dt == ccomBfloat16;
-}
-
 static bool is_reduction(enum ccom_coll_kind k)
 {
 	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
-}
-
-/*
- * The automatic choice (CCOM_KDEV unset): the smallest ccom_op_bytes()
- * from which the engine measured faster than shm in bench-vm, per
- * collective, for 2 local ranks and for more (the table and the numbers
- * behind it are in Documentation/libccom/kdev.rst); SIZE_MAX: never.
- * CCOM_KDEV_MIN_BYTES raises every threshold.  Every input (collective,
- * size, local rank count, CCOM_KDEV_MIN_BYTES, checked equal at init) is
- * the same on every rank, so the answer is too.
- */
-static const size_t kdev_auto_table[CCOM_COLL_ALLTOALL + 1][2] = {
-	/*				2 ranks		3 or more (measured on 4) */
-	[CCOM_COLL_ALLREDUCE]	  = { 256u << 10,	512u << 10 },
-	[CCOM_COLL_BROADCAST]	  = { 4u << 20,		4u << 20 },
-	[CCOM_COLL_REDUCE]	  = { 256u << 10,	1u << 20 },
-	[CCOM_COLL_ALLGATHER]	  = { 256u << 10,	1u << 20 },
-	/* 2 ranks: 0.58-0.91x of shm from 1 to 16 MiB, no size measured a clear gain */
-	[CCOM_COLL_REDUCESCATTER] = { SIZE_MAX,		256u << 10 },
-	[CCOM_COLL_ALLTOALL]	  = { 128u << 10,	512u << 10 },
-};
-
-static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind)
-{
-	size_t t = kdev_auto_table[kind][kd->nlocal > 2];
-	size_t floor = kd->min_bytes > 0 ? (size_t)kd->min_bytes : 0;
-
-	return t > floor ? t : floor;
-}
-
-bool ccom_kdev_wants(struct ccomComm *comm, const struct ccom_op *op)
-{
-	struct ccom_kdev *kd = comm->coll->kdev;
-
-	if (op->kind > CCOM_COLL_ALLTOALL || kd->p2p_only)
-		return false;	/* send/recv: ccom_kdev_p2p_wants() (p2p.c); several hosts */
-	if (is_reduction(op->kind) && is_float(op->dtype) &&
-	    !(kd->info.out_features & NCCOM_FEAT_REDUCE_FP)) {
-		if (!kd->warned_fallback)
-			ccom_info(CCOM_SUBSYS_KDEV, "kdev: the driver cannot reduce floating point (no NCCOM_FEAT_REDUCE_FP); those reductions use shm");
-		kd->warned_fallback = true;
-		return false;
-	}
-	if (kd->forced)
-		return true;
-	return ccom_op_bytes(comm, op) >= kdev_auto_min(kd, op->kind);
-}
-
-/* ---- completion ---- */
-
-/*
- * Grace period for the root cause: a peer's semaphore failed, its pidfd or
- * broken flag (transport/shm.c) tells whether it died or aborted.
- */
-static int root_cause(struct ccom_kdev *kd)
-{
-	struct ccom_wait w;
-	int i, err = 0;
-
-	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
-	for (i = 0; i < 100 && !err; i++) {
-		w.next_check_us = 1;	/* due now: check the peers' pidfds and flags */
-		err = ccom_wait_check(&w);
-		if (!err)
-			ccom_sleep_us(5000, NULL);
-	}
-	ccom_wait_end(&w);
-	return err;
-}
-
-static int blame_peer(struct ccom_kdev *kd, int l, const char *what)
-{
-	struct ccomComm *comm = kd->comm;
-	struct ccom_shm *shm = comm->coll->shm;
-	int peer = comm->local_to_rank[l], err = root_cause(kd);
-
-	if (err)
-		return err;
-	if (shm) {
-		shm->culprit = peer;
-		shm->reason = CCOM_SHM_DIED;
-	}
-	ccom_set_last_error("rank %d: peer rank %d (pid %d) is gone: %s (its /dev/nccom file was closed: it died or destroyed the communicator during the operation)",
-			    comm->rank, peer, comm->peers[peer].pid, what);
-	return -ECONNRESET;
-}
-
-static int cqe_error(struct ccom_kdev *kd, const struct nccom_cqe *cqe)
-{
-	struct ccomComm *comm = kd->comm;
-	int l = (int)(cqe->cookie & 0xffff), what = (int)((cqe->cookie >> 16) & 0xff);
-	int peer = l < kd->nlocal ? comm->local_to_rank[l] : -1;
-
-	if (cqe->status == -EPIPE && what == W_WAIT && peer >= 0)
-		return blame_peer(kd, l, "waiting on its semaphore failed with EPIPE");
-	if (cqe->status == -ECANCELED && ccom_comm_aborted(comm)) {
-		ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
-		return -ECANCELED;
-	}
-	if (cqe->status == -EFAULT) {
-		int err = peer >= 0 && peer != comm->rank ? root_cause(kd) : 0;
-
-		if (err)	/* the peer died: its registrations died with it */
-			return err;
-		if (peer >= 0 && peer != comm->rank)
-			ccom_set_last_error("rank %d: a buffer of this rank or of peer rank %d was freed or remapped while the collective ran (the driver invalidated its registration); keep buffers alive until the collective completes",
-					    comm->rank, peer);
-		else
-			ccom_set_last_error("rank %d: a buffer of this rank was freed or remapped while the collective ran (the driver invalidated its registration)",
-					    comm->rank);
-		return -EFAULT;
-	}
-	ccom_set_last_error("rank %d: the nccom engine failed a %s descriptor%s%.0d: %s",
-			    comm->rank,
-			    what == W_COPY ? "copy" : what == W_REDUCE ? "reduce" :
-			    what == W_SIGNAL ? "signal" : "wait",
-			    peer >= 0 ? " involving peer rank " : "", peer >= 0 ? peer : 0,
-			    strerror(-cqe->status));
-	return cqe->status == -EPIPE ? -ECONNRESET : (cqe->status ? cqe->status : -EIO);
-}
-
-/* Consume ready completions; the first failure is returned (with its cause). */
-static int reap(struct ccom_kdev *kd)
-{
-	struct ccom_kdev_ring *r = &kd->ring;
-	uint32_t ready = ccom_kdev_cq_ready(r), i;
-	int err = 0;
-
-	for (i = 0; i < ready && !err; i++) {
-		struct nccom_cqe *cqe = ccom_kdev_cqe(r, i);
-
-		if (cqe->status)
-			err = cqe_error(kd, cqe);
-	}
-	ccom_kdev_cq_advance(r, i);
-	return err;
-}
-
-/* After a failure: peers and our own queue stop at once. */
-static int fail(struct ccom_kdev *kd, int err)
-{
-	struct ccom_shm *shm = kd->comm->coll->shm;
-
-	/* Broken flag first, so that peers woken by the cancel find the cause. */
-	ccom_shm_mark_broken(shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);
-	ccom_kdev_cancel(kd);
-	return err;
-}
-
-/*
- * Sleep until completions arrive (QUEUE_WAIT), reaping them.  @until: stop
- * when cq_head reaches it; with @sem_value non-zero, sleep on this rank's
- * semaphore instead (one wakeup for the whole collective) as long as the
- * completion ring cannot fill.
- */
-static int drain(struct ccom_kdev *kd, uint32_t until, uint64_t sem_value, bool spin)
-{
-	struct ccom_kdev_ring *r = &kd->ring;
-	struct ccom_kdev_spin sp;
-	struct ccom_wait w;
-	uint32_t head;
-	int err = 0;
-
-	ccom_kdev_spin_reset(&sp);
-	ccom_wait_begin(&w, kd->comm, kd->comm->coll->shm);
-	for (;;) {
-		head = r->cq_head;
-		err = reap(kd);
-		if (err || r->cq_head == until)
-			break;
-		if (r->cq_head != head)
-			ccom_kdev_spin_reset(&sp);
-		err = ccom_wait_check(&w);
-		if (err)
-			break;
-		if (__atomic_load_n(&r->khdr->state, __ATOMIC_ACQUIRE) == NCCOM_QUEUE_ERROR) {
-			/* The failing cqe is written before the state: reap it next pass. */
-			err = reap(kd);
-			if (err)
-				break;
-			if (!ccom_kdev_cq_ready(r)) {
-				ccom_set_last_error("rank %d: the nccom queue entered the error state (%d) without a failing completion",
-						    kd->comm->rank, r->khdr->error);
-				err = -EIO;
-				break;
-			}
-			continue;
-		}
-		if (spin && ccom_kdev_spin(&sp))
-			continue;
-		if (sem_value && until - r->cq_head <= r->depth) {
-			struct timespec ts;
-			struct nccom_sem_wait sw = { .size = sizeof(sw), .handle = kd->sem,
-						     .value = sem_value };
-
-			clock_gettime(CLOCK_MONOTONIC, &ts);
-			sw.timeout_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec +
-					WAIT_SLICE_US * 1000ull;
-			err = ccom_kdev_ioctl(kd, NCCOM_IOC_SEM_WAIT, &sw);
-			if (err == -ETIMEDOUT || err == -EINTR)
-				err = 0;
-			if (!err && sw.out_value >= sem_value)
-				sem_value = 0;	/* reached: the last cqes follow at once */
-		} else {
-			err = ccom_kdev_wait_cq(kd, WAIT_SLICE_US);
-		}
-		if (err)
-			break;
-	}
-	ccom_wait_end(&w);
-	return err;
-}
-
-int ccom_kdev_complete(struct ccom_kdev *kd)
-{
-	int err = ccom_kdev_publish(kd);
-
-	if (!err)
-		err = drain(kd, kd->ring.sq_tail, 0, true);
-	return err ? fail(kd, err) : 0;
-}
-
-/* ---- emission ---- */
-
-struct nccom_desc *ccom_kdev_next_desc(struct ccom_kdev *kd, int *err)
-{
-	struct nccom_desc *d;
-
-	while (!(d = ccom_kdev_get_sqe(&kd->ring))) {
-		/* Ring full: let the engine see what we wrote and wait for room. */
-		*err = ccom_kdev_publish(kd);
-		if (!*err)
-			*err = drain(kd, kd->ring.cq_head + 1, 0, false);
-		if (*err)
-			return NULL;
-	}
-	return d;
-}
-
-int ccom_kdev_fail(struct ccom_kdev *kd, int err)
-{
-	return fail(kd, err);
-}
-
-static struct nccom_desc *next_desc(struct kplan *kp)
-{
-	return kp->err ? NULL : ccom_kdev_next_desc(kp->kd, &kp->err);
-}
-
-int ccom_kdev_emit_copy(struct ccom_kdev *kd, uint32_t dh, uint64_t doff, uint32_t sh,
-			uint64_t soff, uint64_t len, int l)
-{
-	struct nccom_desc *d;
-	int err = 0;
-
-	if (!len)
-		return 0;
-	d = ccom_kdev_next_desc(kd, &err);
-	if (!d)
-		return err;
-	d->opcode = NCCOM_OP_COPY;
-	d->cookie = COOKIE(W_COPY, l);
-	d->dst_handle = dh;
-	d->dst_offset = doff;
-	d->src_handle = sh;
-	d->src_offset = soff;
-	d->length = len;
-	return 0;
-}
-
-int ccom_kdev_emit_sem(struct ccom_kdev *kd, int opcode, uint32_t sem, uint64_t value, int l)
-{
-	struct nccom_desc *d;
-	int err = 0;
-
-	d = ccom_kdev_next_desc(kd, &err);
-	if (!d)
-		return err;
-	d->opcode = (uint8_t)opcode;
-	d->cookie = COOKIE(opcode == NCCOM_OP_SEM_WAIT ? W_WAIT : W_SIGNAL, l);
-	d->sem_handle = sem;
-	d->value = value;
-	return 0;
 }
 
 static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,
@@ -401,21 +110,9 @@ static void emit_copy(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh,
 static void emit_reduce(struct kplan *kp, uint32_t dh, uint64_t doff, uint32_t sh, uint64_t soff,
 			uint32_t s2h, uint64_t s2off, uint64_t count, int l)
 {
-	struct nccom_desc *d;
-
-	if (!count || !(d = next_desc(kp)))
-		return;
-	d->opcode = NCCOM_OP_REDUCE;
-	d->dtype = kp->ndt;
-	d->op = kp->nop;
-	d->cookie = COOKIE(W_REDUCE, l);
-	d->dst_handle = dh;
-	d->dst_offset = doff;
-	d->src_handle = sh;
-	d->src_offset = soff;
-	d->src2_handle = s2h;
-	d->src2_offset = s2h ? s2off : 0;
-	d->count = count;
+	if (!kp->err)
+		kp->err = ccom_kdev_emit_reduce(kp->kd, kp->ndt, kp->nop, dh, doff, sh, soff, s2h,
+						s2off, count, l);
 }
 
 static void emit_sem(struct kplan *kp, int opcode, uint32_t sem, uint64_t value, int l)
@@ -688,22 +385,6 @@ static int plan_buffers(struct kplan *kp, struct ccom_kdev_req *reqs, int *nreq)
 	return 0;
 }
 
-/*
- * Automatic choice, the part that depends on this rank's call: an in-place
- * AlltoAll of 2 ranks below 16 MiB measured slower on the engine than on
- * shm (0.37x at 64 KiB, 0.84x at 1 MiB; 1.7x from 16 MiB on: it must
- * stage what the peer still reads).  Ranks may differ in being in place,
- * so this is a vote in the exchange, not part of ccom_kdev_wants().
- */
-#define KDEV_A2A_INPLACE2_MIN (16u << 20)
-
-static bool kdev_prefers_shm(const struct ccom_kdev *kd, const struct ccom_op *op)
-{
-	return !kd->forced && op->kind == CCOM_COLL_ALLTOALL && kd->nlocal == 2 &&
-	       op->sendbuff == op->recvbuff &&
-	       ccom_op_bytes(kd->comm, op) < KDEV_A2A_INPLACE2_MIN;
-}
-
 static int kdev_fallback(struct ccomComm *comm, struct ccom_kdev *kd)
 {
 	if (!kd->warned_fallback)
@@ -716,7 +397,7 @@ static int kdev_fallback(struct ccomComm *comm, struct ccom_kdev *kd)
 
 int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_kdev *kd = comm->coll->kdev;
+	struct ccom_kdev *kd = comm->kdev;
 	struct ccom_kdev_view views[CCOM_SHM_MAX_LOCAL * CCOM_KDEV_NPUB];
 	struct ccom_kdev_req reqs[3] = { 0 };
 	struct ccom_kdev_reg *pub[CCOM_KDEV_NPUB] = { NULL, NULL };
@@ -740,7 +421,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	kp.ndt = dt_map[op->dtype];
 	kp.nop = is_reduction(op->kind) ? op_map[op->op] : 0;
 	kp.avg = is_reduction(op->kind) && op->op == ccomAvg;
-	if (kdev_prefers_shm(kd, op)) {
+	if (ccom_tune_engine_prefers_shm(comm, op)) {
 		vote = CCOM_KDEV_VOTE_SHM;
 		err = 0;
 	} else {
@@ -750,7 +431,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 		vote = err ? CCOM_KDEV_VOTE_FAIL : CCOM_KDEV_VOTE_OK;
 	}
 	if (err == -ECANCELED || err == -ETIMEDOUT || err == -ECONNRESET)
-		return fail(kd, err);
+		return ccom_kdev_fail(kd, err);
 	if (vote == CCOM_KDEV_VOTE_OK) {
 		pub[0] = reqs[1].len ? reqs[1].reg : NULL;
 		pub_off[0] = pub[0] ? (uintptr_t)reqs[1].addr - pub[0]->start : 0;
@@ -771,7 +452,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	err = ccom_kdev_exchange(kd, &sig, vote, pub, pub_off, views, &all);
 	t2 = ccom_now_us();
 	if (err)
-		return fail(kd, err);
+		return ccom_kdev_fail(kd, err);
 	if (all == CCOM_KDEV_VOTE_SHM) {
 		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu: a rank runs an in-place AlltoAll of 2 ranks below 16 MiB: shm for every rank (automatic choice)",
 			   (unsigned long long)kd->coll_seq);
@@ -800,10 +481,10 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	if (!err)
 		err = ccom_kdev_publish(kd);
 	if (!err)
-		err = drain(kd, kd->ring.sq_tail, kp.v3,
-			    ccom_op_bytes(comm, op) <= KDEV_SPIN_MAX_BYTES);
+		err = ccom_kdev_drain(kd, kd->ring.sq_tail, kp.v3,
+				      ccom_op_bytes(comm, op) <= KDEV_SPIN_MAX_BYTES);
 	ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu kind %d %zu elements: registrations %lld us, exchange %lld us, engine %lld us",
 		   (unsigned long long)kd->coll_seq, op->kind, op->count, (long long)(t1 - t0),
 		   (long long)(t2 - t1), (long long)(ccom_now_us() - t2));
-	return err ? fail(kd, err) : 0;
+	return err ? ccom_kdev_fail(kd, err) : 0;
 }

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
  * p2p.c - grouped point-to-point Send/Recv between the ranks of one host
- * on the nccom engine (kdev/ layer).
+ * on the nccom engine: the schedule (coll/); the pair semaphores and
+ * everything else that talks to /dev/nccom are transport/kdev/.
  *
  * coll/p2p.c first exchanges every transfer's size over the shm
  * transport (8-byte headers) and checks that matching sends and receives
  * agree; then each side decides per transfer, from the same (peer, size),
- * whether it runs here (ccom_kdev_p2p_wants()).  Matching follows NCCL:
+ * whether it runs here (ccom_tune_engine_p2p_wants()).  Matching follows NCCL:
  * the k-th send from A to B in a group meets the k-th receive of B from A,
  * so both sides number the engine transfers of each (pair, direction) in
  * group order.
@@ -43,10 +44,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "reduce/reduce.h"
+#include "transport/kdev/kdev.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -54,22 +58,6 @@
 #define P2P_BATCH 8		/* transfers per (peer, direction) and round */
 #define P2P_MAX_DROPS 16
 
-/*
- * The automatic choice: the smallest transfer (bytes) that runs on the
- * engine, for 2 local ranks and for more; CCOM_KDEV_MIN_BYTES raises it.
- * Measured with bench-vm's sendrecv case (Documentation/libccom/kdev.rst).
- */
-static const size_t kdev_p2p_min[2] = { 64u << 10, 256u << 10 };
-
-struct ccom_kdev_p2p {
-	uint32_t *sem;		/* [l]: mine, signalled after receiving from l (0: none yet) */
-	bool *sem_sent;		/* [l]: its grant went to l */
-	uint32_t *peer_sem;	/* [l]: l's semaphore for me (imported), 0: none yet */
-	uint64_t *rx;		/* [l]: transfers received from l (value of sem[l]) */
-	uint64_t *tx;		/* [l]: transfers sent to l (what peer_sem[l] reaches) */
-	uint64_t *seq_out;	/* [l]: packets sent to l */
-	uint64_t *seq_in;	/* [l]: packets received from l */
-};
 
 struct p2p_msg {
 	uint32_t magic;
@@ -106,108 +94,6 @@ struct p2p_xfer {
 	uint64_t src_off;
 };
 
-int ccom_kdev_p2p_init(struct ccom_kdev *kd)
-{
-	struct ccom_kdev_p2p *p = calloc(1, sizeof(*p));
-	size_t n = (size_t)kd->nlocal;
-
-	if (!p)
-		return -ENOMEM;
-	kd->p2p = p;
-	p->sem = calloc(n, sizeof(*p->sem));
-	p->sem_sent = calloc(n, sizeof(*p->sem_sent));
-	p->peer_sem = calloc(n, sizeof(*p->peer_sem));
-	p->rx = calloc(n, sizeof(*p->rx));
-	p->tx = calloc(n, sizeof(*p->tx));
-	p->seq_out = calloc(n, sizeof(*p->seq_out));
-	p->seq_in = calloc(n, sizeof(*p->seq_in));
-	if (!p->sem || !p->sem_sent || !p->peer_sem || !p->rx || !p->tx || !p->seq_out ||
-	    !p->seq_in)
-		return -ENOMEM;
-	return 0;
-}
-
-/* Memory only: the semaphores die with the file descriptor. */
-void ccom_kdev_p2p_fini(struct ccom_kdev *kd)
-{
-	struct ccom_kdev_p2p *p = kd->p2p;
-
-	if (!p)
-		return;
-	free(p->sem);
-	free(p->sem_sent);
-	free(p->peer_sem);
-	free(p->rx);
-	free(p->tx);
-	free(p->seq_out);
-	free(p->seq_in);
-	free(p);
-	kd->p2p = NULL;
-}
-
-void ccom_kdev_p2p_cancel(struct ccom_kdev *kd)
-{
-	struct ccom_kdev_p2p *p = kd->p2p;
-	int l;
-
-	for (l = 0; p && l < kd->nlocal; l++) {
-		struct nccom_destroy d = { .size = sizeof(d), .handle = p->sem[l] };
-
-		if (p->sem[l])
-			ccom_kdev_ioctl(kd, NCCOM_IOC_DESTROY, &d);
-		p->sem[l] = 0;
-	}
-}
-
-bool ccom_kdev_p2p_wants(struct ccomComm *comm, int peer, size_t bytes)
-{
-	struct ccom_kdev *kd = comm->coll->kdev;
-	size_t min;
-
-	if (!kd || !bytes || peer == comm->rank || peer < 0 || peer >= comm->nranks ||
-	    comm->rank_to_node[peer] != comm->node)
-		return false;
-	if (kd->forced)
-		return true;
-	min = kdev_p2p_min[kd->nlocal > 2];
-	if (kd->min_bytes > 0 && (size_t)kd->min_bytes > min)
-		min = (size_t)kd->min_bytes;
-	return bytes >= min;
-}
-
-/* My semaphore for receptions from @l, created at the first one. */
-static int p2p_sem_get(struct ccom_kdev *kd, int l)
-{
-	struct ccom_kdev_p2p *p = kd->p2p;
-	struct nccom_sem_create sc = { .size = sizeof(sc) };
-	int err;
-
-	if (p->sem[l])
-		return 0;
-	err = ccom_kdev_ioctl(kd, NCCOM_IOC_SEM_CREATE, &sc);
-	if (err) {
-		ccom_set_last_error("kdev: rank %d: SEM_CREATE for receptions from peer rank %d failed: %s",
-				    kd->comm->rank, kd->comm->local_to_rank[l], strerror(-err));
-		return err;
-	}
-	p->sem[l] = sc.out_handle;
-	return 0;
-}
-
-static int p2p_sem_export(struct ccom_kdev *kd, int l, int *fd)
-{
-	struct nccom_sem_export ex = { .size = sizeof(ex), .handle = kd->p2p->sem[l] };
-	int err = ccom_kdev_ioctl(kd, NCCOM_IOC_SEM_EXPORT, &ex);
-
-	if (err) {
-		ccom_set_last_error("kdev: rank %d: SEM_EXPORT failed: %s", kd->comm->rank,
-				    strerror(-err));
-		return err;
-	}
-	*fd = ex.out_fd;
-	return 0;
-}
-
 /* Build and send my packet of this round to local peer @l. */
 static int p2p_send_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 {
@@ -216,7 +102,7 @@ static int p2p_send_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 	int fds[CCOM_KDEV_MAX_FDS], fdx[P2P_BATCH], nfds = 0, i, k, err = 0;
 
 	if (!p->sem_sent[l] && p->sem[l]) {
-		err = p2p_sem_export(kd, l, &fds[nfds]);
+		err = ccom_kdev_p2p_sem_export(kd, l, &fds[nfds]);
 		if (err)
 			return err;
 		nfds++;
@@ -364,7 +250,7 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 		reqs[i] = x[i].req;
 		peer[x[i].l] = true;
 		if (!x[i].send && !err)
-			err = p2p_sem_get(kd, x[i].l);
+			err = ccom_kdev_p2p_sem_get(kd, x[i].l);
 	}
 	ccom_kdev_cache_release(kd);
 	if (!err)
@@ -436,7 +322,7 @@ out:
 
 int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool *done)
 {
-	struct ccom_kdev *kd = comm->coll->kdev;
+	struct ccom_kdev *kd = comm->kdev;
 	int *idx = NULL, *cnt_s = NULL, *cnt_r = NULL;
 	struct p2p_xfer *x = NULL;
 	int i, n = 0, round, more, err = 0;
@@ -444,7 +330,7 @@ int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool
 	if (!kd)
 		return 0;
 	for (i = 0; i < nops; i++)
-		if (ccom_kdev_p2p_wants(comm, ops[i].root,
+		if (ccom_tune_engine_p2p_wants(comm, ops[i].root,
 					ops[i].count * ccom_dtype_size(ops[i].dtype)))
 			n++;
 	if (!n)
@@ -468,7 +354,7 @@ int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool
 		int l;
 
 		idx[i] = -1;
-		if (!ccom_kdev_p2p_wants(comm, ops[i].root, bytes))
+		if (!ccom_tune_engine_p2p_wants(comm, ops[i].root, bytes))
 			continue;
 		l = comm->rank_to_local[ops[i].root];
 		idx[i] = ops[i].kind == CCOM_COLL_SEND ? cnt_s[l]++ : cnt_r[l]++;

@@ -4,7 +4,7 @@
  * layer).
  *
  * Before a collective runs on the engine, every rank sends every local
- * peer one packet over the grant channel (transport/kdev.c): which
+ * peer one packet over the grant channel (channel.c): which
  * registrations (cache ids) hold the buffers peers will read and at which
  * offsets, the collective's signature (kind, count, dtype, op, root: a
  * mismatch is reported instead of computing garbage), whether this rank
@@ -21,9 +21,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
+#include "core/comm.h"
+#include "transport/kdev/kdev.h"
 #include "util/err.h"
 #include "util/log.h"
 

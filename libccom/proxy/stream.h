@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.h - streams and the per-communicator progress thread (stream/).
+ * stream.h - streams and the per-communicator progress thread (proxy/).
  *
  * Every communicator has one operation queue and one progress thread that
  * executes the queue in issue order, whatever stream each operation was
@@ -9,8 +9,8 @@
  * enqueued on it and those completed; synchronize waits for the count
  * taken at the call, query compares them.
  */
-#ifndef CCOM_STREAM_STREAM_H
-#define CCOM_STREAM_STREAM_H
+#ifndef CCOM_PROXY_STREAM_H
+#define CCOM_PROXY_STREAM_H
 
 #include <pthread.h>
 #include <stdatomic.h>
