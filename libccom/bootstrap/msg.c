@@ -36,11 +36,16 @@ int ccom_bs_msg_init(struct ccom_bootstrap *bs)
 	int i;
 
 	bs->send_fds = calloc(bs->nranks, sizeof(*bs->send_fds));
+	if (!bs->send_fds)
+		return -ENOMEM;
+	/* Before anything can fail: ccom_bs_msg_fini() must not close fd 0. */
+	for (i = 0; i < bs->nranks; i++)
+		bs->send_fds[i] = -1;
 	bs->rx = calloc(bs->nranks, sizeof(*bs->rx));
-	if (!bs->send_fds || !bs->rx)
+	if (!bs->rx)
 		return -ENOMEM;
 	for (i = 0; i < bs->nranks; i++)
-		bs->send_fds[i] = bs->rx[i].fd = -1;
+		bs->rx[i].fd = -1;
 	return 0;
 }
 
