@@ -10,20 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ccomctl.h"
 #include "ccomd.h"
+#include "commlist.h"
 
 int ccomd_members(struct ccomd *d, bool clean, struct member_list *l)
 {
-	struct ccomctl c;
+	struct ctl_nl nl = { .quiet = true };
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	pr_init(&c.pr, stderr, false, false);
-	c.quiet = true;
-	c.pubdir = d->cfg.pubdir;
-	rc = comm_collect_local(&c, clean, l);
-	ctl_nl_close(&c);
+	rc = comm_collect_local(&nl, d->cfg.pubdir, clean, l);
+	ctl_nl_close(&nl);
 	return rc ? -EIO : 0;
 }
 
