@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * http.h - the one HTTP request ccomctl and ccomd make of a ccomd: a GET
- * with a deadline (ccomd's server side is libmicrohttpd).
+ * with a deadline, on libcurl (ccomd's server side is libmicrohttpd).
  */
 #ifndef CCOM_TOOLS_LIB_HTTP_H
 #define CCOM_TOOLS_LIB_HTTP_H
@@ -12,7 +12,8 @@
 
 /**
  * http_get() - GET http://@hostport@path within @timeout_ms
- * @hostport: "host:port" or "[v6]:port"
+ * @hostport: "host:port", "[v6]:port" or "v6:port" (the last ':' ends the
+ *	address); the port is numeric
  * @path: absolute path of the request
  * @timeout_ms: deadline of the whole request (connect, send, receive)
  * @body: on success, a NUL-terminated body that the caller frees
