@@ -19,7 +19,7 @@
 
 #include <linux/nccom_genl.h>
 
-#include "publish/pubfile.h"
+#include "ccom_pubstate.h"
 
 struct ccomComm;
 
