@@ -40,9 +40,6 @@
 DEFINE_MUTEX(nccom_nl_lock);
 LIST_HEAD(nccom_nl_clients);
 static u32 nccom_nl_last_id;
-bool nccom_nl_ready;
-
-struct nccom_nl_devstats nccom_nl_stats[NCCOM_MAX_DEVS];
 
 /* ---- clients: who may see what ---- */
 
@@ -292,7 +289,7 @@ int nccom_nl_init(void)
 	ret = genl_register_family(&nccom_nl_family);
 	if (ret)
 		return ret;
-	WRITE_ONCE(nccom_nl_ready, true);
+	nccom_nl_events_start(&nccom_nl_family);
 	return 0;
 }
 
@@ -301,6 +298,6 @@ int nccom_nl_init(void)
  */
 void nccom_nl_exit(void)
 {
-	WRITE_ONCE(nccom_nl_ready, false);
+	nccom_nl_events_stop();
 	genl_unregister_family(&nccom_nl_family);
 }

@@ -25,10 +25,11 @@ extern struct genl_family nccom_nl_family;
  */
 extern struct mutex nccom_nl_lock;
 extern struct list_head nccom_nl_clients;
-/* The family is registered: events may be sent. */
-extern bool nccom_nl_ready;
 
-/* Counters kept by netlink itself, and the baseline set by stats-reset. */
+/*
+ * Counters kept by netlink itself (netlink_event.c counts queue errors),
+ * and the baseline set by stats-reset.
+ */
 struct nccom_nl_devstats {
 	atomic64_t queue_errors;
 	atomic64_t base_completed;
@@ -91,6 +92,8 @@ int nccom_nl_queue_reset_doit(struct sk_buff *skb, struct genl_info *info);
 int nccom_nl_stats_reset_doit(struct sk_buff *skb, struct genl_info *info);
 
 /* netlink_event.c */
+void nccom_nl_events_start(const struct genl_family *family);
+void nccom_nl_events_stop(void);
 void nccom_nl_client_died(struct nccom_nl_client *cl, u64 inflight);
 
 #endif /* _NCCOM_NETLINK_PRIVATE_H */
