@@ -38,6 +38,8 @@ struct nccom_stats {
 	atomic64_t objects;
 };
 
+extern struct nccom_stats nccom_stats;
+
 /*
  * Module parameters: declared in main.c, stored with the file that reads
  * them (dev.c, mem.c, queue.c, object.c).
@@ -47,8 +49,6 @@ extern unsigned int nccom_nengines;
 extern unsigned long nccom_max_reg_size;
 extern unsigned int nccom_turn_bytes;
 extern unsigned int nccom_fail_nth;
-
-extern struct nccom_stats nccom_stats;
 
 enum nccom_obj_type {
 	NCCOM_OBJ_ANY = 0,
