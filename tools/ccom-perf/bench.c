@@ -338,7 +338,7 @@ static size_t row_bytes(const struct perf_ctx *c, size_t count)
 int perf_run(struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
-	char l1[128], l2[128], l3[128];
+	char l1[256], l2[256], l3[256];
 	double us[2];
 	size_t bytes, count;
 	int root = (o->coll == PERF_BROADCAST || o->coll == PERF_REDUCE) ? o->root : -1;
