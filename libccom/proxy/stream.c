@@ -63,66 +63,21 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 	atomic_fetch_sub(&s->completing, 1);
 }
 
-/* Nothing appended that was not taken (an append may be half done). */
-static bool queue_empty(struct ccom_stream_queue *q)
-{
-	return atomic_load(&q->queued) == 0;
-}
-
-/* Append @op: the issuing thread, or the stub by the executor. */
-static void queue_push(struct ccom_stream_queue *q, struct ccom_op *op)
-{
-	struct ccom_op *prev;
-
-	__atomic_store_n(&op->next, NULL, __ATOMIC_RELAXED);
-	prev = atomic_exchange(&q->tail, op);
-	__atomic_store_n(&prev->next, op, __ATOMIC_RELEASE);
-}
-
-/*
- * Take the next op, or NULL if there is none or an append is half done
- * (queue_empty() then says false).  Caller holds q->exec.
- */
-static struct ccom_op *queue_unlink(struct ccom_stream_queue *q)
-{
-	struct ccom_op *head = q->head, *next = __atomic_load_n(&head->next, __ATOMIC_ACQUIRE);
-
-	if (head == &q->stub) {
-		if (!next)
-			return NULL;
-		q->head = next;
-		head = next;
-		next = __atomic_load_n(&next->next, __ATOMIC_ACQUIRE);
-	}
-	if (!next) {
-		/* @head is the last op: put the stub behind it before taking it. */
-		if (head != atomic_load(&q->tail))
-			return NULL;
-		queue_push(q, &q->stub);
-		next = __atomic_load_n(&head->next, __ATOMIC_ACQUIRE);
-		if (!next)
-			return NULL;
-	}
-	q->head = next;
-	return head;
-}
-
+/* Take the next op, or NULL if the queue is empty.  Caller holds q->exec. */
 static struct ccom_op *queue_take(struct ccom_stream_queue *q)
-{
-	struct ccom_op *op = queue_unlink(q);
-
-	if (op)
-		atomic_fetch_sub(&q->queued, 1);
-	return op;
-}
-
-/* The next op; waits out an append that is half done.  Caller holds q->exec. */
-static struct ccom_op *queue_take_wait(struct ccom_stream_queue *q)
 {
 	struct ccom_op *op;
 
-	while (!(op = queue_take(q)) && !queue_empty(q))
-		sched_yield();
+	if (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&q->lock);
+	op = q->head;
+	if (op) {
+		q->head = op->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
 	return op;
 }
 
@@ -195,7 +150,7 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	struct ccom_op *op;
 	int err;
 
-	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take_wait(q))) {
+	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
 		ccom_clear_last_error();
 		/* Every wait of the op's transports and algorithms honours this. */
 		comm->proxy->deadline_us = ccom_now_us() + comm->proxy->op_timeout_us;
@@ -227,15 +182,9 @@ static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
 	int64_t now = ccom_now_us();
 
 	if (now - last_active >= PROGRESS_IDLE_US) {
-		/*
-		 * seq_cst store then load, against the enqueue's append then
-		 * load of @sleeping: either it signals (under q->lock, so not
-		 * before this thread waits) or this check sees its op.
-		 */
-		atomic_store(&q->sleeping, true);
-		if (queue_empty(q))
-			pthread_cond_wait(&q->cond, &q->lock);
-		atomic_store(&q->sleeping, false);
+		q->sleeping = true;
+		pthread_cond_wait(&q->cond, &q->lock);
+		q->sleeping = false;
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -255,9 +204,9 @@ static void *progress_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
-		while (queue_empty(q) && !q->stop)
+		while (!q->head && !q->stop)
 			progress_sleep(q, last_active);
-		if (queue_empty(q) && q->stop) {
+		if (!q->head && q->stop) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
@@ -268,7 +217,7 @@ static void *progress_main(void *arg)
 			pthread_mutex_unlock(&q->exec);
 		} else {
 			pthread_mutex_lock(&q->lock);
-			if (!queue_empty(q) && !q->stop)
+			if (q->head && !q->stop)
 				progress_sleep(q, ccom_now_us());
 			pthread_mutex_unlock(&q->lock);
 		}
@@ -287,8 +236,6 @@ int ccom_stream_queue_start(struct ccomComm *comm)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->exec, NULL);
 	pthread_cond_init(&q->cond, NULL);
-	q->head = &q->stub;
-	atomic_init(&q->tail, &q->stub);
 	comm->proxy->queue = q;
 	err = pthread_create(&q->thread, NULL, progress_main, comm);
 	if (err) {
@@ -316,7 +263,8 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 	if (q->thread_valid)
 		pthread_join(q->thread, NULL);
 	/* Ops never run (destroy without finalize): complete them as cancelled. */
-	while ((op = queue_take(q))) {
+	while ((op = q->head)) {
+		q->head = op->next;
 		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
 		op_free(op);
 	}
@@ -333,15 +281,17 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_stream_queue *q = comm->proxy->queue;
 
+	op->next = NULL;
 	atomic_fetch_add(&q->pending, 1);
-	atomic_fetch_add(&q->queued, 1);
-	queue_push(q, op);
-	/* Pairs with progress_sleep(): see there. */
-	if (atomic_load(&q->sleeping)) {
-		pthread_mutex_lock(&q->lock);
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = op;
+	else
+		__atomic_store_n(&q->head, op, __ATOMIC_RELEASE);
+	q->tail = op;
+	if (q->sleeping && q->head == op)
 		pthread_cond_signal(&q->cond);
-		pthread_mutex_unlock(&q->lock);
-	}
+	pthread_mutex_unlock(&q->lock);
 }
 
 int ccom_stream_queue_drain(struct ccomComm *comm)

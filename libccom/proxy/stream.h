@@ -18,7 +18,6 @@
 #include <stdint.h>
 
 #include "ccom.h"
-#include "core/op.h"
 
 struct ccomComm;
 struct ccom_op;
@@ -40,16 +39,8 @@ struct ccomStream {
 	char errmsg[256];
 };
 
-/*
- * The queue is a linked list without a lock (an intrusive MPSC queue with
- * a stub node): the issuing thread appends with one exchange of @tail and
- * a store of the previous op's next; the executor (holding @exec) takes
- * from @head.  @queued (appended, not yet taken) is what says whether
- * there is work: between the two stores of an append the executor sees
- * it non-zero but cannot take the op yet; it yields and retries.
- */
 struct ccom_stream_queue {
-	pthread_mutex_t lock;		/* protects stop and, with cond, the sleep */
+	pthread_mutex_t lock;		/* protects head, tail, stop, sleeping */
 	/*
 	 * Held by whichever thread executes ops: the progress thread, or a
 	 * thread in ccomStreamSynchronize() that found it idle and runs the
@@ -58,13 +49,10 @@ struct ccom_stream_queue {
 	 */
 	pthread_mutex_t exec;
 	pthread_cond_t cond;
-	struct ccom_op *_Atomic tail;	/* the last op appended, or &stub */
-	struct ccom_op *head;		/* the executor's end (holds exec) */
-	struct ccom_op stub;
+	struct ccom_op *head, *tail;
 	bool stop;
-	_Atomic bool sleeping;		/* in an unbounded wait: enqueue must signal */
+	bool sleeping;			/* in an unbounded wait: enqueue must signal */
 	_Atomic int pending;		/* ops queued or running */
-	_Atomic int queued;		/* ops appended and not yet taken */
 	pthread_t thread;
 	bool thread_valid;
 	/*
