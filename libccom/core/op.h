@@ -46,6 +46,7 @@ struct ccom_op {
 	uint64_t stream_seq;		/* position in its stream */
 	struct ccom_op *subs;		/* P2P_GROUP: array of nsubs SEND/RECV ops */
 	int nsubs;
+	int subs_cap;			/* entries of subs: kept with the record when recycled */
 	struct ccom_op *next;		/* queue / group list link */
 };
 

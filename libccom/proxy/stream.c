@@ -87,6 +87,62 @@ static void op_free(struct ccom_op *op)
 	free(op);
 }
 
+static void op_free_list(struct ccom_op *op)
+{
+	struct ccom_op *next;
+
+	for (; op; op = next) {
+		next = op->next;
+		op_free(op);
+	}
+}
+
+/* After the op ran (any executor): recycle its record, or free it past the limit. */
+static void op_recycle(struct ccom_stream_queue *q, struct ccom_op *op)
+{
+	struct ccom_op *head;
+
+	if (atomic_load_explicit(&q->nrecords, memory_order_relaxed) > CCOM_OP_RECORDS_KEEP) {
+		atomic_fetch_sub_explicit(&q->nrecords, 1, memory_order_relaxed);
+		op_free(op);
+		return;
+	}
+	head = atomic_load_explicit(&q->recycled, memory_order_relaxed);
+	do
+		op->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&q->recycled, &head, op, memory_order_release,
+						      memory_order_relaxed));
+}
+
+struct ccom_op *ccom_stream_op_get(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	struct ccom_op *op = q->cache, *subs;
+	int cap;
+
+	if (!op)
+		op = atomic_exchange_explicit(&q->recycled, NULL, memory_order_acquire);
+	if (!op) {
+		op = calloc(1, sizeof(*op));
+		if (op)
+			atomic_fetch_add_explicit(&q->nrecords, 1, memory_order_relaxed);
+		return op;
+	}
+	q->cache = op->next;
+	subs = op->subs;
+	cap = op->subs_cap;
+	*op = (struct ccom_op){ .subs = subs, .subs_cap = cap };
+	return op;
+}
+
+void ccom_stream_op_put(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+
+	op->next = q->cache;
+	q->cache = op;
+}
+
 /* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
 static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
 {
@@ -104,7 +160,7 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 		if (err)
 			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
 		stream_complete(op->stream, err, err ? ccom_last_error() : "");
-		op_free(op);
+		op_recycle(q, op);
 		atomic_fetch_sub(&q->pending, 1);
 	}
 }
@@ -212,6 +268,8 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
 		op_free(op);
 	}
+	op_free_list(atomic_exchange(&q->recycled, NULL));
+	op_free_list(q->cache);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->exec);
 	pthread_cond_destroy(&q->cond);
