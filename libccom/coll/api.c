@@ -60,7 +60,9 @@ static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 		return -EINVAL;
 	}
 	if (atomic_load(&comm->async_result) == ccomInProgress) {
-		ccom_set_last_error("%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
+		ccom_set_last_error(comm->finalizing ?
+				    "%s: the communicator is being finalized; no operation may follow ccomCommFinalize" :
+				    "%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
 		return -EPERM;
 	}
 	*stream = ccom_stream_resolve(comm, *stream);

@@ -101,10 +101,11 @@ struct ccomComm {
 	/* Lifecycle, owned by init/. */
 	pthread_mutex_t lock;		/* protects the fields below */
 	pthread_cond_t cond;		/* signalled when init_running drops */
-	int init_running;		/* an init (thread or caller) still uses the comm */
+	int init_running;		/* an init or nonblocking finalize still uses the comm */
 	int init_thread_valid;		/* init_thread must be joined */
-	pthread_t init_thread;
-	int finalized;
+	pthread_t init_thread;		/* the nonblocking init's or finalize's thread */
+	int finalizing;			/* ccomCommFinalize was called */
+	int finalized;			/* ... and its drain completed */
 	int split_count;		/* children created by ccomCommSplit */
 	ccomUniqueId id;		/* [init] copy of the rendezvous id */
 	int64_t init_start_us;

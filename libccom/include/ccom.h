@@ -307,7 +307,11 @@ ccomResult_t ccomCommSplit(ccomComm_t comm, int color, int key, ccomComm_t *newc
  * @comm: communicator.
  *
  * Collective.  Blocking config: returns when all operations completed.
- * Nonblocking: returns ccomInProgress; poll ccomCommGetAsyncError().
+ * Nonblocking: returns ccomInProgress at once and completes in the
+ * background; poll ccomCommGetAsyncError() until it is no longer
+ * ccomInProgress (ccomSuccess, or the error of an operation that failed).
+ * While it runs, collectives and a second finalize return
+ * ccomInvalidUsage; ccomCommDestroy() aborts it.
  */
 ccomResult_t ccomCommFinalize(ccomComm_t comm);
 
