@@ -151,6 +151,7 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 	if (!cs)
 		return -ENOMEM;
 	cs->comm = comm;
+	cs->check_mismatch = ccom_param_int("CCOM_CHECK_MISMATCH") != 0;
 	comm->coll = cs;
 	err = coll_init_locked(comm, cs);
 	if (err) {
@@ -257,6 +258,7 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_coll_state *cs = comm->coll;
+	bool sig;
 	int err;
 
 	if (cs->broken_err) {
@@ -264,7 +266,26 @@ static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 				    comm->rank, ccomGetErrorString(ccom_result_from_errno(cs->broken_err)));
 		return cs->broken_err;
 	}
+	/*
+	 * The mismatch check: post this collective's signature on the host
+	 * segment; every wait of the algorithm compares it with the peers'
+	 * (so a rank stuck because its peer called something else fails in
+	 * milliseconds), and after it ran it is compared once more (the rank
+	 * whose call needed less data would otherwise succeed).
+	 */
+	sig = cs->check_mismatch && comm->shm && op->kind != CCOM_COLL_P2P_GROUP;
+	if (sig) {
+		struct ccom_op_sig os;
+
+		ccom_op_sig_make(&os, op, ++cs->coll_seq);
+		ccom_shm_sig_post(comm->shm, &os);
+	}
 	err = coll_dispatch(comm, op);
+	if (sig) {
+		if (!err && !comm->shm->sig_checked)
+			err = ccom_shm_sig_verify(comm->shm, false);
+		ccom_shm_sig_clear(comm->shm);
+	}
 	if (err) {
 		cs->broken_err = err;
 		ccom_shm_mark_broken(comm->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);

@@ -32,6 +32,10 @@ struct ccom_coll_state {
 
 	/* First failure: every later op fails with it at once. */
 	int broken_err;
+
+	/* Collective-mismatch check (CCOM_CHECK_MISMATCH), see coll_execute(). */
+	bool check_mismatch;
+	uint64_t coll_seq;		/* collectives (not p2p) executed so far */
 };
 
 /*

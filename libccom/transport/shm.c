@@ -479,12 +479,104 @@ static int report_broken(struct ccom_shm *s, int l)
 	return -ECONNRESET;
 }
 
-/* Dead peers first (the root cause), then peers that broke because of one. */
+void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig)
+{
+	struct ccom_shm_sig *e = &s->hdr->sig[s->me][sig->seq % CCOM_SHM_SIG_RING];
+
+	s->sig = *sig;
+	/* Seqlock write: invalidate, fields, then the seq (release). */
+	atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	atomic_store_explicit(&e->count, sig->count, memory_order_relaxed);
+	atomic_store_explicit(&e->kind, sig->kind, memory_order_relaxed);
+	atomic_store_explicit(&e->dtype, sig->dtype, memory_order_relaxed);
+	atomic_store_explicit(&e->op, sig->op, memory_order_relaxed);
+	atomic_store_explicit(&e->root, sig->root, memory_order_relaxed);
+	atomic_store_explicit(&e->seq, sig->seq, memory_order_release);
+}
+
+/*
+ * Local rank @l's entry for @seq into @out: true if it holds @seq, else
+ * false with the seq it holds in *@held (0: none or being rewritten).
+ */
+static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig *out, uint64_t *held)
+{
+	struct ccom_shm_sig *e = &s->hdr->sig[l][seq % CCOM_SHM_SIG_RING];
+	uint64_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+
+	out->seq = seq;
+	out->count = atomic_load_explicit(&e->count, memory_order_relaxed);
+	out->kind = atomic_load_explicit(&e->kind, memory_order_relaxed);
+	out->dtype = atomic_load_explicit(&e->dtype, memory_order_relaxed);
+	out->op = atomic_load_explicit(&e->op, memory_order_relaxed);
+	out->root = atomic_load_explicit(&e->root, memory_order_relaxed);
+	atomic_thread_fence(memory_order_acquire);
+	*held = atomic_load_explicit(&e->seq, memory_order_relaxed) == s1 ? s1 : 0;
+	return *held == seq;
+}
+
+int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs)
+{
+	char mine_s[128], theirs_s[128];
+	const char *why = ccom_op_sig_diff(&s->sig, theirs);
+
+	if (!why)
+		return 0;
+	ccom_set_last_error("collective mismatch: rank %d called %s but rank %d %s as collective %llu (%s); call the same collectives in the same order on every rank",
+			    s->comm->rank, ccom_op_sig_str(&s->sig, mine_s, sizeof(mine_s)),
+			    s->comm->local_to_rank[l], ccom_op_sig_str(theirs, theirs_s, sizeof(theirs_s)),
+			    (unsigned long long)s->sig.seq, why);
+	return -EPERM;
+}
+
+static int sig_check(struct ccom_shm *s, bool strict)
+{
+	struct ccomComm *comm = s->comm;
+	struct ccom_op_sig theirs;
+	char mine_s[128];
+	uint64_t held;
+	int l, err;
+
+	if (!s->sig.seq)
+		return 0;
+	for (l = 0; l < s->nlocal; l++) {
+		if (l == s->me)
+			continue;
+		if (!sig_read(s, l, s->sig.seq, &theirs, &held)) {
+			if (!strict)
+				continue;	/* not there yet (or long past): it checks itself */
+			ccom_set_last_error("collective mismatch: rank %d is at collective %llu (%s) but rank %d at %llu; call the same collectives in the same order on every rank",
+					    comm->rank, (unsigned long long)s->sig.seq,
+					    ccom_op_sig_str(&s->sig, mine_s, sizeof(mine_s)),
+					    comm->local_to_rank[l], (unsigned long long)held);
+			return -EPERM;
+		}
+		err = ccom_shm_sig_compare(s, l, &theirs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ccom_shm_sig_verify(struct ccom_shm *s, bool strict)
+{
+	return s ? sig_check(s, strict) : 0;
+}
+
+/*
+ * A mismatched call first (a peer that found it breaks the segment, and
+ * this rank should report the cause, not "peer failed"), then dead peers
+ * (the root cause), then peers that broke because of one.
+ */
 static int shm_check_peers(void *ctx)
 {
 	struct ccom_shm *s = ctx;
 	struct ccomComm *comm = s->comm;
 	int l, r;
+
+	r = sig_check(s, false);
+	if (r)
+		return r;
 
 	for (l = 0; l < s->nlocal; l++) {
 		r = comm->local_to_rank[l];

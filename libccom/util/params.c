@@ -41,6 +41,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
 	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports) or tree (binomial-tree Broadcast and Reduce over the transports); collectives the forced algorithm does not cover use ring." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
+	{ "CCOM_CHECK_MISMATCH", "1", "1 checks that the ranks of one host call the same collective (kind, count, datatype, op, root) as their n-th collective and fails a mismatch on every rank with ccomInvalidUsage naming both calls; 0 turns the check off." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
 	{ "CCOM_NCHANNELS", "0",
