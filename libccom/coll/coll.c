@@ -23,6 +23,7 @@
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "reduce/reduce.h"
@@ -183,6 +184,10 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 
 	if (!cs)
 		return 0;
+	/* What each rank last issued and ran, unless a failure already dumped it. */
+	if (comm->proxy && comm->proxy->flight && comm->proxy->flight->next_seq)
+		ccom_flight_dump(comm, ccom_flight_pending(comm->proxy->flight) ?
+				 "ccomCommAbort with operations pending" : "ccomCommAbort", true);
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
 	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
 	ccom_kdev_comm_abort(comm);
@@ -236,12 +241,14 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return 0;
 	ccom_tune_pick(comm, op, &algo, &proto);
 	if (algo == CCOM_ALGO_ENGINE) {
+		ccom_flight_algo(comm->proxy->flight, op, "engine", "kdev");
 		err = ccom_kdev_run(comm, op);
 		if (err <= 0)
 			return err;
 		/* 1: the ranks fell back from the engine together: run it on the host. */
 		ccom_tune_pick_host(comm, op, &algo, &proto);
 	}
+	ccom_flight_algo(comm->proxy->flight, op, ccom_algo_name(algo), ccom_proto_name(proto));
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
 		return ccom_ll_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT)

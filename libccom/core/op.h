@@ -46,6 +46,7 @@ struct ccom_op {
 	int root;			/* root, or peer for send/recv */
 	struct ccomStream *stream;
 	uint64_t stream_seq;		/* position in its stream */
+	uint64_t flight_seq;		/* op number on the comm (proxy/flight.h), 0: none */
 	struct ccom_op *subs;		/* P2P_GROUP: array of nsubs SEND/RECV ops */
 	int nsubs;
 	struct ccom_op *next;		/* queue / group list link */

@@ -57,6 +57,10 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
+	{ "CCOM_FLIGHT_RECORDER_ENTRIES", "64",
+	  "Operations each communicator's flight recorder keeps (its last N: collective, count, dtype, op, root/peer, algorithm, state, times); dumped at WARN and to CCOM_FLIGHT_RECORDER_FILE when an operation fails or the comm is aborted with operations pending; 0 turns it off." },
+	{ "CCOM_FLIGHT_RECORDER_FILE", NULL,
+	  "Also write the flight recorder's dump as JSON to this file; %h host, %p pid, %r rank." },
 	/* Inspection (publish/) */
 	{ "CCOM_PUBLISH", "1",
 	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },
