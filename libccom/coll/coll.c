@@ -203,6 +203,14 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 	return 0;
 }
 
+void ccom_coll_comm_revoke(struct ccomComm *comm)
+{
+	if (!comm->coll)
+		return;
+	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
+	ccom_kdev_comm_abort(comm);
+}
+
 void ccom_coll_comm_fini(struct ccomComm *comm)
 {
 	struct ccom_coll_state *cs = comm->coll;

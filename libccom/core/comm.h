@@ -82,6 +82,8 @@ struct ccomComm {
 	 * blocking loop in bootstrap, transports and progress.
 	 */
 	atomic_int abort_flag;
+	/* Set (before abort_flag) by ccomCommRevoke(): the comm stays allocated. */
+	atomic_int revoked;
 	/* ccomInProgress during init, ccomSuccess after, or the first error. */
 	_Atomic ccomResult_t async_result;
 
@@ -127,6 +129,13 @@ static inline int ccom_comm_valid(const struct ccomComm *comm)
 static inline int ccom_comm_aborted(const struct ccomComm *comm)
 {
 	return atomic_load_explicit(&comm->abort_flag, memory_order_relaxed);
+}
+
+/* How a wait that saw the abort flag says why ("was aborted", "was revoked ..."). */
+static inline const char *ccom_comm_stop_reason(const struct ccomComm *comm)
+{
+	return atomic_load(&comm->revoked) ?
+	       "was revoked (ccomCommRevoke); destroy it" : "was aborted";
 }
 
 #endif

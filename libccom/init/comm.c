@@ -204,6 +204,34 @@ ccomResult_t ccomCommAbort(ccomComm_t comm)
 	return ccomSuccess;
 }
 
+ccomResult_t ccomCommRevoke(ccomComm_t comm, int flags)
+{
+	ccom_clear_last_error();
+	if (check_comm(comm, "ccomCommRevoke"))
+		return ccomInvalidArgument;
+	if (flags != CCOM_REVOKE_DEFAULT) {
+		ccom_set_last_error("ccomCommRevoke: flags %#x are not defined; pass CCOM_REVOKE_DEFAULT (0)",
+				    (unsigned int)flags);
+		return ccomInvalidArgument;
+	}
+	if (atomic_exchange(&comm->revoked, 1))
+		return ccomSuccess;	/* revoked before: nothing more to do */
+	/* Every wait of every room polls the abort flag: running ops fail within ms. */
+	atomic_store(&comm->abort_flag, 1);
+	pthread_mutex_lock(&comm->lock);
+	/* An init still building the data path fails on the flag; do not touch its rooms. */
+	if (!comm->init_running || comm->finalizing)
+		ccom_coll_comm_revoke(comm);
+	pthread_mutex_unlock(&comm->lock);
+	ccom_set_last_error("rank %d: the communicator was revoked (ccomCommRevoke); destroy it",
+			    comm->rank);
+	ccom_comm_set_async_error(comm, ccomRemoteError);
+	ccom_publish_stage(comm->publish, NCCOM_NL_STAGE_ABORTED);
+	ccom_info(CCOM_SUBSYS_INIT, "ccomCommRevoke: rank %d revoked its communicator", comm->rank);
+	ccom_clear_last_error();
+	return ccomSuccess;
+}
+
 ccomResult_t ccomCommGetAsyncError(ccomComm_t comm, ccomResult_t *asyncError)
 {
 	ccomResult_t res;

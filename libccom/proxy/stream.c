@@ -348,7 +348,8 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 
 	while (atomic_load(&s->completed) < target) {
 		if (ccom_comm_aborted(comm)) {
-			ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+			ccom_set_last_error("rank %d: the communicator %s", comm->rank,
+					    ccom_comm_stop_reason(comm));
 			return -ECANCELED;
 		}
 		if (pthread_mutex_trylock(&q->exec) == 0) {
