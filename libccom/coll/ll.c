@@ -52,11 +52,10 @@ static void ll_publish(struct ccom_shm *s, uint64_t *slot, const char *src, size
 		       uint32_t flag)
 {
 	size_t nw = bytes ? (bytes + 3) / 4 : 1, i;
-	uint32_t v, hdr[CCOM_SHM_LL_HDR_WORDS];
+	uint32_t v;
 
-	ccom_shm_ll_sig_pack(&s->sig, hdr);
 	for (i = 0; i < CCOM_SHM_LL_HDR_WORDS; i++)
-		__atomic_store_n(&slot[i], ((uint64_t)flag << 32) | hdr[i], __ATOMIC_RELAXED);
+		__atomic_store_n(&slot[i], ((uint64_t)flag << 32) | s->sig_ll[i], __ATOMIC_RELAXED);
 	slot += CCOM_SHM_LL_HDR_WORDS;
 	for (i = 0; i < nw; i++) {
 		v = 0;
@@ -74,7 +73,7 @@ static void ll_publish(struct ccom_shm *s, uint64_t *slot, const char *src, size
 static int ll_check_sig(struct ccom_shm *s, int peer, const uint64_t *slot, uint32_t flag,
 			struct ccom_wait *w_)
 {
-	uint32_t hdr[CCOM_SHM_LL_HDR_WORDS];
+	uint32_t hdr[CCOM_SHM_LL_HDR_WORDS], diff = 0;
 	struct ccom_op_sig theirs;
 	uint64_t x;
 	int i, err;
@@ -91,9 +90,10 @@ static int ll_check_sig(struct ccom_shm *s, int peer, const uint64_t *slot, uint
 		if ((uint32_t)(x >> 32) != flag)
 			return 0;	/* cannot happen (stored in order); do not guess */
 		hdr[i] = (uint32_t)x;
+		diff |= hdr[i] ^ s->sig_ll[i];
 	}
-	if (!hdr[0])
-		return 0;	/* the peer runs with the check off */
+	if (!diff || !hdr[0])
+		return 0;	/* the same call, or the peer runs with the check off */
 	ccom_shm_ll_sig_unpack(hdr, &s->sig, &theirs);
 	return ccom_shm_sig_compare(s, peer, &theirs);
 }

@@ -479,46 +479,60 @@ static int report_broken(struct ccom_shm *s, int l)
 	return -ECONNRESET;
 }
 
+#define SIG_TAG(seq) ((uint64_t)((seq) & 0xffff) << 48)
+#define SIG_LOW48 ((1ULL << 48) - 1)
+
 void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig)
 {
 	struct ccom_shm_sig *e = &s->hdr->sig[s->me][sig->seq % CCOM_SHM_SIG_RING];
+	uint64_t tag = SIG_TAG(sig->seq);
 
 	s->sig = *sig;
-	/* Seqlock write: invalidate, fields, then the seq (release). */
-	atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	atomic_store_explicit(&e->count, sig->count, memory_order_relaxed);
-	atomic_store_explicit(&e->kind, sig->kind, memory_order_relaxed);
-	atomic_store_explicit(&e->dtype, sig->dtype, memory_order_relaxed);
-	atomic_store_explicit(&e->op, sig->op, memory_order_relaxed);
-	atomic_store_explicit(&e->root, sig->root, memory_order_relaxed);
+	ccom_shm_ll_sig_pack(sig, s->sig_ll);
+	atomic_store_explicit(&e->a, tag | (sig->count & SIG_LOW48), memory_order_relaxed);
+	atomic_store_explicit(&e->b, tag | ((uint64_t)(sig->kind & 0xff) << 40) |
+			      ((uint64_t)(sig->dtype & 0xff) << 32) | ((uint64_t)(sig->op & 0xff) << 24) |
+			      ((uint64_t)sig->root & 0xffffff), memory_order_relaxed);
 	atomic_store_explicit(&e->seq, sig->seq, memory_order_release);
 }
 
 /*
  * Local rank @l's entry for @seq into @out: true if it holds @seq, else
- * false with the seq it holds in *@held (0: none or being rewritten).
+ * false with the seq it holds in *@held (0 also while being rewritten).
  */
 static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig *out, uint64_t *held)
 {
 	struct ccom_shm_sig *e = &s->hdr->sig[l][seq % CCOM_SHM_SIG_RING];
 	uint64_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+	uint64_t a = atomic_load_explicit(&e->a, memory_order_relaxed);
+	uint64_t b = atomic_load_explicit(&e->b, memory_order_relaxed);
 
+	*held = s1;
+	if (s1 != seq)
+		return false;
+	if ((a & ~SIG_LOW48) != SIG_TAG(seq) || (b & ~SIG_LOW48) != SIG_TAG(seq)) {
+		*held = 0;	/* the owner is already rewriting it for a later seq */
+		return false;
+	}
 	out->seq = seq;
-	out->count = atomic_load_explicit(&e->count, memory_order_relaxed);
-	out->kind = atomic_load_explicit(&e->kind, memory_order_relaxed);
-	out->dtype = atomic_load_explicit(&e->dtype, memory_order_relaxed);
-	out->op = atomic_load_explicit(&e->op, memory_order_relaxed);
-	out->root = atomic_load_explicit(&e->root, memory_order_relaxed);
-	atomic_thread_fence(memory_order_acquire);
-	*held = atomic_load_explicit(&e->seq, memory_order_relaxed) == s1 ? s1 : 0;
-	return *held == seq;
+	out->count = a & SIG_LOW48;
+	out->kind = (int32_t)((b >> 40) & 0xff);
+	out->dtype = (int32_t)((b >> 32) & 0xff);
+	out->op = (int32_t)(int8_t)((b >> 24) & 0xff);
+	out->root = (b & 0xffffff) == 0xffffff ? -1 : (int32_t)(b & 0xffffff);
+	return true;
 }
 
 int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs)
 {
 	char mine_s[128], theirs_s[128];
-	const char *why = ccom_op_sig_diff(&s->sig, theirs);
+	struct ccom_op_sig mine = s->sig;
+	const char *why;
+
+	/* Compare what the board can hold: 48 bits of count, 24 of root. */
+	if (theirs->count == (mine.count & SIG_LOW48))
+		mine.count = theirs->count;
+	why = ccom_op_sig_diff(&mine, theirs);
 
 	if (!why)
 		return 0;

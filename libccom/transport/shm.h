@@ -96,14 +96,16 @@ _Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines pe
  * The collective-mismatch board: each local rank posts the signature of
  * the collective it runs (core/op.h) into entry seq % CCOM_SHM_SIG_RING of
  * its row before running it; peers compare it with their own (see
- * ccom_shm_sig_post()).  A seqlock: @seq is 0 while the owner rewrites the
- * entry.
+ * ccom_shm_sig_post()).  @a and @b carry the low 16 bits of @seq in their
+ * top bits, so a reader that acquired @seq knows whether they belong to
+ * it (the owner stores @a, @b, then @seq with release) without a seqlock.
  */
 #define CCOM_SHM_SIG_RING 8
 struct ccom_shm_sig {
 	_Atomic uint64_t seq;
-	_Atomic uint64_t count;
-	_Atomic int32_t kind, dtype, op, root;
+	_Atomic uint64_t a;		/* tag << 48 | count (48 bits) */
+	_Atomic uint64_t b;		/* tag << 48 | kind << 40 | dtype << 32 | op << 24 | root (24 bits) */
+	uint64_t pad;
 };
 _Static_assert(sizeof(struct ccom_shm_sig) == 32, "two entries per line");
 
@@ -179,6 +181,7 @@ struct ccom_shm {
 	int reason;
 	/* The collective running now, posted on the mismatch board (seq 0: none). */
 	struct ccom_op_sig sig;
+	uint32_t sig_ll[CCOM_SHM_LL_HDR_WORDS]; /* @sig as the LL header (ccom_shm_ll_sig_pack()) */
 	bool sig_checked;		/* the algorithm compared it with every local peer (LL) */
 };
 
