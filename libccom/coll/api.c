@@ -31,14 +31,6 @@ static __thread int group_depth;
 static __thread struct group_entry *group_ops;
 static __thread int group_n, group_cap;
 
-static const char *const kind_names[CCOM_COLL_NKINDS] = {
-	[CCOM_COLL_ALLREDUCE] = "ccomAllReduce", [CCOM_COLL_BROADCAST] = "ccomBroadcast",
-	[CCOM_COLL_REDUCE] = "ccomReduce", [CCOM_COLL_ALLGATHER] = "ccomAllGather",
-	[CCOM_COLL_REDUCESCATTER] = "ccomReduceScatter", [CCOM_COLL_ALLTOALL] = "ccomAlltoAll",
-	[CCOM_COLL_SEND] = "ccomSend", [CCOM_COLL_RECV] = "ccomRecv",
-	[CCOM_COLL_P2P_GROUP] = "p2p group",
-};
-
 static bool needs_op(enum ccom_coll_kind k)
 {
 	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
@@ -52,7 +44,7 @@ static bool needs_root(enum ccom_coll_kind k)
 
 static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccomStream **stream)
 {
-	const char *fn = kind_names[op->kind];
+	const char *fn = ccom_coll_kind_name(op->kind);
 	size_t bytes;
 
 	if (!ccom_comm_valid(comm) || !comm->coll) {
@@ -60,7 +52,9 @@ static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 		return -EINVAL;
 	}
 	if (atomic_load(&comm->async_result) == ccomInProgress) {
-		ccom_set_last_error("%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
+		ccom_set_last_error(comm->finalizing ?
+				    "%s: the communicator is being finalized; no operation may follow ccomCommFinalize" :
+				    "%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
 		return -EPERM;
 	}
 	*stream = ccom_stream_resolve(comm, *stream);

@@ -307,9 +307,34 @@ ccomResult_t ccomCommSplit(ccomComm_t comm, int color, int key, ccomComm_t *newc
  * @comm: communicator.
  *
  * Collective.  Blocking config: returns when all operations completed.
- * Nonblocking: returns ccomInProgress; poll ccomCommGetAsyncError().
+ * Nonblocking: returns ccomInProgress at once and completes in the
+ * background; poll ccomCommGetAsyncError() until it is no longer
+ * ccomInProgress (ccomSuccess, or the error of an operation that failed).
+ * While it runs, collectives and a second finalize return
+ * ccomInvalidUsage; ccomCommDestroy() aborts it.
  */
 ccomResult_t ccomCommFinalize(ccomComm_t comm);
+
+#define CCOM_REVOKE_DEFAULT 0
+
+/**
+ * ccomCommRevoke() - fail every pending and future operation on @comm.
+ * @comm: communicator.
+ * @flags: %CCOM_REVOKE_DEFAULT (0); other values are reserved.
+ *
+ * Not collective; callable from any thread, also while another thread
+ * waits in ccomCommSynchronize() or ccomStreamSynchronize() on @comm.  The
+ * running operation and every queued one complete with ccomRemoteError
+ * ("the communicator was revoked") within milliseconds, the waiting
+ * threads return, and every later collective fails the same way at once;
+ * ccomCommGetAsyncError() reports ccomRemoteError.  The local peers'
+ * operations fail too (they see this rank as aborted).  Resources stay
+ * allocated until ccomCommDestroy() (ccomCommFinalize() is refused).  A
+ * revoke during a nonblocking init aborts the init.  Revoking twice is
+ * harmless.  Return: ccomSuccess, or ccomInvalidArgument for an invalid
+ * @comm or @flags.
+ */
+ccomResult_t ccomCommRevoke(ccomComm_t comm, int flags);
 
 /**
  * ccomCommDestroy() - free @comm's local resources.

@@ -22,6 +22,7 @@
 
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "publish/publish.h"
@@ -143,6 +144,21 @@ void ccom_stream_op_put(struct ccomComm *comm, struct ccom_op *op)
 	q->cache = op;
 }
 
+/* The first failed op of the comm dumps the flight recorder (the error sentence kept). */
+static void flight_dump_failure(struct ccomComm *comm, const struct ccom_op *op, int err)
+{
+	char msg[1024], reason[1024 + 96];
+
+	if (!comm->proxy->flight || atomic_load(&comm->proxy->flight->dumped))
+		return;
+	snprintf(msg, sizeof(msg), "%s", ccom_last_error());
+	snprintf(reason, sizeof(reason), "op %llu (%s) failed with %s: %s",
+		 (unsigned long long)op->flight_seq, ccom_coll_kind_name(op->kind),
+		 ccomGetErrorString(ccom_result_from_errno(err)), msg);
+	ccom_flight_dump(comm, reason, true);
+	ccom_set_last_error_quiet(msg);
+}
+
 /* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
 static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
 {
@@ -151,14 +167,20 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	int err;
 
 	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
+		int64_t now = ccom_now_us();
+
 		ccom_clear_last_error();
+		ccom_flight_start(comm->proxy->flight, op, now);
 		/* Every wait of the op's transports and algorithms honours this. */
-		comm->proxy->deadline_us = ccom_now_us() + comm->proxy->op_timeout_us;
+		comm->proxy->deadline_us = now + comm->proxy->op_timeout_us;
 		err = comm->proxy->exec(comm, op);
 		comm->proxy->deadline_us = 0;
+		ccom_flight_end(comm->proxy->flight, op, err);
 		ccom_publish_op_completed(comm->publish);
-		if (err)
+		if (err) {
 			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
+			flight_dump_failure(comm, op, err);
+		}
 		stream_complete(op->stream, err, err ? ccom_last_error() : "");
 		op_recycle(q, op);
 		atomic_fetch_sub(&q->pending, 1);
@@ -284,6 +306,7 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 	op->next = NULL;
 	atomic_fetch_add(&q->pending, 1);
 	pthread_mutex_lock(&q->lock);
+	ccom_flight_enqueue(comm->proxy->flight, op);	/* seq order = queue order */
 	if (q->tail)
 		q->tail->next = op;
 	else
@@ -383,7 +406,8 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 
 	while (atomic_load(&s->completed) < target) {
 		if (ccom_comm_aborted(comm)) {
-			ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+			ccom_set_last_error("rank %d: the communicator %s", comm->rank,
+					    ccom_comm_stop_reason(comm));
 			return -ECANCELED;
 		}
 		if (pthread_mutex_trylock(&q->exec) == 0) {

@@ -36,7 +36,7 @@ struct ccomStream {
 	_Atomic int err;		/* first error, -errno */
 	_Atomic int completing;		/* progress thread inside stream_complete() */
 	pthread_mutex_t err_lock;	/* protects errmsg */
-	char errmsg[256];
+	char errmsg[512];
 };
 
 struct ccom_stream_queue {

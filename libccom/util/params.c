@@ -41,6 +41,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
 	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports) or tree (binomial-tree Broadcast and Reduce over the transports); collectives the forced algorithm does not cover use ring." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
+	{ "CCOM_CHECK_MISMATCH", "1", "1 checks that the ranks of one host call the same collective (kind, count, datatype, op, root) as their n-th collective and fails a mismatch on every rank with ccomInvalidUsage naming both calls; 0 turns the check off." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
 	{ "CCOM_NCHANNELS", "0",
@@ -56,6 +57,10 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
+	{ "CCOM_FLIGHT_RECORDER_ENTRIES", "64",
+	  "Operations each communicator's flight recorder keeps (its last N: collective, count, dtype, op, root/peer, algorithm, state, times); dumped at WARN and to CCOM_FLIGHT_RECORDER_FILE when an operation fails or the comm is aborted with operations pending; 0 turns it off." },
+	{ "CCOM_FLIGHT_RECORDER_FILE", NULL,
+	  "Also write the flight recorder's dump as JSON to this file; %h host, %p pid, %r rank." },
 	/* Inspection (publish/) */
 	{ "CCOM_PUBLISH", "1",
 	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },
