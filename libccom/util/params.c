@@ -39,7 +39,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host bound explicitly (config.device, CCOM_DEVICE) to one nccom device." },
 	/* Data path (coll/, transport/, tune/) */
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
-	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports) or tree (binomial-tree Broadcast and Reduce over the transports); collectives the forced algorithm does not cover use ring." },
+	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports), tree (binomial-tree Broadcast and Reduce over the transports), rail (hosts of equal rank counts: split-rail AllReduce) or rab (ranks on several hosts: AllReduce through the hosts' leaders); rail and rab run Broadcast and Reduce through the hosts' leaders and fall back to the flat choice on layouts they cannot run on; collectives the forced algorithm does not cover use ring." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
