@@ -318,18 +318,26 @@ static void leader_grp(struct ccomComm *comm, struct ccom_hier *h, int first, in
 	}
 }
 
+/* The rail of this rank: local index l of every host, in host order (position = host). */
+static void rail_grp(struct ccomComm *comm, struct ccom_hier *h, struct grp *gr)
+{
+	int k;
+
+	for (k = 0; k < h->nhosts; k++)
+		h->grp2[k] = h->host_rank[k * h->lmax + comm->local_rank];
+	*gr = (struct grp){ .comm = comm, .g = h->grp2, .n = h->nhosts, .p = comm->node };
+}
+
 /* rail: reduce-scatter in the host, the rails' AllReduces, all-gather in the host. */
 static int hier_rail_allreduce(struct ccomComm *comm, struct ccom_hier *h, struct ccom_op *op)
 {
 	size_t esz = ccom_dtype_size(op->dtype), seg, off, len, lo, cnt;
 	char *out = op->recvbuff, *rtmp = comm->coll->tmp;
-	int l, L = h->lmax, err;
+	int L = h->lmax, err;
 	struct grp host, rail;
 
 	host_grp(comm, h, 0, &host);
-	for (l = 0; l < h->nhosts; l++)
-		h->grp2[l] = h->host_rank[l * L + comm->local_rank];
-	rail = (struct grp){ .comm = comm, .g = h->grp2, .n = h->nhosts, .p = comm->node };
+	rail_grp(comm, h, &rail);
 	seg = (size_t)L * (HIER_SEG / esz);
 	if (op->sendbuff != op->recvbuff)
 		memcpy(out, op->sendbuff, op->count * esz);
@@ -439,6 +447,125 @@ static int hier_reduce(struct ccomComm *comm, struct ccom_hier *h, struct ccom_o
 	return 0;
 }
 
+/*
+ * AllGather by rails: a ring all-gather of the rail (this rank gets the
+ * blocks of local index l of every host, H - 1 network steps), then a
+ * ring all-gather in the host whose block of position j is the H blocks
+ * of local index j (L - 1 shm steps of H blocks).  No scratch: blocks go
+ * from the output to the output.
+ */
+static int hier_rail_allgather(struct ccomComm *comm, struct ccom_hier *h, struct ccom_op *op)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+	int H = h->nhosts, L = h->lmax, k, i, nx, sj, rj, err;
+	char *out = op->recvbuff;
+	struct ccom_xfer *x;
+	struct grp host, rail;
+
+	if (out + (size_t)comm->rank * b != op->sendbuff)
+		memcpy(out + (size_t)comm->rank * b, op->sendbuff, b);
+	rail_grp(comm, h, &rail);
+	for (k = 0; k < H - 1; k++) {
+		int s = rail.g[mod(rail.p - k, H)], r = rail.g[mod(rail.p - k - 1, H)];
+		struct ccom_xfer x2[2] = {
+			{ .conn = grp_conn(&rail, rail.p + 1), .is_send = true,
+			  .buf = out + (size_t)s * b, .size = b },
+			{ .conn = grp_conn(&rail, rail.p - 1), .buf = out + (size_t)r * b, .size = b },
+		};
+		err = ccom_xfer_run(comm, x2, 2);
+		if (err)
+			return err;
+	}
+	host_grp(comm, h, 0, &host);
+	x = calloc(2 * (size_t)H, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (k = 0, err = 0; k < L - 1 && !err; k++) {
+		sj = mod(host.p - k, L);
+		rj = mod(host.p - k - 1, L);
+		for (i = 0, nx = 0; i < H; i++) {
+			x[nx++] = (struct ccom_xfer){ .conn = grp_conn(&host, host.p + 1), .is_send = true,
+						      .buf = out + (size_t)h->host_rank[i * L + sj] * b,
+						      .size = b };
+			x[nx++] = (struct ccom_xfer){ .conn = grp_conn(&host, host.p - 1),
+						      .buf = out + (size_t)h->host_rank[i * L + rj] * b,
+						      .size = b };
+		}
+		err = ccom_xfer_run(comm, x, nx);
+	}
+	free(x);
+	return err;
+}
+
+/*
+ * One piece [off, off + len) of every block of a ReduceScatter by rails.
+ * In the host, a ring reduce-scatter whose block of position j is the H
+ * pieces of the ranks of local index j (L - 1 shm steps): afterwards @acc
+ * holds this host's sums of the pieces of this rank's rail, in host
+ * order; then a ring reduce-scatter of the rail over them (H - 1 network
+ * steps) leaves this rank's own piece, finished into the output.
+ */
+static int hier_rail_rs_piece(struct ccomComm *comm, struct ccom_hier *h, struct ccom_op *op,
+			      struct ccom_xfer *x, size_t off, size_t len, char *bufs)
+{
+	size_t esz = ccom_dtype_size(op->dtype), pb = len * esz, vb = (size_t)h->nhosts * pb;
+	const char *in = (const char *)op->sendbuff + off * esz;
+	char *acc = bufs, *acc2 = bufs + vb, *rtmp = bufs + 2 * vb, *swap;
+	int H = h->nhosts, L = h->lmax, k, i, nx, sj, rj, err;
+	struct grp host, rail;
+
+	host_grp(comm, h, 0, &host);
+	for (k = 0; k < L - 1; k++) {
+		sj = mod(host.p - k - 1, L);
+		rj = mod(host.p - k - 2, L);
+		for (i = 0, nx = 0; i < H; i++) {
+			x[nx++] = (struct ccom_xfer){ .conn = grp_conn(&host, host.p + 1), .is_send = true,
+						      .buf = k ? acc + (size_t)i * pb : (char *)in +
+							 (size_t)h->host_rank[i * L + sj] * op->count * esz,
+						      .size = pb };
+			x[nx++] = (struct ccom_xfer){ .conn = grp_conn(&host, host.p - 1),
+						      .buf = rtmp + (size_t)i * pb, .size = pb,
+						      .red_dst = acc2 + (size_t)i * pb,
+						      .red_src = in + (size_t)h->host_rank[i * L + rj] *
+								      op->count * esz,
+						      .red_op = op };
+		}
+		err = ccom_xfer_run(comm, x, nx);
+		if (err)
+			return err;
+		swap = acc;
+		acc = acc2;
+		acc2 = swap;
+	}
+	rail_grp(comm, h, &rail);
+	err = grp_rs(&rail, op, acc, (size_t)H * len, rtmp);
+	if (err)
+		return err;
+	memcpy((char *)op->recvbuff + off * esz, acc + (size_t)rail.p * pb, pb);
+	ccom_reduce_finish((char *)op->recvbuff + off * esz, len, op->dtype, op->op, comm->nranks);
+	return 0;
+}
+
+static int hier_rail_reducescatter(struct ccomComm *comm, struct ccom_hier *h, struct ccom_op *op)
+{
+	size_t esz = ccom_dtype_size(op->dtype), off, len, per;
+	struct ccom_xfer *x;
+	int err = 0;
+
+	/* Three buffers of H pieces in the scratch: acc, acc2 and the receive buffer. */
+	per = 4 * (size_t)HIER_SEG / (3 * (size_t)h->nhosts) / esz;
+	per = per ? per : 1;
+	x = calloc(2 * (size_t)h->nhosts, sizeof(*x));
+	if (!x)
+		return -ENOMEM;
+	for (off = 0; off < op->count && !err; off += len) {
+		len = op->count - off < per ? op->count - off : per;
+		err = hier_rail_rs_piece(comm, h, op, x, off, len, comm->coll->tmp);
+	}
+	free(x);
+	return err;
+}
+
 int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo)
 {
 	struct ccom_hier *h;
@@ -459,6 +586,11 @@ int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo)
 		return hier_broadcast(comm, h, op);
 	case CCOM_COLL_REDUCE:
 		return hier_reduce(comm, h, op);
+	case CCOM_COLL_ALLGATHER:
+		return algo == CCOM_ALGO_RAIL ? hier_rail_allgather(comm, h, op) : ccom_ring_run(comm, op);
+	case CCOM_COLL_REDUCESCATTER:
+		return algo == CCOM_ALGO_RAIL ? hier_rail_reducescatter(comm, h, op)
+					      : ccom_ring_run(comm, op);
 	default:
 		return ccom_ring_run(comm, op);
 	}

@@ -413,6 +413,34 @@ static double cost_flat_tree_or_chain(const struct ccomComm *comm, size_t bytes,
 }
 
 /*
+ * AllGather / ReduceScatter of @bytes in all (T) by rails: H - 1 network
+ * steps (the host's link carries (H - 1)/H * T), L - 1 shm steps of
+ * (L - 1)/L * T per rank; ReduceScatter repeats the steps per piece of
+ * 4 MiB / 3H per block.
+ */
+static double cost_rail_gather(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
+{
+	int H = comm->nnodes, L = comm->tune->hier_lmax;
+	double kb = (double)bytes / 1024.0, npieces = 1;
+
+	if (op->kind == CCOM_COLL_REDUCESCATTER)
+		npieces = (double)(bytes / (size_t)comm->nranks / ((4u << 20) / (3u * (unsigned)H)) + 1);
+	return npieces * (ring_cost_net.alpha_us * (H - 1) + ring_cost_shm.alpha_us * (L - 1)) +
+	       ring_cost_net.beta_us_per_kb * kb * (H - 1) / H +
+	       ring_cost_shm.beta_us_per_kb * kb * (L - 1) / L;
+}
+
+/* The flat ring (n - 1 steps) or Bruck's AllGather (log2 n steps), same bytes. */
+static double cost_flat_gather(const struct ccomComm *comm, size_t bytes, int flat)
+{
+	const struct cost *c = transport_cost(comm);
+	int n = comm->nranks;
+
+	return c->alpha_us * (flat == CCOM_ALGO_RD ? ceil_log2(n) : n - 1) +
+	       c->beta_us_per_kb * (double)bytes / 1024.0 * (n - 1) / n;
+}
+
+/*
  * Flat (@flat, pick_transport_algo()'s choice) or hierarchical, for a
  * communicator spanning hosts.  CCOM_ALGO=rail|rab forces a schedule the
  * layout allows (hier_init() logged the ones it does not); the other
@@ -439,6 +467,14 @@ static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t byt
 		if (cs->hier_rab && cost_rab(comm, bytes) < best)
 			algo = CCOM_ALGO_RAB;
 		return algo;
+	}
+	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER) {
+		if (!cs->hier_rail || force == CCOM_ALGO_RAB)
+			return flat;
+		if (force == CCOM_ALGO_RAIL ||
+		    cost_rail_gather(comm, op, bytes) < cost_flat_gather(comm, bytes, flat))
+			return CCOM_ALGO_RAIL;
+		return flat;
 	}
 	if (op->kind != CCOM_COLL_BROADCAST && op->kind != CCOM_COLL_REDUCE)
 		return flat;

@@ -5,9 +5,11 @@
  * skipped otherwise).  Layouts 2 hosts x 2 ranks, 2 x 3, 3 x 2 (ranks
  * interleaved over the hosts), 4 x 1 and the uneven 3 + 1; each run with
  * CCOM_ALGO=rail, CCOM_ALGO=rab and CCOM_ALGO=ring (flat).  Every rank
- * runs AllReduce (out of place and in place), Reduce and Broadcast (roots
- * 0 and n - 1) for 8 dtype x op pairs at 1, 7, 1023 and 5000 elements, and
- * int32 / fp32 sums of 1 Mi + 5 elements (several segments), checks each
+ * runs AllReduce, AllGather and ReduceScatter (each out of place and in
+ * place), Reduce and Broadcast (roots 0 and n - 1) for 8 dtype x op pairs
+ * at 1, 7, 1023 and 5000 elements, and int32 / fp32 sums of 200003
+ * elements (several ReduceScatter pieces) and 1 Mi + 5 (several AllReduce
+ * segments; no AllGather / ReduceScatter at that size), checks each
  * result against the reference and hashes every output buffer.  The
  * inputs are small integers, exact in every type, so every schedule must
  * give the same bits: the hashes of the hierarchical runs must equal the
@@ -42,6 +44,8 @@ static const char *const modes[] = { "ring", "rail", "rab" };
 static const size_t counts[] = { 1, 7, 1023, 5000 };
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
 #define LARGE ((1u << 20) + 5)
+#define MID 200003
+#define BUFSZ (12u << 20)
 
 static uint64_t fnv(uint64_t h, const void *buf, size_t n)
 {
@@ -58,7 +62,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 		char *in, char *out, uint64_t *h)
 {
 	size_t es = nett_tsize(c->t), i;
-	int roots[2] = { 0, n - 1 }, k;
+	int roots[2] = { 0, n - 1 }, k, r;
 	long bad = 0;
 
 	nett_fill(in, c->t, count, rank, 0, c->op);
@@ -94,6 +98,40 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 			bad += nett_load(out, c->t, i) != (double)((roots[k] * 31 + i) % 97);
 		*h = fnv(*h, out, count * es);
 	}
+	if (count * (size_t)n * es > BUFSZ)
+		goto out;
+	/* AllGather out of place and in place. */
+	for (k = 0; k < 2; k++) {
+		char *src = k ? out + (size_t)rank * count * es : in;
+
+		for (i = 0; i < count; i++)
+			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+		if (!k)
+			memset(out, 0x5a, count * (size_t)n * es);
+		if (nett_sync(comm, ccomAllGather(src, out, count, c->t, comm, NULL), "allgather",
+			      rank))
+			return 1;
+		for (r = 0; r < n; r++)
+			for (i = 0; i < count; i++)
+				bad += nett_load(out + (size_t)r * count * es, c->t, i) !=
+				       (double)((r * 31 + i) % 97);
+		*h = fnv(*h, out, count * (size_t)n * es);
+	}
+	/* ReduceScatter out of place and in place (the output is this rank's block of the input). */
+	for (k = 0; k < 2; k++) {
+		char *dst = k ? in + (size_t)rank * count * es : out;
+
+		nett_fill(in, c->t, count * (size_t)n, rank, 0, c->op);
+		if (!k)
+			memset(out, 0x5a, count * es);
+		if (nett_sync(comm, ccomReduceScatter(in, dst, count, c->t, c->op, comm, NULL),
+			      "reducescatter", rank))
+			return 1;
+		bad += nett_mismatches(dst, c->t, count, count * (size_t)rank, n, c->op,
+				       k ? "reducescatter in place" : "reducescatter", rank);
+		*h = fnv(*h, dst, count * es);
+	}
+out:
 	if (bad)
 		fprintf(stderr, "rank %d: %ld wrong values (dtype %d, op %d, count %zu)\n", rank, bad,
 			(int)c->t, (int)c->op, count);
@@ -102,7 +140,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 
 static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *result)
 {
-	char *in = malloc((size_t)LARGE * 8), *out = malloc((size_t)LARGE * 8);
+	char *in = malloc(BUFSZ), *out = malloc(BUFSZ);
 	uint64_t h = 0xcbf29ce484222325ull;
 	long bad = 0;
 	int c, k;
@@ -113,8 +151,10 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 	for (c = 0; c < NETT_NCOMBOS && !bad; c++)
 		for (k = 0; k < NCOUNTS && !bad; k++)
 			bad += one(comm, rank, nranks, &nett_combos[c], counts[k], in, out, &h);
-	for (c = 0; c < 2 && !bad; c++)
+	for (c = 0; c < 2 && !bad; c++) {
+		bad += one(comm, rank, nranks, &nett_combos[c], MID, in, out, &h);
 		bad += one(comm, rank, nranks, &nett_combos[c], LARGE, in, out, &h);
+	}
 	free(in);
 	free(out);
 	*result = h;
@@ -157,7 +197,7 @@ static int check_log(const struct layout *l, const char *mode)
 
 	if (rail && l->rail_ok) {
 		/* AllReduce by rails; Broadcast and Reduce through the leaders. */
-		bad |= log_has("AllReduce of") && log_has("-> rail/simple") < n;
+		bad |= log_has("-> rail/simple") < 3 * n;	/* AllReduce, AllGather, ReduceScatter */
 		bad |= log_has("-> rab/simple") < 2 * n;
 	} else if (rab && l->rab_ok) {
 		bad |= log_has("-> rab/simple") < 3 * n;	/* AllReduce, Reduce, Broadcast */
