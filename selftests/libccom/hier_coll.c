@@ -4,7 +4,8 @@
  * hosts (network namespaces on one bridge; needs root and iproute2,
  * skipped otherwise).  Layouts 2 hosts x 2 ranks, 2 x 3, 3 x 2 (ranks
  * interleaved over the hosts), 4 x 1 and the uneven 3 + 1; each run with
- * CCOM_ALGO=rail, CCOM_ALGO=rab and CCOM_ALGO=ring (flat).  Every rank
+ * CCOM_ALGO=rail, CCOM_ALGO=rab, CCOM_ALGO=ring (flat) and unset (the
+ * tuner's choice, which every rank must log identically).  Every rank
  * runs AllReduce, AllGather and ReduceScatter (each out of place and in
  * place), Reduce and Broadcast (roots 0 and n - 1) for 8 dtype x op pairs
  * at 1, 7, 1023 and 5000 elements, and int32 / fp32 sums of 200003
@@ -38,8 +39,8 @@ static const struct layout layouts[] = {
 };
 #define NLAYOUTS ((int)(sizeof(layouts) / sizeof(layouts[0])))
 
-static const char *const modes[] = { "ring", "rail", "rab" };
-#define NMODES 3
+static const char *const modes[] = { "ring", "rail", "rab", "" };
+#define NMODES 4
 
 static const size_t counts[] = { 1, 7, 1023, 5000 };
 #define NCOUNTS ((int)(sizeof(counts) / sizeof(counts[0])))
@@ -189,6 +190,60 @@ static int log_has(const char *s)
 	return hits;
 }
 
+/*
+ * Every rank must log the same choices: each "<collective> of <bytes> on
+ * ... -> <algo>/<proto>" line (without its "rank N: " prefix) appears
+ * exactly once per rank.  Returns the number of lines that do not.
+ */
+static int same_choices(int n)
+{
+	char path[384], line[1024], (*seen)[256] = calloc(4096, 256);
+	int *cnt = calloc(4096, sizeof(int)), nseen = 0, i, bad = 0;
+	struct dirent *d;
+	DIR *dir = opendir(logdir);
+	FILE *f;
+
+	if (!dir || !seen || !cnt) {
+		if (dir)
+			closedir(dir);
+		free(seen);
+		free(cnt);
+		return 1;
+	}
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", logdir, d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			char *p = strstr(line, " of "), *q = strstr(line, " -> ");
+
+			if (!p || !q || !strstr(line, "(first use of this choice)"))
+				continue;
+			while (p > line && p[-1] != ' ')
+				p--;	/* back to the collective's name */
+			for (i = 0; i < nseen && strcmp(seen[i], p); i++)
+				;
+			if (i == nseen && nseen < 4096)
+				snprintf(seen[nseen++], 256, "%.255s", p);
+			if (i < 4096)
+				cnt[i]++;
+		}
+		fclose(f);
+	}
+	closedir(dir);
+	for (i = 0; i < nseen; i++)
+		if (cnt[i] != n) {
+			fprintf(stderr, "%d of %d ranks logged: %s", cnt[i], n, seen[i]);
+			bad++;
+		}
+	free(seen);
+	free(cnt);
+	return bad;
+}
+
 /* What the tuner's log must say for @mode on @l: 0 or 1 (printed). */
 static int check_log(const struct layout *l, const char *mode)
 {
@@ -204,9 +259,10 @@ static int check_log(const struct layout *l, const char *mode)
 	} else if (rail || rab) {
 		bad |= log_has("using the flat choice") < n;
 		bad |= log_has("-> rail/") + log_has("-> rab/") != 0;
-	} else {
+	} else if (mode[0]) {
 		bad |= log_has("-> rail/") + log_has("-> rab/") != 0;
 	}
+	bad |= same_choices(n) != 0;
 	if (!l->rab_ok)
 		bad |= log_has("hosts holds one rank") < n;
 	else if (!l->rail_ok)
@@ -235,6 +291,7 @@ int main(void)
 			struct ht_job j = { .nranks = l->nranks, .fn = body };
 
 			nett_sh("rm -rf %s && mkdir -p %s", logdir, logdir);
+			/* The last mode leaves CCOM_ALGO unset: the tuner's own choices. */
 			snprintf(algo_env[m], sizeof(algo_env[m]), "CCOM_ALGO=%s", modes[m]);
 			snprintf(logenv, sizeof(logenv), "CCOM_DEBUG_FILE=%s/log.%%p", logdir);
 			memcpy(j.host_of, l->host_of, sizeof(j.host_of));
@@ -265,7 +322,8 @@ int main(void)
 					}
 			}
 			printf("%s layout %s (%d ranks on %d hosts), CCOM_ALGO=%s\n",
-			       fails ? "after a failure:" : "ok", l->name, l->nranks, l->nhosts, modes[m]);
+			       fails ? "after a failure:" : "ok", l->name, l->nranks, l->nhosts,
+			       modes[m][0] ? modes[m] : "(unset: the tuner's choice)");
 		}
 	}
 	if (!fails)
