@@ -500,7 +500,7 @@ static void root_subroot_in(struct root *rt, int i)
 		if (ccom_sock_recv_all(p.fd, text, len, until, NULL))
 			len = 0;
 		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d (ranks %d-%d) reports: %s", m.idx,
+		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d (ranks %d-%d) reports: %.900s", m.idx,
 			 m.nids, lo, hi - 1, len ? text : "(no reason given)");
 		close(p.fd);
 		root_fail(rt, m.err, rt->latest);
@@ -586,7 +586,7 @@ static int root_sub_exchange(struct root *rt)
 		if (ccom_sock_recv_all(fd, text, len, deadline, NULL))
 			len = 0;
 		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "%s", len ? text : "root 0 refused the job");
+		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "root 0 refused the job");
 		err = rep.err;
 	} else if (!rc && rep.msg_len != rt->nranks * sizeof(*rt->addrs)) {
 		rc = -EBADMSG;
