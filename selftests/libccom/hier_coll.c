@@ -6,8 +6,8 @@
  * interleaved over the hosts), 4 x 1 and the uneven 3 + 1; each run with
  * CCOM_ALGO=rail, CCOM_ALGO=rab, CCOM_ALGO=ring (flat) and unset (the
  * tuner's choice, which every rank must log identically).  Every rank
- * runs AllReduce, AllGather and ReduceScatter (each out of place and in
- * place), Reduce and Broadcast (roots 0 and n - 1) for 8 dtype x op pairs
+ * runs AllReduce, AllGather, ReduceScatter, Reduce and Broadcast (roots
+ * 0 and n - 1), each out of place and in place, for 8 dtype x op pairs
  * at 1, 7, 1023 and 5000 elements, and int32 / fp32 sums of 200003
  * elements (several ReduceScatter pieces) and 1 Mi + 5 (several AllReduce
  * segments; no AllGather / ReduceScatter at that size), checks each
@@ -78,25 +78,34 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 		return 1;
 	bad += nett_mismatches(out, c->t, count, 0, n, c->op, "allreduce in place", rank);
 	*h = fnv(*h, out, count * es);
-	for (k = 0; k < 2; k++) {
+	/* Reduce and Broadcast at roots 0 and n - 1, out of place (k < 2) and in place. */
+	for (k = 0; k < 4; k++) {
+		const char *src = in;
+
 		memset(out, 0x5a, count * es);
-		if (nett_sync(comm, ccomReduce(in, out, count, c->t, c->op, roots[k], comm, NULL),
-			      "reduce", rank))
+		if (k >= 2) {
+			memcpy(out, in, count * es);
+			src = out;
+		}
+		if (nett_sync(comm, ccomReduce(src, out, count, c->t, c->op, roots[k % 2], comm, NULL),
+			      k >= 2 ? "reduce in place" : "reduce", rank))
 			return 1;
-		if (rank == roots[k]) {
+		if (rank == roots[k % 2]) {
 			bad += nett_mismatches(out, c->t, count, 0, n, c->op, "reduce", rank);
 			*h = fnv(*h, out, count * es);
 		}
 	}
-	for (k = 0; k < 2; k++) {
-		for (i = 0; i < count; i++)
-			nett_store(in, c->t, i, (double)((rank * 31 + i) % 97));
+	for (k = 0; k < 4; k++) {
+		char *src = k >= 2 ? out : in;
+
 		memset(out, 0x5a, count * es);
-		if (nett_sync(comm, ccomBroadcast(in, out, count, c->t, roots[k], comm, NULL),
-			      "broadcast", rank))
+		for (i = 0; i < count; i++)
+			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+		if (nett_sync(comm, ccomBroadcast(src, out, count, c->t, roots[k % 2], comm, NULL),
+			      k >= 2 ? "broadcast in place" : "broadcast", rank))
 			return 1;
 		for (i = 0; i < count; i++)
-			bad += nett_load(out, c->t, i) != (double)((roots[k] * 31 + i) % 97);
+			bad += nett_load(out, c->t, i) != (double)((roots[k % 2] * 31 + i) % 97);
 		*h = fnv(*h, out, count * es);
 	}
 	if (count * (size_t)n * es > BUFSZ)
