@@ -107,6 +107,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_channels_stop(cs->channels);
 	ccom_shm_fini(comm->shm);
 	comm->shm = NULL;
+	ccom_hier_free(cs->hier);
 	free(cs->ring);
 	free(cs->tmp);
 	free(cs);
@@ -265,6 +266,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_bruck_allgather(comm, op);
 	if (algo == CCOM_ALGO_RD)
 		return ccom_rd_allreduce(comm, op);
+	if (algo == CCOM_ALGO_RAIL || algo == CCOM_ALGO_RAB)
+		return ccom_hier_run(comm, op, algo);
 	if (algo == CCOM_ALGO_TREE)
 		return ccom_tree_run(comm, op);
 	return ccom_ring_run(comm, op);

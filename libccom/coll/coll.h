@@ -16,6 +16,7 @@
 struct ccomComm;
 struct ccom_op;
 struct ccom_transport_conn;
+struct ccom_hier;
 
 /* The per-communicator state of the algorithms (comm->coll). */
 struct ccom_coll_state {
@@ -25,6 +26,7 @@ struct ccom_coll_state {
 	int *ring;			/* ring order (global ranks) */
 	int ring_pos;			/* this rank's position in @ring */
 	int ncpus;
+	struct ccom_hier *hier;		/* hier.c's layout of hosts, built on first use */
 
 	char *tmp;			/* scratch for the ring algorithms */
 	size_t tmp_size;

@@ -109,7 +109,9 @@ struct ccomComm {
 	int finalizing;			/* ccomCommFinalize was called */
 	int finalized;			/* ... and its drain completed */
 	int split_count;		/* children created by ccomCommSplit */
-	ccomUniqueId id;		/* [init] copy of the rendezvous id */
+	ccomUniqueId id;		/* [init] copy of the rendezvous id (ids[0] with several) */
+	ccomUniqueId *ids;		/* [init] ccomCommInitRankScalable's nids ids, or NULL */
+	int nids;
 	int64_t init_start_us;
 	int64_t timings_us[CCOM_INIT_NSTAGES]; /* time spent in each stage */
 	int64_t init_total_us;		/* API call to ready (0 until ready) */

@@ -257,6 +257,26 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
 				    int rank, ccomConfig_t *config);
 
 /**
+ * ccomCommInitRankScalable() - ccomCommInitRankConfig() with several
+ * rendezvous roots, so that no one root takes every rank's check-in.
+ * @comm: as ccomCommInitRank().
+ * @nranks: as ccomCommInitRank().
+ * @rank: as ccomCommInitRank().
+ * @nIds: number of ids, 1 <= nIds <= nranks, identical on every rank.
+ * @commIds: @nIds ids, each from its own ccomGetUniqueId() (not from
+ *	CCOM_COMM_ID), in the same order on every rank.
+ * @config: as ccomCommInitRankConfig().
+ *
+ * Rank r checks in with the root of commIds[r * nIds / nranks]; the roots
+ * combine their tables through the root of commIds[0], then every rank
+ * connects as with one root.  A missing rank is named on every present
+ * rank, behind whichever root; a different nIds or id order is
+ * ccomInvalidUsage naming both sides.  nIds = 1 is ccomCommInitRankConfig().
+ */
+ccomResult_t ccomCommInitRankScalable(ccomComm_t *comm, int nranks, int rank, int nIds,
+				      ccomUniqueId *commIds, ccomConfig_t *config);
+
+/**
  * ccomCommInitAll() - create @ndev communicators in this process, one per device.
  * @comms: array of @ndev handles to fill; rank i is devlist[i].
  * @ndev: number of ranks, >= 1.

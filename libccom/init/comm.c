@@ -60,6 +60,7 @@ static void comm_free(struct ccomComm *comm)
 	free(comm->rank_to_node);
 	free(comm->rank_to_local);
 	free(comm->local_to_rank);
+	free(comm->ids);
 	pthread_mutex_destroy(&comm->lock);
 	pthread_cond_destroy(&comm->cond);
 	comm->start_magic = comm->end_magic = 0;
