@@ -122,6 +122,8 @@ check-kmod: all ccomctl ccomd inspect-tests
 
 # ccomctl, ccomd and their tests (need libnl-3, json-c, libmicrohttpd).
 include tools/inspect.mk
+# The torch.distributed backend and its tests (python3-torch).
+include python/torch.mk
 
 # Every part runs even if an earlier one failed; the last line sums the
 # parts and the exit status says whether all passed.
@@ -130,10 +132,11 @@ check: deps
 	$(MAKE) check-lib || rc=1; \
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	$(MAKE) check-torch || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
-		$(LOGS)/kmod-all.log; \
+		$(LOGS)/torch.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
