@@ -124,6 +124,8 @@ check-kmod: all ccomctl ccomd inspect-tests
 include tools/inspect.mk
 # The torch.distributed backend and its tests (python3-torch).
 include python/torch.mk
+# examples/ built through pkg-config and run.
+include examples/examples.mk
 
 # Every part runs even if an earlier one failed; the last line sums the
 # parts and the exit status says whether all passed.
@@ -133,10 +135,11 @@ check: deps
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	$(MAKE) check-torch || rc=1; \
+	$(MAKE) check-examples || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
-		$(LOGS)/torch.log $(LOGS)/kmod-all.log; \
+		$(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
@@ -212,8 +215,9 @@ install-tools: perf ccomctl ccomd man
 	install -m 0644 daemon/ccomd.conf $(DESTDIR)$(SYSCONFDIR)/ccomd.conf
 
 install-docs:
-	install -d $(DESTDIR)$(DOCDIR)
+	install -d $(DESTDIR)$(DOCDIR)/examples
 	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 examples/*.c examples/Makefile $(DESTDIR)$(DOCDIR)/examples/
 
 # The module's sources as DKMS builds them (/usr/src/nccom-VERSION with PREFIX=/usr).
 install-dkms-src:

@@ -5,7 +5,7 @@
     torch.distributed.init_process_group("ccom", init_method=..., rank=r, world_size=n)
 
 Operations run on libccom (libccom.so.1, loaded with ctypes); see
-Documentation/libccom/torch.rst.
+python/README.md.
 """
 import torch.distributed as _dist
 
