@@ -187,7 +187,8 @@ man: $(MAN_PAGES)
 $(BUILD)/man/%: Documentation/man/%.rst
 	@mkdir -p $(dir $@)
 	@command -v $(RST2MAN) >/dev/null || { echo "man pages need rst2man: apt-get install python3-docutils" >&2; exit 1; }
-	$(Q)$(RST2MAN) $< $@
+	$(Q)$(RST2MAN) $< | awk -v name="$(basename $*)" -v sec="$(subst .,,$(suffix $*))" \
+		-f tools/man-fixup.awk > $@
 
 install: install-lib install-tools install-docs install-python install-dkms-src \
 	$(if $(filter 1,$(KMOD)),$(if $(KMOD_BUILDABLE),install-kmod))
@@ -203,11 +204,11 @@ install-lib: lib
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/ccom.pc
 
 install-tools: perf ccomctl ccomd man
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
-		$(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)
 	install -m 0755 $(PERF_BIN) $(CCOMCTL_BIN) $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(CCOMD_BIN) $(DESTDIR)$(SBINDIR)/
-	install -m 0644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	for p in $(MAN_PAGES); do install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/ || exit 1; done
 	sed -e 's|/usr/local/sbin/ccomd|$(SBINDIR)/ccomd|' -e 's|/usr/local/share/doc/ccom|$(DOCDIR)|' \
 		-e 's|/etc/ccomd.conf|$(SYSCONFDIR)/ccomd.conf|g' -e '/^# Install:/,/^# enable/d' \
 		daemon/ccomd.service > $(DESTDIR)$(UNITDIR)/ccomd.service
@@ -229,6 +230,20 @@ install-dkms-src:
 		-e 's|^#   cp -r . /usr/src/nccom-1.0 && dkms install nccom/1.0|#   dkms install nccom/$(CCOM_VERSION)|' \
 		dkms.conf > $(DESTDIR)$(DKMSDIR)/dkms.conf
 	chmod 0644 $(DESTDIR)$(DKMSDIR)/dkms.conf
+
+# `make deb`: the five Debian packages (debian/), built with
+# dpkg-buildpackage in a copy of the tracked tree under $(BUILD)/deb (the
+# .debs land there), then checked with lintian.
+DEB_DIR := $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/ccom-$(CCOM_VERSION)
+.PHONY: deb
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | grep -zv '^$(BUILD)/' | \
+		xargs -0 cp --parents -t $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
+	ls $(DEB_DIR)/*.deb
+	lintian --info $(DEB_DIR)/*.changes
 
 install-kmod:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
