@@ -136,10 +136,12 @@ check: deps
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	$(MAKE) check-torch || rc=1; \
 	$(MAKE) check-examples || rc=1; \
+	$(MAKE) check-install || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
-		$(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/kmod-all.log; \
+		$(LOGS)/torch.log $(LOGS)/examples.log \
+		$(LOGS)/install.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
@@ -244,6 +246,13 @@ deb:
 	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
 	ls $(DEB_DIR)/*.deb
 	lintian --info $(DEB_DIR)/*.changes
+
+# make install against the packages and the unit (selftests/install).
+.PHONY: check-install
+check-install: deb
+	@mkdir -p $(LOGS)
+	selftests/install/check-install $(BUILD) $(DEB_DIR) 2>&1 | tee $(LOGS)/install.log; \
+		exit $${PIPESTATUS[0]}
 
 install-kmod:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
