@@ -46,7 +46,7 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 
-.PHONY: all lib perf tests run check check-lib check-asan check-kmod deps kmod \
+.PHONY: all lib perf tests run check check-layers check-lib check-asan check-kmod deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -94,6 +94,11 @@ run: $(PERF_BIN)
 deps:
 	tools/deps/install
 
+# libccom's folders stay one-way (Documentation/libccom/architecture.rst).
+check-layers:
+	@if tools/check-layers; then echo "1 passed, 0 failed"; \
+	else echo "0 passed, 1 failed"; exit 1; fi
+
 check-lib: all
 	@mkdir -p $(LOGS)
 	selftests/libccom/run $(BUILD) 2>&1 | tee $(LOGS)/lib.log; exit $${PIPESTATUS[0]}
@@ -131,6 +136,7 @@ include examples/examples.mk
 # parts and the exit status says whether all passed.
 check: deps
 	@rm -rf $(LOGS); mkdir -p $(LOGS); rc=0; \
+	$(MAKE) -s check-layers 2>&1 | tee $(LOGS)/layers.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	$(MAKE) check-lib || rc=1; \
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
@@ -139,9 +145,9 @@ check: deps
 	$(MAKE) check-install || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
-	tools/check-summary "make check" $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
-		$(LOGS)/torch.log $(LOGS)/examples.log \
-		$(LOGS)/install.log $(LOGS)/kmod-all.log; \
+	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
+		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/install.log \
+		$(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:

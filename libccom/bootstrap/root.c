@@ -12,6 +12,8 @@
  * ranks.  Its deadline is derived from the ranks' own remaining time (minus
  * a margin), so that a missing rank is reported by the root, naming the
  * ranks that never checked in, before the present ranks time out alone.
+ * Of the folder it uses only id.c (the identity it checks the ranks'
+ * against); bootstrap.c starts it with ccom_bs_root_start().
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,8 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bootstrap/bootstrap.h"
-#include "bootstrap/wire.h"
+#include "bootstrap/bootstrap_private.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"

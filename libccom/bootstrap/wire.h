@@ -83,7 +83,4 @@ struct ccom_bs_frame {
 
 #define CCOM_BS_MAX_MSG 1024
 
-/* Start a detached root thread serving @listen_fd (taken over). */
-int ccom_bs_root_start(int listen_fd, uint64_t magic);
-
 #endif

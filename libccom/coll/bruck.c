@@ -15,15 +15,14 @@
 #include <errno.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
 #include "transport/transport.h"
-
-bool ccom_bruck_fits(const struct ccomComm *comm, size_t total_bytes)
-{
-	return total_bytes <= comm->coll->tmp_size;
-}
+#include "tune/tune.h"
 
 int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op)
 {
@@ -32,7 +31,7 @@ int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op)
 	int n = comm->nranks, v = cs->ring_pos, d, j, err;
 	char *slots = cs->tmp, *out = op->recvbuff;
 
-	if (op->kind != CCOM_COLL_ALLGATHER || !ccom_bruck_fits(comm, b * (size_t)n))
+	if (op->kind != CCOM_COLL_ALLGATHER || !ccom_tune_bruck_fits(comm, b * (size_t)n))
 		return ccom_ring_run(comm, op);
 	memcpy(slots, op->sendbuff, b);
 	for (d = 1; d < n; d *= 2) {

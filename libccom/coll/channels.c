@@ -27,8 +27,8 @@
 
 #include "coll/channels.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "reduce/reduce.h"
+#include "core/comm.h"
 #include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"

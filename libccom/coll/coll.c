@@ -2,28 +2,35 @@
 /*
  * coll.c - the data path's communicator hooks and the executor (coll/).
  *
- * ccom_coll_comm_init() runs at init's connect stage (collective): the host
- * segment, one transport connection per peer (shm on this host, net_socket
- * to other hosts), the ring order, the tuner, the progress thread and the
- * default stream.  ccom_coll_execute() runs one operation on the progress
- * thread: picks algorithm and protocol, bounds it by CCOM_OP_TIMEOUT, and
- * on failure breaks the communicator (every later op fails at once, peers
- * on this host are told through the segment's broken flag).
+ * ccom_coll_comm_init() runs at init's connect stage (collective) and
+ * wires the rooms together, top down: the progress room (proxy/), the host
+ * segment (transport/shm.c, the waits' source), one transport connection
+ * per peer (shm on this host, net_socket to other hosts), the ring order,
+ * the nccom engine (transport/kdev/), the tuner, then the progress thread
+ * with coll_execute() as its executor.  coll_execute() runs one operation
+ * on the progress thread (proxy/ bounds it by CCOM_OP_TIMEOUT): one
+ * decision of the tuner, the algorithm it names, and on failure it breaks
+ * the communicator (every later op fails at once, peers on this host are
+ * told through the segment's broken flag).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/algo.h"
 #include "coll/channels.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
-#include "stream/stream.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/proxy.h"
+#include "proxy/stream.h"
+#include "reduce/reduce.h"
 #include "topo/topo.h"
+#include "transport/kdev/kdev.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
@@ -92,46 +99,47 @@ static void coll_disconnect(struct ccomComm *comm, struct ccom_coll_state *cs)
 
 static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 {
-	if (cs->queue)
-		ccom_stream_queue_stop(comm);
-	ccom_stream_free(cs->default_stream);
+	ccom_proxy_destroy(comm);
+	ccom_tune_fini(comm);
 	ccom_kdev_comm_fini(comm);
 	coll_disconnect(comm, cs);
 	ccom_channels_stop(cs->channels);
-	ccom_shm_fini(cs->shm);
+	ccom_shm_fini(comm->shm);
+	comm->shm = NULL;
 	free(cs->ring);
 	free(cs->tmp);
 	free(cs);
 	comm->coll = NULL;
 }
 
+static int coll_execute(struct ccomComm *comm, struct ccom_op *op);
+
 static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 {
 	int err;
 
-	cs->op_timeout_us = ccom_param_int("CCOM_OP_TIMEOUT") * 1000000;
-	if (cs->op_timeout_us <= 0)
-		cs->op_timeout_us = 300 * 1000000LL;
-	cs->all_local = comm->nnodes <= 1;
+	err = ccom_proxy_create(comm);
+	if (err)
+		return err;
 	cs->tmp_size = (size_t)comm->local_nranks * CCOM_SHM_LL_MAX_BYTES + (4u << 20);
 	cs->tmp = malloc(cs->tmp_size);
 	if (!cs->tmp)
 		return -ENOMEM;
 	err = coll_ring_init(comm, cs);
 	if (!err && comm->local_nranks > 1)
-		err = ccom_shm_init(comm, &cs->shm);
-	if (!err && cs->shm)
+		err = ccom_shm_init(comm, &comm->shm);
+	if (!err && comm->shm) {
+		comm->proxy->wait_src = &comm->shm->wait_src;
 		err = ccom_channels_start(comm, &cs->channels);
+	}
 	if (!err)
 		err = coll_connect(comm, cs);
 	if (!err)
 		err = ccom_kdev_comm_init(comm);
 	if (!err)
-		err = ccom_tune_init(comm);
+		err = ccom_tune_init(comm, cs->tmp_size);
 	if (!err)
-		err = ccom_stream_alloc(comm, true, &cs->default_stream);
-	if (!err)
-		err = ccom_stream_queue_start(comm);
+		err = ccom_proxy_start(comm, coll_execute);
 	return err;
 }
 
@@ -150,7 +158,7 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 		return err;
 	}
 	ccom_info(CCOM_SUBSYS_COLL, "rank %d: data path ready (%d local ranks, %d hosts, shm %s, %d channels)",
-		  comm->rank, comm->local_nranks, comm->nnodes, cs->shm ? "yes" : "no",
+		  comm->rank, comm->local_nranks, comm->nnodes, comm->shm ? "yes" : "no",
 		  ccom_channels_count(cs->channels));
 	return 0;
 }
@@ -175,13 +183,13 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 	if (!cs)
 		return 0;
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
-	ccom_shm_mark_broken(cs->shm, CCOM_SHM_ABORTED);
+	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
 	ccom_kdev_comm_abort(comm);
 	/* Let threads blocked in stream waits see the flag and leave before the free. */
-	while (atomic_load(&cs->api_busy) > 0) {
+	while (comm->proxy && atomic_load(&comm->proxy->api_busy) > 0) {
 		if (ccom_now_us() > until) {
 			ccom_warn("ccomCommAbort: rank %d: %d thread(s) still inside ccomStreamSynchronize after 5 s; the communicator is leaked rather than freed under them",
-				  comm->rank, atomic_load(&cs->api_busy));
+				  comm->rank, atomic_load(&comm->proxy->api_busy));
 			return -EBUSY;
 		}
 		ccom_sleep_us(200, NULL);
@@ -195,21 +203,12 @@ void ccom_coll_comm_fini(struct ccomComm *comm)
 
 	if (!cs)
 		return;
-	if (cs->queue && atomic_load(&cs->queue->pending) == 0 && !cs->broken_err)
-		ccom_shm_mark_departed(cs->shm);
+	if (comm->proxy && comm->proxy->queue && atomic_load(&comm->proxy->queue->pending) == 0 &&
+	    !cs->broken_err)
+		ccom_shm_mark_departed(comm->shm);
 	else
-		ccom_shm_mark_broken(cs->shm, CCOM_SHM_FAILED);
+		ccom_shm_mark_broken(comm->shm, CCOM_SHM_FAILED);
 	coll_state_free(comm, cs);
-}
-
-size_t ccom_op_bytes(const struct ccomComm *comm, const struct ccom_op *op)
-{
-	size_t b = op->count * ccom_dtype_size(op->dtype);
-
-	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER ||
-	    op->kind == CCOM_COLL_ALLTOALL)
-		b *= (size_t)comm->nranks;
-	return b;
 }
 
 /* One rank alone: every collective is a local copy (and avg of one value). */
@@ -234,9 +233,14 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_p2p_run(comm, op->subs, op->nsubs);
 	if (op->count == 0)
 		return 0;
-	if (comm->coll->kdev && ccom_kdev_wants(comm, op) && (err = ccom_kdev_run(comm, op)) <= 0)
-		return err;	/* 1: kdev fell back (collectively); run it here */
 	ccom_tune_pick(comm, op, &algo, &proto);
+	if (algo == CCOM_ALGO_ENGINE) {
+		err = ccom_kdev_run(comm, op);
+		if (err <= 0)
+			return err;
+		/* 1: the ranks fell back from the engine together: run it on the host. */
+		ccom_tune_pick_host(comm, op, &algo, &proto);
+	}
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
 		return ccom_ll_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT)
@@ -250,7 +254,7 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 	return ccom_ring_run(comm, op);
 }
 
-int ccom_coll_execute(struct ccomComm *comm, struct ccom_op *op)
+static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	int err;
@@ -260,12 +264,10 @@ int ccom_coll_execute(struct ccomComm *comm, struct ccom_op *op)
 				    comm->rank, ccomGetErrorString(ccom_result_from_errno(cs->broken_err)));
 		return cs->broken_err;
 	}
-	cs->deadline_us = ccom_now_us() + cs->op_timeout_us;
 	err = coll_dispatch(comm, op);
-	cs->deadline_us = 0;
 	if (err) {
 		cs->broken_err = err;
-		ccom_shm_mark_broken(cs->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);
+		ccom_shm_mark_broken(comm->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);
 		ccom_comm_set_async_error(comm, ccom_result_from_errno(err));
 	}
 	return err;

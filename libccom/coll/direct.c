@@ -26,11 +26,14 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/algo.h"
 #include "coll/channels.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
 #include "mem/mem.h"
+#include "proxy/wait.h"
+#include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -118,7 +121,7 @@ static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t es
 /* AllReduce (root < 0) and Reduce (root >= 0), pipelined as the file head says. */
 static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), per = s->chunk / esz, off, len, lo, hi;
 	bool nt = op->count * esz >= CCOM_STREAM_COPY_MIN;
 	bool out = root < 0 || root == s->me;
@@ -151,17 +154,16 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 }
 
 /* Wait until local rank @p's counter @ctr (in the segment) reaches @v. */
-static int wait_peer_ctr(struct ccomComm *comm, struct ccom_shm *s, int p, _Atomic uint64_t *ctr,
-			 uint64_t v)
+static int wait_peer_ctr(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint64_t v)
 {
 	struct ccom_wait w;
 	int err = 0;
 
 	if (atomic_load_explicit(ctr, memory_order_acquire) >= v)
 		return 0;
-	ccom_wait_begin_peer(&w, comm, s, p);
+	ccom_shm_wait_begin_peer(&w, s, p);
 	while (atomic_load_explicit(ctr, memory_order_acquire) < v) {
-		err = ccom_wait_shm(&w);
+		err = ccom_wait_step(&w);
 		if (err)
 			break;
 	}
@@ -170,9 +172,9 @@ static int wait_peer_ctr(struct ccomComm *comm, struct ccom_shm *s, int p, _Atom
 }
 
 /* Wait until local rank @p has staged at least @v pieces. */
-static int wait_staged(struct ccomComm *comm, struct ccom_shm *s, int p, uint64_t v)
+static int wait_staged(struct ccom_shm *s, int p, uint64_t v)
 {
-	return wait_peer_ctr(comm, s, p, &s->hdr->ctl[p].staged, v);
+	return wait_peer_ctr(s, p, &s->hdr->ctl[p].staged, v);
 }
 
 static bool all_staged(struct ccom_shm *s, uint64_t v)
@@ -223,7 +225,7 @@ static bool oneshot_fits(const struct ccom_shm *s, size_t bytes)
 
 static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), n = op->count, per = s->piece / esz;
 	size_t npieces = (n + per - 1) / per, k, r = 0, off;
 	uint64_t base = s->staged_seq;
@@ -256,7 +258,7 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 	 */
 	for (k = 0; k < (size_t)s->nlocal && r < npieces && !err; k++)
 		if ((int)k != s->me)
-			err = wait_staged(comm, s, (int)k, base + npieces);
+			err = wait_staged(s, (int)k, base + npieces);
 	for (; !err && r < npieces; r++) {
 		off = r * per;
 		oneshot_reduce(s, op, d.b, off, n - off < per ? n - off : per, esz, comm->nranks);
@@ -320,7 +322,7 @@ static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i)
 static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbytes, size_t rbytes,
 			 char **in, char **out)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	struct ccom_shm_zdesc *z = &s->hdr->zdesc[s->me];
 	bool ok = true;
 	int l, err;
@@ -332,7 +334,7 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbyte
 	if (!z->serial[0] || !z->serial[1])
 		return 1;	/* own buffers are not ccomMemAlloc memory: no one goes zero-copy */
 	for (l = 0; l < s->nlocal; l++) {
-		err = l == s->me ? 0 : wait_peer_ctr(comm, s, l, &s->hdr->zdesc[l].seq, s->zseq);
+		err = l == s->me ? 0 : wait_peer_ctr(s, l, &s->hdr->zdesc[l].seq, s->zseq);
 		if (err)
 			return err;
 	}
@@ -378,7 +380,7 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbyte
 static void zcopy_reduce(struct ccomComm *comm, const struct ccom_op *op, char **src, char **dst,
 			 int ndst, size_t count)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	struct ccom_channels *ch = comm->coll->channels;
 	size_t esz = ccom_dtype_size(op->dtype), per = ZCOPY_BLOCK / esz, off, len, b;
 	char *acc;
@@ -401,7 +403,7 @@ static void zcopy_reduce(struct ccomComm *comm, const struct ccom_op *op, char *
 /* AllReduce: this rank's slice from every input, written into every output (own first). */
 static void zcopy_allreduce(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), lo, hi;
 	char *src[ZCOPY_MAX_LOCAL], *dst[ZCOPY_MAX_LOCAL];
 	int p, k = 1;
@@ -420,7 +422,7 @@ static void zcopy_allreduce(struct ccomComm *comm, struct ccom_op *op, char **in
 /* ReduceScatter: block me of every input, reduced into the own output. */
 static void zcopy_reducescatter(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	char *src[ZCOPY_MAX_LOCAL];
 	int p;
@@ -433,7 +435,7 @@ static void zcopy_reducescatter(struct ccomComm *comm, struct ccom_op *op, char 
 /* AllGather: every rank's input copied into block p of the own output. */
 static void zcopy_allgather(struct ccomComm *comm, struct ccom_op *op, char **in, char **out)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	int p;
 
@@ -450,7 +452,7 @@ static void zcopy_allgather(struct ccomComm *comm, struct ccom_op *op, char **in
  */
 static int direct_zcopy(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype), sb = bytes, rb = bytes;
 	char *in[ZCOPY_MAX_LOCAL], *out[ZCOPY_MAX_LOCAL];
 	int err;
@@ -479,7 +481,7 @@ static int direct_zcopy(struct ccomComm *comm, struct ccom_op *op)
 
 static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype), per = s->chunk * s->nlocal, off, len;
 	bool root = op->root == s->me, nt = bytes >= CCOM_STREAM_COPY_MIN;
 	struct dstep d;
@@ -506,7 +508,7 @@ static int direct_broadcast(struct ccomComm *comm, struct ccom_op *op)
 
 static int direct_allgather(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype), off, len;
 	char *out = op->recvbuff;
 	bool nt = bytes >= CCOM_STREAM_COPY_MIN;
@@ -549,7 +551,7 @@ static void stage_blocks(struct dstep *d, const char *in, size_t block, size_t o
 
 static int direct_reducescatter(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), sub = (s->chunk / s->nlocal) & ~(size_t)63;
 	size_t block = op->count * esz, per = sub / esz, off, len;
 	const char *in = op->sendbuff, *a;
@@ -581,7 +583,7 @@ static int direct_reducescatter(struct ccomComm *comm, struct ccom_op *op)
 
 static int direct_alltoall(struct ccomComm *comm, struct ccom_op *op)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), sub = (s->chunk / s->nlocal) & ~(size_t)63;
 	size_t block = op->count * esz, off, len;
 	char *out = op->recvbuff;
@@ -616,7 +618,7 @@ int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op)
 		err = direct_zcopy(comm, op);
 		if (err <= 0)
 			return err;
-		if (oneshot_fits(comm->coll->shm, op->count * ccom_dtype_size(op->dtype)))
+		if (oneshot_fits(comm->shm, op->count * ccom_dtype_size(op->dtype)))
 			return direct_allreduce_oneshot(comm, op);
 		return direct_reduce(comm, op, -1);
 	case CCOM_COLL_REDUCE:

@@ -18,9 +18,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/wait.h"
+#include "reduce/reduce.h"
 #include "transport/shm.h"
 
 /* Bytes this rank publishes for @op (0 means "one empty word"). */
@@ -37,17 +40,6 @@ static size_t ll_publish_bytes(const struct ccom_op *op, int nl, int me)
 	default:
 		return b;
 	}
-}
-
-/* Largest payload the LL path accepts for @op (the tuner's limit). */
-bool ccom_ll_fits(const struct ccom_op *op, int nl);
-bool ccom_ll_fits(const struct ccom_op *op, int nl)
-{
-	size_t b = op->count * ccom_dtype_size(op->dtype);
-
-	if (op->kind == CCOM_COLL_REDUCESCATTER || op->kind == CCOM_COLL_ALLTOALL)
-		b *= (size_t)nl;
-	return b <= CCOM_SHM_LL_MAX_BYTES;
 }
 
 static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t flag)
@@ -70,14 +62,14 @@ static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t f
 static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, size_t off,
 		   size_t len, uint32_t flag)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t w0 = len ? off / 4 : 0, w1 = len ? (off + len + 3) / 4 : 1, w, b, lo, hi;
 	struct ccom_wait w_;
 	uint64_t x;
 	uint32_t v;
 	int err = 0;
 
-	ccom_wait_begin_peer(&w_, comm, s, peer);
+	ccom_shm_wait_begin_peer(&w_, s, peer);
 	/*
 	 * Wait for the last word first: the writer stores in order, so the
 	 * rest is then (almost always) there and is read in one sweep.
@@ -85,7 +77,7 @@ static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, s
 	 * while it is still being written (several transfers per line).
 	 */
 	while ((uint32_t)(__atomic_load_n(&slot[w1 - 1], __ATOMIC_RELAXED) >> 32) != flag) {
-		err = ccom_wait_shm(&w_);
+		err = ccom_wait_step(&w_);
 		if (err)
 			goto out;
 	}
@@ -94,7 +86,7 @@ static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, s
 			x = __atomic_load_n(&slot[w], __ATOMIC_RELAXED);
 			if ((uint32_t)(x >> 32) == flag)
 				break;
-			err = ccom_wait_shm(&w_);
+			err = ccom_wait_step(&w_);
 			if (err)
 				goto out;
 		}
@@ -118,7 +110,7 @@ out:
 static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t off, size_t len,
 		      int only, uint32_t flag, int set)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	int p, err;
 
 	for (p = 0; p < s->nlocal; p++) {
@@ -142,7 +134,7 @@ static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t of
 static void ll_reduce(struct ccomComm *comm, const struct ccom_op *op, char *out, const char *in,
 		      char *tmp, size_t stride, size_t n)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t bytes = n * ccom_dtype_size(op->dtype);
 	int p;
 
@@ -156,7 +148,7 @@ static void ll_reduce(struct ccomComm *comm, const struct ccom_op *op, char *out
 static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_t stride,
 		     uint32_t flag, int set)
 {
-	struct ccom_shm *s = comm->coll->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), b = op->count * esz;
 	const char *in = op->sendbuff;
 	char *out = op->recvbuff;
@@ -205,7 +197,7 @@ static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_coll_state *cs = comm->coll;
-	struct ccom_shm *s = cs->shm;
+	struct ccom_shm *s = comm->shm;
 	size_t stride = CCOM_SHM_LL_MAX_BYTES;
 	uint32_t flag = ++s->ll_seq;
 	int set = (int)(flag & 1);

@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: MIT
 /*
- * p2p.c - transfers over the transport vtable (coll/ layer): the progress
- * loop every transport-based algorithm uses (ccom_xfer_run), and grouped
- * point-to-point send/recv.
- *
- * ccom_xfer_run() drives a set of sends and receives concurrently: on each
- * (connection, direction) only the first unfinished transfer moves (the
- * streams are ordered), all others make progress at the same time, so
- * the sends and receives of a group never deadlock on full buffers.
+ * p2p.c - grouped point-to-point send/recv (coll/ room), over the
+ * transfer loop of proxy/xfer.c.
  *
  * Each p2p message carries an 8-byte header with its size, so a send and
  * a receive of different sizes fail with a message instead of corrupting
  * the stream.  Once sizes agree, transfers between ranks of one host that
- * kdev/p2p.c takes (ccom_kdev_p2p_wants(), the same answer on both sides)
+ * the engine takes (ccom_tune_engine_p2p_wants(), the same answer on both
+ * sides: coll/kdev_p2p.c)
  * run on the nccom engine first, single copy between the user buffers;
  * the rest follows here on the transports.
  */
@@ -21,119 +16,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
-#include "kdev/kdev.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
+#include "transport/kdev/kdev.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
+#include "tune/tune.h"
 #include "util/err.h"
-
-/* Is an earlier transfer on the same conn and direction still unfinished? */
-static bool blocked_behind(struct ccom_xfer *x, int i)
-{
-	int j;
-
-	for (j = 0; j < i; j++)
-		if (x[j].conn == x[i].conn && x[j].is_send == x[i].is_send && x[j].done < x[j].size)
-			return true;
-	return false;
-}
-
-/* Reduce the whole elements that arrived since the last call (streaming). */
-static void xfer_reduce(struct ccom_xfer *x)
-{
-	size_t esz = ccom_dtype_size(x->red_op->dtype);
-	size_t upto = x->done - x->done % esz, n = (upto - x->red_done) / esz;
-
-	if (!n)
-		return;
-	ccom_reduce2(x->red_dst + x->red_done, x->red_src + x->red_done, x->buf + x->red_done, n,
-		     x->red_op->dtype, x->red_op->op);
-	x->red_done = upto;
-}
-
-static int xfer_step(struct ccom_xfer *x, bool *progress)
-{
-	ssize_t r;
-
-	if (x->is_send)
-		r = x->conn->ops->send(x->conn, x->buf + x->done, x->size - x->done);
-	else
-		r = x->conn->ops->recv(x->conn, x->buf + x->done, x->size - x->done);
-	if (r < 0)
-		return (int)r;
-	if (r > 0)
-		*progress = true;
-	x->done += (size_t)r;
-	if (x->red_dst && r > 0)
-		xfer_reduce(x);
-	return 0;
-}
-
-/* One pass over every transfer.  Returns 1 when all are done, 0, or -errno. */
-static int xfer_pass(struct ccom_xfer *x, int n, bool *progress, int *stuck)
-{
-	bool all = true;
-	int i, err;
-
-	for (i = 0; i < n; i++) {
-		if (x[i].done >= x[i].size)
-			continue;
-		all = false;
-		if (blocked_behind(x, i))
-			continue;
-		err = xfer_step(&x[i], progress);
-		if (err)
-			return err;
-		if (x[i].done < x[i].size)
-			*stuck = i;
-	}
-	return all ? 1 : 0;
-}
-
-int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
-{
-	struct ccom_coll_state *cs = comm->coll;
-	/* Same policy as ccom_wait_shm(): the host segment's spin/yield limits. */
-	unsigned int spin = cs->shm ? (unsigned int)cs->shm->spin_limit : 300;
-	unsigned int yield = spin + (cs->shm ? (unsigned int)cs->shm->yield_limit : 0);
-	unsigned int idle = 0;
-	struct ccom_wait w;
-	bool progress;
-	int stuck = -1, r;
-
-	ccom_wait_begin(&w, comm, cs->shm);
-	for (;;) {
-		progress = false;
-		r = xfer_pass(x, n, &progress, &stuck);
-		if (r)
-			break;
-		if (progress) {
-			idle = 0;
-			continue;
-		}
-		idle++;
-		if ((idle & 255) == 0 || idle > yield) {
-			r = ccom_wait_check(&w);
-			if (r)
-				break;
-		}
-		if (stuck >= 0 && x[stuck].conn->ops->idle_passes &&
-		    idle > x[stuck].conn->ops->idle_passes)
-			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
-						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
-		else if (idle < spin)
-			__builtin_ia32_pause();
-		else if (idle < yield)
-			sched_yield();
-		else if (stuck >= 0)
-			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
-						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
-	}
-	ccom_wait_end(&w);
-	return r < 0 ? r : 0;
-}
 
 /* Self send/recv: the k-th send to self feeds the k-th receive from self. */
 static int p2p_self(struct ccomComm *comm, struct ccom_op *ops, int nops)
@@ -217,7 +110,7 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 	err = ccom_xfer_run(comm, x, n);
 	if (!err)
 		err = p2p_check_headers(comm, ops, nops, hdr);
-	if (!err && cs->kdev)
+	if (!err && comm->kdev)
 		err = ccom_kdev_p2p_run(comm, ops, nops, done);
 	n = 0;
 	for (i = 0; !err && i < nops; i++) {

@@ -32,9 +32,13 @@
 #include <sched.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/wait.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
 
@@ -149,16 +153,16 @@ static bool pair_done(const struct pair *p)
 
 static int pair_run(struct ccomComm *comm, struct pair *p)
 {
-	struct ccom_coll_state *cs = comm->coll;
 	const struct ccom_transport_ops *ops = p->conn->ops;
-	unsigned int spin = cs->shm ? (unsigned int)cs->shm->spin_limit : 300;
-	unsigned int yield = spin + (cs->shm ? (unsigned int)cs->shm->yield_limit : 0);
-	unsigned int idle = 0;
+	unsigned int spin, yield, idle = 0;
 	struct ccom_wait w;
 	bool progress;
 	int dir = 0, err = 0;
 
-	ccom_wait_begin(&w, comm, cs->shm);
+	ccom_wait_begin(&w, comm);
+	/* The wait policy's spin/yield limits (the host segment's, if any). */
+	spin = ccom_wait_spins(&w);
+	yield = spin + ccom_wait_yields(&w);
 	while (!pair_done(p)) {
 		progress = false;
 		err = pair_pass(p, &progress, &dir);

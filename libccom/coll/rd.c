@@ -20,9 +20,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
 #include "transport/transport.h"
 
 /* Bytes per segment: the send copy and the receive buffer both live in cs->tmp. */

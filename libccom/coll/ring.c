@@ -12,9 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
 #include "transport/transport.h"
 #include "util/err.h"
 

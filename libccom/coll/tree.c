@@ -14,9 +14,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
-#include "coll/reduce.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
 #include "transport/transport.h"
 
 /* Bytes per segment: a reduce accumulator and a receive buffer live in cs->tmp. */

@@ -16,32 +16,14 @@
 #include <string.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "coll/coll.h"
+#include "core/comm.h"
+#include "init/init.h"
+#include "proxy/proxy.h"
 #include "publish/publish.h"
 #include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"
-
-int ccom_comm_valid(const struct ccomComm *comm)
-{
-	return comm && comm->start_magic == CCOM_COMM_MAGIC && comm->end_magic == CCOM_COMM_MAGIC;
-}
-
-void ccom_comm_set_async_error(struct ccomComm *comm, ccomResult_t res)
-{
-	ccomResult_t cur = atomic_load(&comm->async_result);
-
-	/* The first error wins; InProgress and Success may be replaced. */
-	while (cur == ccomInProgress || cur == ccomSuccess) {
-		if (atomic_compare_exchange_weak(&comm->async_result, &cur, res))
-			break;
-	}
-	pthread_mutex_lock(&comm->lock);
-	if (!comm->last_error[0])
-		snprintf(comm->last_error, sizeof(comm->last_error), "%s", ccom_last_error());
-	pthread_mutex_unlock(&comm->lock);
-	ccom_publish_error(comm->publish, -EIO, comm->last_error, 1);
-}
 
 static int check_comm(const struct ccomComm *comm, const char *fn)
 {

@@ -22,7 +22,10 @@
 #include <linux/nccom.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "coll/coll.h"
+#include "core/comm.h"
+#include "init/init.h"
+#include "proxy/proxy.h"
 #include "publish/publish.h"
 #include "topo/topo.h"
 #include "util/err.h"

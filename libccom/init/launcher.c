@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "init/launcher.h"
 #include "util/err.h"
 #include "util/log.h"

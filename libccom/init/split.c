@@ -13,7 +13,8 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "init/init.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "mem/mem.h"
 #include "util/err.h"
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * publish.c - the writer side of the per-communicator state file
- * (pubfile.h): directory checks, creation (temp name, flock, fill, rename),
+ * (ccom_pubstate.h): directory checks, creation (temp name, flock, fill, rename),
  * registration of the state block with the nccom driver, seqlocked
  * stage/error updates and removal.  Nothing here runs per operation: the op
  * counters are the inline helpers of publish.h.
@@ -20,7 +20,7 @@
 
 #include <linux/nccom.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "publish/publish.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -287,7 +287,7 @@ void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage)
 
 void ccom_publish_init_stage(struct ccom_publish *p, int init_stage)
 {
-	/* init/comm.h's stages in order; NCCOM_NL_STAGE_NONE precedes them. */
+	/* core/comm.h's stages in order; NCCOM_NL_STAGE_NONE precedes them. */
 	static const enum nccom_nl_stage map[CCOM_INIT_NSTAGES] = {
 		[CCOM_STAGE_VALIDATE] = NCCOM_NL_STAGE_VALIDATE,
 		[CCOM_STAGE_BOOTSTRAP] = NCCOM_NL_STAGE_BOOTSTRAP,

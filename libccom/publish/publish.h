@@ -2,7 +2,7 @@
 /*
  * publish.h - libccom publishes the state of each communicator (rank,
  * nranks, hash, init stage, op counters, last error) in a small mmap'd file
- * (layout in pubfile.h) so that ccomd and ccomctl can answer "which rank is
+ * (layout in ccom_pubstate.h) so that ccomd and ccomctl can answer "which rank is
  * stuck where" without the driver, and registers the same state block with
  * the nccom driver when /dev/nccom is usable (NCCOM_IOC_COMM_REGISTER), so
  * that the driver's netlink family lists the communicator too.
@@ -19,7 +19,7 @@
 
 #include <linux/nccom_genl.h>
 
-#include "publish/pubfile.h"
+#include "ccom_pubstate.h"
 
 struct ccomComm;
 
@@ -69,7 +69,7 @@ struct ccom_publish *ccom_publish_open(const struct ccomComm *comm);
 void ccom_publish_stage(struct ccom_publish *p, enum nccom_nl_stage stage);
 
 /**
- * ccom_publish_init_stage() - same, for an init stage of init/comm.h
+ * ccom_publish_init_stage() - same, for an init stage of core/comm.h
  * @p: handle or NULL
  * @init_stage: &enum ccom_init_stage (CCOM_STAGE_VALIDATE ... CCOM_STAGE_READY)
  */

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "topo/topo.h"
 #include "transport/transport.h"
 #include "util/err.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "topo/topo.h"
 #include "util/err.h"
 #include "util/log.h"

@@ -48,7 +48,7 @@
 #include <unistd.h>
 #include <sys/socket.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "transport/net_socket.h"
 #include "transport/transport.h"
 #include "util/err.h"

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <string.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "transport/transport.h"
 #include "util/params.h"
 

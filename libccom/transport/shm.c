@@ -2,8 +2,9 @@
 /*
  * shm.c - the shared-memory segment of the ranks of one host (transport
  * layer): creation by the first local rank, hand-over of the memfd to the
- * others with SCM_RIGHTS over a unix socket, the doorbell, the waiting
- * strategy and the host barrier.  Layout and rules are in shm.h.
+ * others with SCM_RIGHTS over a unix socket, the doorbells, the host
+ * barrier, and the wait source it plugs into proxy/wait.c (CPU placement
+ * and the liveness of the local peers).  Layout and rules are in shm.h.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,8 +24,9 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
-#include "coll/coll.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "proxy/proxy.h"
+#include "proxy/wait.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
 #include "util/err.h"
@@ -36,14 +38,11 @@
 #define SHM_PAGE 4096UL
 #define SHM_CONNECT_TIMEOUT_US (30 * 1000000LL)
 
+static const struct ccom_wait_ops shm_wait_ops;
+
 static size_t page_align(size_t x)
 {
 	return (x + SHM_PAGE - 1) & ~(SHM_PAGE - 1);
-}
-
-static long futex_op(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
-{
-	return syscall(SYS_futex, addr, op, val, ts, NULL, 0);
 }
 
 /* Compute the layout for @nlocal ranks into @s (offsets relative to base). */
@@ -245,22 +244,23 @@ static int shm_map(struct ccom_shm *s, bool leader)
 }
 
 /* Record the CPU this rank runs on, for waiters deciding whether to spin. */
-static void shm_publish_cpu(struct ccom_shm *s)
+static void shm_publish_cpu(void *ctx)
 {
+	struct ccom_shm *s = ctx;
 	int cpu = sched_getcpu();
 
 	if (atomic_load_explicit(&s->hdr->ctl[s->me].cpu, memory_order_relaxed) != cpu)
 		atomic_store_explicit(&s->hdr->ctl[s->me].cpu, cpu, memory_order_relaxed);
 }
 
-/* Does the rank @w waits for (any peer for the host bell) share this CPU? */
-static bool wait_peer_on_my_cpu(struct ccom_wait *w)
+/* Does the rank a wait is for (@peer, -1: any peer for the host bell) share this CPU? */
+static bool shm_peer_on_my_cpu(void *ctx, int peer)
 {
-	struct ccom_shm *s = w->shm;
+	struct ccom_shm *s = ctx;
 	int cpu = atomic_load_explicit(&s->hdr->ctl[s->me].cpu, memory_order_relaxed), l;
 
-	if (w->peer >= 0)
-		return atomic_load_explicit(&s->hdr->ctl[w->peer].cpu, memory_order_relaxed) == cpu;
+	if (peer >= 0)
+		return atomic_load_explicit(&s->hdr->ctl[peer].cpu, memory_order_relaxed) == cpu;
 	for (l = 0; l < s->nlocal; l++)
 		if (l != s->me &&
 		    atomic_load_explicit(&s->hdr->ctl[l].cpu, memory_order_relaxed) == cpu)
@@ -349,9 +349,12 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 	 * (measured: 8 B allreduce on 2 ranks under load, 20-60 us with
 	 * 300 spins and no yield vs 40-350 us with 1,000 spins + 50 yields).
 	 */
-	s->spin_limit = s->nlocal > ncpu ? 8 : 300;
-	s->yield_limit = s->nlocal > ncpu ? 200 : 0;
-	s->spin_us = s->nlocal > ncpu ? 0 : 50;
+	s->wait_src.ops = &shm_wait_ops;
+	s->wait_src.ctx = s;
+	s->wait_src.host_bell = &s->hdr->bell;
+	s->wait_src.spin_limit = s->nlocal > ncpu ? 8 : 300;
+	s->wait_src.yield_limit = s->nlocal > ncpu ? 200 : 0;
+	s->wait_src.spin_us = s->nlocal > ncpu ? 0 : 50;
 	s->oversubscribed = s->nlocal > ncpu;
 	shm_publish_cpu(s);
 	*out = s;
@@ -421,19 +424,9 @@ void ccom_shm_fini(struct ccom_shm *s)
 	free(s);
 }
 
-void ccom_shm_ring_bell(struct ccom_shm_bell *bell)
-{
-	/* Pairs with the fetch_add of sleepers in ccom_wait_shm() / shm_wait(). */
-	atomic_thread_fence(memory_order_seq_cst);
-	if (atomic_load_explicit(&bell->sleepers, memory_order_relaxed)) {
-		atomic_fetch_add(&bell->seq, 1);
-		futex_op(&bell->seq, FUTEX_WAKE, INT_MAX, NULL);
-	}
-}
-
 void ccom_shm_ring(struct ccom_shm *s)
 {
-	ccom_shm_ring_bell(&s->hdr->ctl[s->me].bell);
+	ccom_bell_ring(&s->hdr->ctl[s->me].bell);
 }
 
 void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
@@ -450,45 +443,14 @@ void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
 	/* Pairs with the acquire load of broken in check_local_peers(). */
 	atomic_store_explicit(&c->broken, 1, memory_order_release);
 	/* Wake everyone now: sleepers on any bell also time out every 2 ms. */
-	atomic_fetch_add(&s->hdr->bell.seq, 1);
-	futex_op(&s->hdr->bell.seq, FUTEX_WAKE, INT_MAX, NULL);
-	atomic_fetch_add(&c->bell.seq, 1);
-	futex_op(&c->bell.seq, FUTEX_WAKE, INT_MAX, NULL);
+	ccom_bell_wake_all(&s->hdr->bell);
+	ccom_bell_wake_all(&c->bell);
 }
 
 void ccom_shm_mark_departed(struct ccom_shm *s)
 {
 	if (s && s->hdr)
 		atomic_store(&s->hdr->ctl[s->me].departed, 1);
-}
-
-void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm)
-{
-	w->comm = comm;
-	w->shm = shm;
-	w->bell = shm ? &shm->hdr->bell : NULL;
-	w->peer = -1;
-	w->iter = 0;
-	w->spin_until_us = 0;
-	if (shm)
-		shm_publish_cpu(shm);
-	w->registered = false;
-	w->next_check_us = 0;
-}
-
-void ccom_wait_begin_peer(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm,
-			  int lrank)
-{
-	ccom_wait_begin(w, comm, shm);
-	w->bell = ccom_shm_peer_bell(shm, lrank);
-	w->peer = lrank;
-}
-
-void ccom_wait_end(struct ccom_wait *w)
-{
-	if (w->registered)
-		atomic_fetch_sub(&w->bell->sleepers, 1);
-	w->registered = false;
 }
 
 static bool pidfd_dead(int fd)
@@ -498,11 +460,11 @@ static bool pidfd_dead(int fd)
 	return fd >= 0 && poll(&p, 1, 0) > 0;
 }
 
-static int report_broken(struct ccom_wait *w, int l)
+static int report_broken(struct ccom_shm *s, int l)
 {
-	struct ccom_shm *s = w->shm;
+	struct ccomComm *comm = s->comm;
 	struct ccom_shm_ctl *c = &s->hdr->ctl[l];
-	int by = w->comm->local_to_rank[l], culprit = atomic_load(&c->culprit);
+	int by = comm->local_to_rank[l], culprit = atomic_load(&c->culprit);
 	int reason = atomic_load(&c->reason);
 	static const char *const what[] = { "failed", "failed", "died", "aborted" };
 
@@ -510,106 +472,49 @@ static int report_broken(struct ccom_wait *w, int l)
 	s->reason = reason;
 	if (culprit == by)
 		ccom_set_last_error("rank %d: peer rank %d %s; this operation cannot complete",
-				    w->comm->rank, culprit, what[reason & 3]);
+				    comm->rank, culprit, what[reason & 3]);
 	else
 		ccom_set_last_error("rank %d: peer rank %d %s (reported by rank %d); this operation cannot complete",
-				    w->comm->rank, culprit, what[reason & 3], by);
+				    comm->rank, culprit, what[reason & 3], by);
 	return -ECONNRESET;
 }
 
 /* Dead peers first (the root cause), then peers that broke because of one. */
-static int check_local_peers(struct ccom_wait *w)
+static int shm_check_peers(void *ctx)
 {
-	struct ccom_shm *s = w->shm;
+	struct ccom_shm *s = ctx;
+	struct ccomComm *comm = s->comm;
 	int l, r;
 
 	for (l = 0; l < s->nlocal; l++) {
-		r = w->comm->local_to_rank[l];
+		r = comm->local_to_rank[l];
 		if (l == s->me || !pidfd_dead(s->pidfd[l]) || atomic_load(&s->hdr->ctl[l].departed))
 			continue;
 		if (atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire))
-			return report_broken(w, l);	/* it failed first, then exited */
+			return report_broken(s, l);	/* it failed first, then exited */
 		s->culprit = r;
 		s->reason = CCOM_SHM_DIED;
 		ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
-				    w->comm->rank, r, w->comm->peers[r].pid);
+				    comm->rank, r, comm->peers[r].pid);
 		return -ECONNRESET;
 	}
 	for (l = 0; l < s->nlocal; l++)
 		if (l != s->me && atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire))
-			return report_broken(w, l);
+			return report_broken(s, l);
 	return 0;
 }
 
-int ccom_wait_check(struct ccom_wait *w)
+static const struct ccom_wait_ops shm_wait_ops = {
+	.on_cpu = shm_publish_cpu,
+	.peer_on_my_cpu = shm_peer_on_my_cpu,
+	.check_peers = shm_check_peers,
+};
+
+void ccom_shm_wait_begin_peer(struct ccom_wait *w, struct ccom_shm *shm, int lrank)
 {
-	struct ccom_coll_state *cs = w->comm->coll;
-	int64_t now = ccom_now_us();
-
-	if (ccom_comm_aborted(w->comm)) {
-		ccom_set_last_error("rank %d: the communicator was aborted", w->comm->rank);
-		return -ECANCELED;
-	}
-	if (cs && cs->deadline_us && now > cs->deadline_us) {
-		ccom_set_last_error("rank %d: operation did not complete within CCOM_OP_TIMEOUT (%lld s); a peer is stuck or not calling the same collectives",
-				    w->comm->rank, (long long)(cs->op_timeout_us / 1000000));
-		return -ETIMEDOUT;
-	}
-	/* Peers are checked after 2 ms of waiting, then every 5 ms (a poll() each). */
-	if (w->shm && !w->next_check_us) {
-		w->next_check_us = now + 2000;
-	} else if (w->shm && now >= w->next_check_us) {
-		w->next_check_us = now + 5000;
-		return check_local_peers(w);
-	}
-	return 0;
-}
-
-int ccom_wait_shm(struct ccom_wait *w)
-{
-	struct ccom_shm *s = w->shm;
-	struct timespec ts = { 0, 2000000 };
-	unsigned int i = ++w->iter;
-
-	if (w->registered) {
-		futex_op(&w->bell->seq, FUTEX_WAIT, w->seq, &ts);
-		w->seq = atomic_load(&w->bell->seq);
-		shm_publish_cpu(s);
-		return ccom_wait_check(w);
-	}
-	if (s->spin_us > 0) {
-		/*
-		 * Ranks <= CPUs: spin for a bounded time; a peer running on
-		 * another CPU usually arrives within microseconds and a futex
-		 * wake-up costs more than that.  A peer that last ran on this
-		 * CPU cannot arrive while we spin: sleep at once.
-		 */
-		bool stop = false;
-
-		if ((i & 15) == 0)
-			stop = wait_peer_on_my_cpu(w);
-		if ((i & 255) == 0 && !stop) {	/* the clock is not free: read it rarely */
-			int64_t now = ccom_now_us();
-
-			if (!w->spin_until_us)
-				w->spin_until_us = now + s->spin_us;
-			stop = now >= w->spin_until_us;
-		}
-		if (!stop) {
-			__builtin_ia32_pause();
-			return (i & 1023) ? 0 : ccom_wait_check(w);
-		}
-	} else if (i < (unsigned int)s->spin_limit) {
-		__builtin_ia32_pause();
-		return (i & 1023) ? 0 : ccom_wait_check(w);
-	} else if (i < (unsigned int)(s->spin_limit + s->yield_limit)) {
-		sched_yield();
-		return (i & 15) ? 0 : ccom_wait_check(w);
-	}
-	atomic_fetch_add(&w->bell->sleepers, 1);
-	w->registered = true;
-	w->seq = atomic_load(&w->bell->seq);
-	return ccom_wait_check(w);	/* the caller re-checks its condition first */
+	ccom_wait_init(w, shm->comm, &shm->wait_src, ccom_proxy_deadline(shm->comm),
+		       ccom_proxy_op_timeout(shm->comm));
+	ccom_wait_on(w, ccom_shm_peer_bell(shm, lrank), lrank);
 }
 
 int ccom_shm_barrier(struct ccom_shm *s)
@@ -619,12 +524,14 @@ int ccom_shm_barrier(struct ccom_shm *s)
 	int err = 0;
 
 	if (atomic_fetch_add(&s->hdr->barrier, 1) + 1 == target) {
-		ccom_shm_ring_bell(&s->hdr->bell);
+		ccom_bell_ring(&s->hdr->bell);
 		return 0;
 	}
-	ccom_wait_begin(&w, s->comm, s);
+	/* The segment's own bells and peers, whatever comm->proxy holds. */
+	ccom_wait_init(&w, s->comm, &s->wait_src, ccom_proxy_deadline(s->comm),
+		       ccom_proxy_op_timeout(s->comm));
 	while (atomic_load_explicit(&s->hdr->barrier, memory_order_acquire) < target) {
-		err = ccom_wait_shm(&w);
+		err = ccom_wait_step(&w);
 		if (err)
 			break;
 	}

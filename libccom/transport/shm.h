@@ -17,12 +17,12 @@
  *   - nlocal x nlocal FIFOs (head/tail on separate cache lines), the byte
  *     streams of the shm transport (transport/shm_fifo.c).
  *
- * Waiting (ccom_wait_*): spin, then sched_yield, then a futex sleep on the
- * doorbell, checking abort, the op deadline and the liveness of the local
- * peers (pidfd) on the way, so that more ranks than cores stay fast and a
- * dead peer is noticed within milliseconds.  A rank publishes the CPU it
- * runs on; a waiter whose peer last ran on the waiter's own CPU stops
- * spinning at once (the peer cannot run while it spins).
+ * Waiting: the segment is the wait source of its communicator
+ * (proxy/wait.h): waits sleep on its doorbells, check the liveness of the
+ * local peers (pidfd, broken flags) through it, and follow the spin policy
+ * it set for this host.  A rank publishes the CPU it runs on; a waiter
+ * whose peer last ran on the waiter's own CPU stops spinning at once (the
+ * peer cannot run while it spins).
  */
 #ifndef CCOM_TRANSPORT_SHM_H
 #define CCOM_TRANSPORT_SHM_H
@@ -32,6 +32,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proxy/wait.h"
+
 struct ccomComm;
 
 #define CCOM_SHM_MAX_LOCAL 256
@@ -40,11 +42,6 @@ struct ccomComm;
 #define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
 #define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_SLOT_WORDS * 4)
 
-/* A doorbell: seq is the futex word, sleepers counts registered waiters. */
-struct ccom_shm_bell {
-	_Atomic uint32_t seq;
-	_Atomic uint32_t sleepers;
-};
 
 /* One local rank's control line. */
 struct ccom_shm_ctl {
@@ -53,7 +50,7 @@ struct ccom_shm_ctl {
 	_Atomic int32_t departed;	/* left cleanly (destroy after its last op) */
 	_Atomic int32_t culprit;	/* global rank that caused the failure */
 	_Atomic int32_t reason;		/* enum ccom_shm_reason of the failure */
-	struct ccom_shm_bell bell;	/* rung when this rank publishes data */
+	struct ccom_bell bell;	/* rung when this rank publishes data */
 	_Atomic int32_t cpu;		/* CPU this rank last ran on (waits read it) */
 	/*
 	 * Pieces this rank has staged for the flag-synchronised direct
@@ -94,7 +91,7 @@ struct ccom_shm_hdr {
 	uint64_t size;
 	char pad1[CCOM_SHM_LINE - 24];
 	/* Host doorbell: barrier completion, failures. */
-	struct ccom_shm_bell bell;
+	struct ccom_bell bell;
 	char pad2[CCOM_SHM_LINE - 8];
 	_Atomic uint64_t barrier;	/* monotonic arrivals of the host barrier */
 	char pad3[CCOM_SHM_LINE - 8];
@@ -140,9 +137,13 @@ struct ccom_shm {
 	uint32_t ll_seq;		/* LL operations this rank has done */
 	uint64_t staged_seq;		/* pieces staged (own ctl->staged mirror) */
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
-	int spin_limit;			/* spins before yielding/sleeping (oversubscribed) */
-	int yield_limit;
-	int spin_us;			/* else: spin this long, unless the peer waited for shares our CPU */
+	/*
+	 * What waits on this segment use (proxy/wait.h): its bells, the
+	 * liveness of the local peers and the spin policy for this host
+	 * (oversubscribed: spin_limit spins and yield_limit yields; else spin
+	 * spin_us, unless the peer waited for shares our CPU).
+	 */
+	struct ccom_wait_source wait_src;
 	bool oversubscribed;		/* more local ranks than online CPUs */
 	/* Zero-copy path: mapped peer buffers (round robin), state, ops run. */
 	struct ccom_shm_zmap zmap[CCOM_SHM_ZMAPS];
@@ -181,46 +182,20 @@ static inline struct ccom_shm_fifo *ccom_shm_fifo(struct ccom_shm *s, int from, 
 	return (struct ccom_shm_fifo *)(s->fifo + ((size_t)from * s->nlocal + to) * s->fifo_stride);
 }
 
-/* Wake sleepers of this rank's bell after publishing (pairs with ccom_wait_shm()). */
+/* Wake sleepers of this rank's bell after publishing (pairs with ccom_wait_step()). */
 void ccom_shm_ring(struct ccom_shm *s);
 /* Ring @bell (any rank's or the host's). */
-void ccom_shm_ring_bell(struct ccom_shm_bell *bell);
 /* The bell of local rank @lrank. */
-static inline struct ccom_shm_bell *ccom_shm_peer_bell(struct ccom_shm *s, int lrank)
+static inline struct ccom_bell *ccom_shm_peer_bell(struct ccom_shm *s, int lrank)
 {
 	return &s->hdr->ctl[lrank].bell;
 }
 
 /*
- * A wait in progress.  Idiom:
- *	ccom_wait_begin(&w, comm, shm);
- *	while (!condition) { err = ccom_wait_shm(&w); if (err) break; }
- *	ccom_wait_end(&w);
+ * Start a wait for data published by local rank @lrank: sleep on its bell
+ * (proxy/wait.h has the idiom).
  */
-struct ccom_wait {
-	struct ccomComm *comm;
-	struct ccom_shm *shm;
-	struct ccom_shm_bell *bell;	/* the bell this wait sleeps on */
-	int peer;			/* local rank waited for, -1: any (host bell) */
-	unsigned int iter;
-	int64_t spin_until_us;
-	bool registered;
-	uint32_t seq;
-	int64_t next_check_us;
-};
-
-/* Wait on the host bell (barriers, health checks only). */
-void ccom_wait_begin(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm);
-/* Wait for data published by local rank @lrank: sleep on its bell. */
-void ccom_wait_begin_peer(struct ccom_wait *w, struct ccomComm *comm, struct ccom_shm *shm,
-			  int lrank);
-int ccom_wait_shm(struct ccom_wait *w);
-void ccom_wait_end(struct ccom_wait *w);
-/*
- * Health check used by every wait: abort flag, op deadline, broken or dead
- * local peers.  0 or -errno after ccom_set_last_error().
- */
-int ccom_wait_check(struct ccom_wait *w);
+void ccom_shm_wait_begin_peer(struct ccom_wait *w, struct ccom_shm *shm, int lrank);
 
 /*
  * Map local rank @lrank's ccomMemAlloc buffer @serial (its memfd @fd, inode

@@ -14,8 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "coll/coll.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "proxy/wait.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
 #include "util/err.h"
@@ -41,7 +41,7 @@ static char *fifo_data(struct ccom_shm_fifo *f)
 static int shm_setup(struct ccomComm *comm, const int *peers, int npeers,
 		     struct ccom_transport_conn **conns)
 {
-	struct ccom_shm *shm = comm->coll ? comm->coll->shm : NULL;
+	struct ccom_shm *shm = comm->shm;
 	struct shm_conn *c;
 	int i;
 
@@ -129,7 +129,7 @@ static bool shm_ready(struct shm_conn *c, int dir)
 static int shm_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 {
 	struct shm_conn *c = to_shm(conn);
-	struct ccom_shm_bell *b = ccom_shm_peer_bell(c->shm, c->peer_local);
+	struct ccom_bell *b = ccom_shm_peer_bell(c->shm, c->peer_local);
 	struct timespec ts = { timeout_us / 1000000, (timeout_us % 1000000) * 1000L };
 	uint32_t seq;
 

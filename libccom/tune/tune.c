@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * tune.c - the tuner (tune/ layer): picks an algorithm x protocol per call
- * from a cost model, time = alpha + beta * bytes, for each candidate that
+ * tune.c - the host algorithms' candidates of the tuner (tune/): picks an
+ * algorithm x protocol per call from a cost model, time = alpha + beta * bytes, for each candidate that
  * can run on this communicator, with CCOM_ALGO / CCOM_PROTO overrides.
  *
  * Candidates:
@@ -25,17 +25,33 @@
  * environment, so every rank makes the same choice (CCOM_ALGO/CCOM_PROTO
  * must be identical on every rank).
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll.h"
-#include "init/comm.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "reduce/reduce.h"
 #include "transport/shm.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/params.h"
 
-bool ccom_ll_fits(const struct ccom_op *op, int nl);
+/* Largest payload the LL path accepts for @op (coll/ll.c's slots). */
+static bool ll_fits(const struct ccom_op *op, int nl)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+
+	if (op->kind == CCOM_COLL_REDUCESCATTER || op->kind == CCOM_COLL_ALLTOALL)
+		b *= (size_t)nl;
+	return b <= CCOM_SHM_LL_MAX_BYTES;
+}
+
+bool ccom_tune_bruck_fits(const struct ccomComm *comm, size_t total_bytes)
+{
+	return total_bytes <= comm->tune->scratch_bytes;
+}
 
 struct cost {
 	double alpha_us;	/* fixed cost per step */
@@ -86,20 +102,31 @@ const char *ccom_proto_name(int proto)
 	return proto >= 0 && proto < CCOM_PROTO_NUM ? proto_names[proto] : "auto";
 }
 
-int ccom_tune_init(struct ccomComm *comm)
+int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes)
 {
-	struct ccom_coll_state *cs = comm->coll;
+	struct ccom_tune *cs = calloc(1, sizeof(*cs));
 
+	if (!cs)
+		return -ENOMEM;
+	comm->tune = cs;
+	cs->scratch_bytes = scratch_bytes;
+	cs->direct_ok = comm->nnodes <= 1 && comm->shm;
 	cs->force_algo = parse_choice("CCOM_ALGO", algo_names, CCOM_ALGO_NUM);
 	cs->force_proto = parse_choice("CCOM_PROTO", proto_names, CCOM_PROTO_NUM);
-	if (cs->force_algo == CCOM_ALGO_DIRECT && !(cs->all_local && cs->shm))
+	if (cs->force_algo == CCOM_ALGO_DIRECT && !cs->direct_ok)
 		ccom_info(CCOM_SUBSYS_TUNE, "CCOM_ALGO=direct needs every rank on one host; using ring");
 	return 0;
 }
 
+void ccom_tune_fini(struct ccomComm *comm)
+{
+	free(comm->tune);
+	comm->tune = NULL;
+}
+
 static double cost_ll(const struct ccomComm *comm, size_t bytes)
 {
-	const struct cost *c = comm->coll->shm->oversubscribed ? &ll_cost_oversub : &ll_cost;
+	const struct cost *c = comm->shm->oversubscribed ? &ll_cost_oversub : &ll_cost;
 	double kb = (double)bytes / 1024.0;
 
 	return c->alpha_us + c->beta_us_per_kb * kb * (comm->local_nranks - 1);
@@ -107,7 +134,7 @@ static double cost_ll(const struct ccomComm *comm, size_t bytes)
 
 static double cost_simple(const struct ccomComm *comm, size_t bytes)
 {
-	const struct ccom_shm *s = comm->coll->shm;
+	const struct ccom_shm *s = comm->shm;
 	const struct cost *c = s->oversubscribed ? &simple_cost_oversub : &simple_cost;
 	double steps = (double)(bytes / (s->chunk ? s->chunk : 1) + 1);
 
@@ -177,7 +204,7 @@ static bool tree_beats_chain(const struct ccomComm *comm, size_t bytes)
  */
 static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
 {
-	int force = comm->coll->force_algo;
+	int force = comm->tune->force_algo;
 
 	if (force == CCOM_ALGO_RING)
 		return CCOM_ALGO_RING;
@@ -185,7 +212,7 @@ static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, 
 	    (force == CCOM_ALGO_RD || cost_rd(comm, bytes) < cost_ring(comm, bytes)))
 		return CCOM_ALGO_RD;
 	/* Same bytes as the ring in fewer steps; the final copy matters only for large vectors. */
-	if (op->kind == CCOM_COLL_ALLGATHER && ccom_bruck_fits(comm, bytes) &&
+	if (op->kind == CCOM_COLL_ALLGATHER && ccom_tune_bruck_fits(comm, bytes) &&
 	    (force == CCOM_ALGO_RD || bytes <= BRUCK_MAX_BYTES))
 		return CCOM_ALGO_RD;
 	if ((op->kind == CCOM_COLL_BROADCAST || op->kind == CCOM_COLL_REDUCE) &&
@@ -201,10 +228,20 @@ static const char *const kind_names[CCOM_COLL_NKINDS] = {
 	"Recv", "p2p group",
 };
 
-/* The choice for @op; the first use of each (collective, algorithm, protocol) is logged at INFO. */
 void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
-	struct ccom_coll_state *cs = comm->coll;
+	if (ccom_tune_engine_wants(comm, op)) {
+		*algo = CCOM_ALGO_ENGINE;
+		*proto = CCOM_PROTO_SIMPLE;
+		return;
+	}
+	ccom_tune_pick_host(comm, op, algo, proto);
+}
+
+/* The first use of each (collective, algorithm, protocol) is logged at INFO. */
+void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
+{
+	struct ccom_tune *cs = comm->tune;
 	unsigned int bit;
 
 	pick(comm, op, algo, proto);
@@ -223,9 +260,9 @@ void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, 
 
 static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
-	struct ccom_coll_state *cs = comm->coll;
-	bool direct_ok = cs->all_local && cs->shm;
-	bool ll_ok = direct_ok && ccom_ll_fits(op, comm->local_nranks);
+	struct ccom_tune *cs = comm->tune;
+	bool direct_ok = cs->direct_ok;
+	bool ll_ok = direct_ok && ll_fits(op, comm->local_nranks);
 	size_t bytes = ccom_op_bytes(comm, op);
 	double best, c;
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "publish/publish.h"
 
 static volatile sig_atomic_t stop;

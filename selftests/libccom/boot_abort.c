@@ -11,7 +11,7 @@
 #include <pthread.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static ccomUniqueId id;

@@ -9,7 +9,7 @@
  * time with staggered check-ins (CCOM_UID_STAGGER_THRESHOLD=4).
  */
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 #define TAG(x) (CCOM_BOOTSTRAP_TAG_USER_BASE + (x))

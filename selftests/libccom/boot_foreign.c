@@ -13,7 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/wire.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static ccomUniqueId id;

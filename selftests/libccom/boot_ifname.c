@@ -12,7 +12,7 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static ccomUniqueId id;

@@ -14,7 +14,7 @@
 #include <fcntl.h>
 #include <sched.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static char ns[2][32], veth[2][16], subnet[32];

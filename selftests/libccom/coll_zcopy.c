@@ -17,8 +17,7 @@
  */
 #include "coll_matrix.h"
 
-#include "coll/coll.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "transport/shm.h"
 
 #define ZC_COUNT 65549u		/* >= 64 KiB per rank even for int8 */
@@ -30,7 +29,7 @@ struct zc_job {
 
 static uint64_t zc_ops(ccomComm_t comm)
 {
-	return comm->coll && comm->coll->shm ? comm->coll->shm->zcopy_ops : 0;
+	return comm->shm ? comm->shm->zcopy_ops : 0;
 }
 
 static int zc_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz, int all)

@@ -15,7 +15,7 @@
 #include <sys/resource.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static ccomComm_t comms[4];

@@ -8,7 +8,7 @@
  * are refused.
  */
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 static ccomUniqueId id;

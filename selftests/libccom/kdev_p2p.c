@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: grouped Send/Recv on the kdev path (kdev/p2p.c).
+ * Description: grouped Send/Recv on the kdev path (coll/kdev_p2p.c).
  *
  * With CCOM_KDEV=1 on 2 and 4 ranks, groups of ccomSend/ccomRecv: a ring
  * exchange in sizes 0, 1, 4095 (odd) bytes and 4 MiB + 12 (int32), a

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "bootstrap/bootstrap.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "transport/net_socket.h"
 #include "transport/transport.h"
 #include "util/err.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "topo/topo.h"
 
 static int fails;

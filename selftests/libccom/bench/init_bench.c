@@ -16,7 +16,7 @@
  */
 #include <sys/mman.h>
 
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 struct slot {

@@ -7,7 +7,7 @@
  * For each size (the AllGather output, ccom-perf's size column) it times,
  * on N ranks with the communicator's transport as configured
  * (CCOM_KDEV=1 for the engine):
- *   direct  ccomAllGather (kdev/sched.c: every rank copies every peer's
+ *   direct  ccomAllGather (coll/kdev_sched.c: every rank copies every peer's
  *           input straight into its output, 2 synchronisations);
  *   ring    the ring AllGather built from grouped Send/Recv: N-1 steps,
  *           step s sends block (rank - s) to the next rank and receives

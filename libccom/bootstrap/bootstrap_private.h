@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bootstrap_private.h - what the files of bootstrap/ share (private to the
+ * folder; the rest of libccom uses bootstrap.h).  The files call each other
+ * one way only, top to bottom:
+ *
+ *   bootstrap.c   unique id and root start, init (check-in, ring), close
+ *   allgather.c   ring / Bruck all-gather, barriers, subset versions
+ *   msg.c         connections between ranks, (peer, tag) messages, progress
+ *   root.c        the root thread
+ *   id.c          unique id encode/decode and magic, announced identity
+ *
+ * bootstrap.c calls all four below it, allgather.c calls msg.c, root.c
+ * calls id.c; msg.c and id.c call no other file of the folder.
+ */
+#ifndef CCOM_BOOTSTRAP_PRIVATE_H
+#define CCOM_BOOTSTRAP_PRIVATE_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ccom.h"
+#include "bootstrap/bootstrap.h"
+#include "bootstrap/wire.h"
+
+/* A message that arrived (or was sent to this rank itself), not yet received. */
+struct bs_msg {
+	struct bs_msg *next;
+	int peer;
+	uint32_t tag;
+	size_t size;
+	char data[];
+};
+
+/* Receive state of the p2p connection from one peer. */
+struct bs_rx {
+	int fd;			/* -1: not connected yet */
+	int closed;		/* peer closed it */
+	struct ccom_bs_frame hdr;
+	size_t hdr_got;
+	struct bs_msg *msg;	/* payload being read */
+	size_t got;
+};
+
+/* An accepted connection that has not sent its whole hello yet. */
+struct bs_pending {
+	int fd;
+	size_t got;
+	int64_t since;
+	union ccom_sockaddr from;
+	struct ccom_bs_conn_hello h;
+};
+
+struct ccom_bootstrap {
+	int rank;
+	int nranks;
+	uint64_t magic;		/* comm magic of rank-to-rank connections */
+	int64_t timeout_us;
+	const atomic_int *abort;
+	pthread_mutex_t lock;	/* serialises every operation on this bootstrap */
+	int listen_fd;
+	union ccom_sockaddr listen_addr;
+	int ring_send_fd;
+	int ring_recv_fd;		/* filed by msg.c when the predecessor connects */
+	union ccom_sockaddr *addrs;	/* listen address of every rank */
+	/* Owned by msg.c (ccom_bs_msg_init/fini): */
+	int *send_fds;			/* p2p connection to each peer, -1 until used */
+	struct bs_rx *rx;		/* p2p connection from each peer */
+	struct bs_pending *pend;	/* accepted connections whose hello is incomplete */
+	int npend;
+	int pend_cap;
+	struct bs_msg *q_head;		/* arrived, unmatched messages (FIFO) */
+	struct bs_msg *q_tail;
+};
+
+/* id.c: the unique id seen from inside (struct ccom_bs_id). */
+
+/* Copy @h into a zeroed @id. */
+void ccom_bs_id_encode(const struct ccom_bs_id *h, ccomUniqueId *id);
+
+/* Copy @id into @h; -EINVAL after ccom_set_last_error() unless it is a valid id. */
+int ccom_bs_id_decode(const ccomUniqueId *id, struct ccom_bs_id *h);
+
+/* A random magic for a fresh root: never 0 (invalid) nor the fixed CCOM_COMM_ID one. */
+uint64_t ccom_bs_random_magic(void);
+
+/* root.c: start a detached root thread serving @listen_fd (taken over).  0 or -errno. */
+int ccom_bs_root_start(int listen_fd, uint64_t magic);
+
+/*
+ * msg.c: connections between ranks, (peer, tag) messages and their
+ * progress.  The _locked functions are called with bs->lock held (or by
+ * ccom_bootstrap_init, before @bs is shared); they return 0 or -errno, the
+ * send/recv ones after ccom_set_last_error().
+ */
+
+/* Allocate the per-peer connection state of @bs (bs->nranks set): 0 or -ENOMEM. */
+int ccom_bs_msg_init(struct ccom_bootstrap *bs);
+
+/* Close the p2p and pending connections, free queued messages and the state. */
+void ccom_bs_msg_fini(struct ccom_bootstrap *bs);
+
+/* The sentence for a bootstrap -errno (timeouts, abort, peer gone, foreign peer). */
+const char *ccom_bs_err_str(int rc);
+
+/* -EINVAL after ccom_set_last_error() unless 0 <= @peer < nranks. */
+int ccom_bs_check_peer(struct ccom_bootstrap *bs, int peer);
+
+/*
+ * Wait up to one poll slice for incoming connections and messages; queue
+ * everything that arrived.  @wfd (or -1) is also polled for writability.
+ * -ETIMEDOUT past @deadline, -ECANCELED on abort.  Sets no error text.
+ */
+int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd);
+
+/* Connect to @peer's listen address and send the hello of @type (CCOM_BS_RING/P2P). */
+int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int64_t deadline,
+			 int *out);
+
+int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
+			size_t size);
+int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size);
+
+/* allgather.c: the all-gathers of bootstrap.h, for a caller holding bs->lock. */
+int ccom_bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot);
+int ccom_bs_bruck_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot);
+
+#endif

@@ -1,0 +1,491 @@
+// SPDX-License-Identifier: MIT
+/*
+ * msg.c - connections between ranks and the point-to-point messages by
+ * (peer, tag) of bootstrap.h, with the progress that moves them.
+ *
+ * Connections between ranks: one ring connection to the next rank (and one
+ * from the previous), plus one p2p connection per ordered pair of ranks,
+ * opened lazily by the sender.  Every accepted connection first sends a
+ * hello naming its rank and kind; ccom_bs_progress() files it (the ring
+ * one in bs->ring_recv_fd, a p2p one in bs->rx) or drops it.  A p2p
+ * connection carries frames {tag, size, payload}; the receiver reads every
+ * readable connection into a FIFO of unexpected messages while it waits,
+ * so messages of one (peer, tag) keep their order and sends never wait for
+ * the matching receive.  This file calls no other file of bootstrap/.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bootstrap/bootstrap_private.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+#include "util/socket.h"
+
+#define BS_HELLO_WAIT_US 5000000
+
+/* ------------------------------------------------------------------ */
+/* Lifecycle of the per-peer state                                     */
+
+int ccom_bs_msg_init(struct ccom_bootstrap *bs)
+{
+	int i;
+
+	bs->send_fds = calloc(bs->nranks, sizeof(*bs->send_fds));
+	if (!bs->send_fds)
+		return -ENOMEM;
+	/* Before anything can fail: ccom_bs_msg_fini() must not close fd 0. */
+	for (i = 0; i < bs->nranks; i++)
+		bs->send_fds[i] = -1;
+	bs->rx = calloc(bs->nranks, sizeof(*bs->rx));
+	if (!bs->rx)
+		return -ENOMEM;
+	for (i = 0; i < bs->nranks; i++)
+		bs->rx[i].fd = -1;
+	return 0;
+}
+
+void ccom_bs_msg_fini(struct ccom_bootstrap *bs)
+{
+	struct bs_msg *m;
+	int i;
+
+	for (i = 0; bs->send_fds && i < bs->nranks; i++) {
+		if (bs->send_fds[i] >= 0)
+			close(bs->send_fds[i]);
+	}
+	for (i = 0; bs->rx && i < bs->nranks; i++) {
+		if (bs->rx[i].fd >= 0)
+			close(bs->rx[i].fd);
+		free(bs->rx[i].msg);
+	}
+	for (i = 0; i < bs->npend; i++)
+		close(bs->pend[i].fd);
+	free(bs->pend);
+	while ((m = bs->q_head)) {
+		bs->q_head = m->next;
+		free(m);
+	}
+	free(bs->send_fds);
+	free(bs->rx);
+}
+
+/* ------------------------------------------------------------------ */
+/* Messages of one peer connection                                    */
+
+const char *ccom_bs_err_str(int rc)
+{
+	switch (rc) {
+	case -ETIMEDOUT:
+		return "timed out";
+	case -ECANCELED:
+		return "aborted by ccomCommAbort()";
+	case -ECONNRESET:
+		return "the peer closed the connection (it failed, aborted or exited)";
+	case -ECONNREFUSED:
+		return "connection refused (the peer exited, or its address is not reachable from here)";
+	case -EBADMSG:
+		return "the answer is not a ccom bootstrap message (wrong magic): the address belongs to another program or job";
+	default:
+		return ccom_errno_str(-rc);
+	}
+}
+
+static void bs_enqueue(struct ccom_bootstrap *bs, struct bs_msg *m)
+{
+	m->next = NULL;
+	if (bs->q_tail)
+		bs->q_tail->next = m;
+	else
+		bs->q_head = m;
+	bs->q_tail = m;
+}
+
+/* Pop the first queued message of (peer, tag), or NULL. */
+static struct bs_msg *bs_dequeue(struct ccom_bootstrap *bs, int peer, uint32_t tag)
+{
+	struct bs_msg **pp, *prev = NULL;
+
+	for (pp = &bs->q_head; *pp; prev = *pp, pp = &(*pp)->next) {
+		struct bs_msg *m = *pp;
+
+		if (m->peer != peer || m->tag != tag)
+			continue;
+		*pp = m->next;
+		if (bs->q_tail == m)
+			bs->q_tail = prev;
+		return m;
+	}
+	return NULL;
+}
+
+/* Read what is available from @peer's connection into the queue. */
+static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
+{
+	struct bs_rx *rx = &bs->rx[peer];
+	ssize_t n;
+
+	for (;;) {
+		if (rx->hdr_got < sizeof(rx->hdr)) {
+			n = recv(rx->fd, (char *)&rx->hdr + rx->hdr_got,
+				 sizeof(rx->hdr) - rx->hdr_got, 0);
+			if (n <= 0)
+				break;
+			rx->hdr_got += n;
+			if (rx->hdr_got < sizeof(rx->hdr))
+				continue;
+			if (rx->hdr.size > ((uint64_t)1 << 34))
+				return -EPROTO;
+			rx->msg = malloc(sizeof(*rx->msg) + rx->hdr.size);
+			if (!rx->msg)
+				return -ENOMEM;
+			rx->msg->peer = peer;
+			rx->msg->tag = rx->hdr.tag;
+			rx->msg->size = rx->hdr.size;
+			rx->got = 0;
+		}
+		if (rx->got < rx->hdr.size) {
+			n = recv(rx->fd, rx->msg->data + rx->got, rx->hdr.size - rx->got, 0);
+			if (n <= 0)
+				break;
+			rx->got += n;
+		}
+		if (rx->got == rx->hdr.size) {
+			bs_enqueue(bs, rx->msg);
+			rx->msg = NULL;
+			rx->hdr_got = 0;
+		}
+	}
+	if (n == 0 || errno == ECONNRESET) {
+		rx->closed = 1;
+		return 0;
+	}
+	return errno == EAGAIN || errno == EINTR ? 0 : -errno;
+}
+
+/* A complete hello arrived on a pending connection: file it or drop it. */
+static void bs_classify(struct ccom_bootstrap *bs, const struct bs_pending *p)
+{
+	const struct ccom_bs_conn_hello *h = &p->h;
+	char a[80];
+
+	if (h->magic != bs->magic || h->rank < 0 || h->rank >= bs->nranks ||
+	    (h->type != CCOM_BS_RING && h->type != CCOM_BS_P2P)) {
+		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
+			  ccom_addr_str(&p->from, a, sizeof(a)),
+			  h->magic != bs->magic ? "wrong magic" : "malformed hello");
+		close(p->fd);
+		return;
+	}
+	if (h->type == CCOM_BS_RING) {
+		if (bs->ring_recv_fd >= 0 || h->rank != (bs->rank - 1 + bs->nranks) % bs->nranks) {
+			ccom_warn("Bootstrap: rank %d dropped an unexpected ring connection from rank %d",
+				  bs->rank, h->rank);
+			close(p->fd);
+			return;
+		}
+		bs->ring_recv_fd = p->fd;
+		return;
+	}
+	if (bs->rx[h->rank].fd >= 0) {
+		ccom_warn("Bootstrap: rank %d dropped a second p2p connection from rank %d", bs->rank,
+			  h->rank);
+		close(p->fd);
+		return;
+	}
+	bs->rx[h->rank].fd = p->fd;
+}
+
+/* Read from pending connection @i; drop it on EOF, error or when it is too slow. */
+static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
+{
+	struct bs_pending *p = &bs->pend[i];
+	const char *why = NULL;
+	char a[80];
+
+	if (readable) {
+		ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, 0);
+
+		if (n > 0)
+			p->got += n;
+		else if (n == 0)
+			why = "closed before its hello";
+		else if (errno != EAGAIN && errno != EINTR)
+			why = strerror(errno);
+	}
+	if (!why && p->got == sizeof(p->h)) {
+		bs_classify(bs, p);
+		bs->pend[i] = bs->pend[--bs->npend];
+		return;
+	}
+	if (!why && ccom_now_us() - p->since > BS_HELLO_WAIT_US)
+		why = "no hello within 5 s";
+	if (why) {
+		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
+			  ccom_addr_str(&p->from, a, sizeof(a)), why);
+		close(p->fd);
+		bs->pend[i] = bs->pend[--bs->npend];
+	}
+}
+
+/*
+ * Accept every waiting connection.  Running out of file descriptors is an
+ * error of this rank: the connection would stay in the backlog and its
+ * sender, whose send completed, would wait for an answer that never comes.
+ */
+static int bs_accept_all(struct ccom_bootstrap *bs)
+{
+	for (;;) {
+		struct bs_pending p;
+		int rc;
+
+		memset(&p, 0, sizeof(p));
+		rc = ccom_sock_accept(bs->listen_fd, 0, NULL, &p.fd, &p.from);
+		if (rc == -EMFILE || rc == -ENFILE) {
+			ccom_set_last_error("Bootstrap: rank %d cannot accept a peer's connection: %s",
+					    bs->rank, ccom_bs_err_str(rc));
+			return rc;
+		}
+		if (rc)
+			return 0;
+		if (bs->npend == bs->pend_cap) {
+			int cap = bs->pend_cap ? bs->pend_cap * 2 : 8;
+			struct bs_pending *np = realloc(bs->pend, cap * sizeof(*np));
+
+			if (!np) {
+				close(p.fd);
+				ccom_set_last_error("Bootstrap: rank %d: out of memory for a peer's connection",
+						    bs->rank);
+				return -ENOMEM;
+			}
+			bs->pend = np;
+			bs->pend_cap = cap;
+		}
+		p.since = ccom_now_us();
+		bs->pend[bs->npend++] = p;
+	}
+}
+
+/*
+ * Wait up to one poll slice for incoming connections and messages; queue
+ * everything that arrived.  @wfd (or -1) is also polled for writability.
+ */
+int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
+{
+	int cap = bs->nranks + bs->npend + 2;
+	struct pollfd *pfd;
+	int *who;
+	int n = 0, i, rc = 0, npend = bs->npend;
+	int64_t left;
+
+	if (atomic_load(bs->abort))
+		return -ECANCELED;
+	left = deadline - ccom_now_us();
+	if (left <= 0)
+		return -ETIMEDOUT;
+	pfd = calloc(cap, sizeof(*pfd));
+	who = calloc(cap, sizeof(*who));
+	if (!pfd || !who) {
+		rc = -ENOMEM;
+		goto out_free;
+	}
+	pfd[n] = (struct pollfd){ .fd = bs->listen_fd, .events = POLLIN };
+	who[n++] = -1;
+	if (wfd >= 0) {
+		pfd[n] = (struct pollfd){ .fd = wfd, .events = POLLOUT };
+		who[n++] = -2;
+	}
+	for (i = 0; i < bs->nranks; i++) {
+		if (bs->rx[i].fd < 0 || bs->rx[i].closed)
+			continue;
+		pfd[n] = (struct pollfd){ .fd = bs->rx[i].fd, .events = POLLIN };
+		who[n++] = i;
+	}
+	for (i = 0; i < npend; i++)
+		pfd[n + i] = (struct pollfd){ .fd = bs->pend[i].fd, .events = POLLIN };
+	if (poll(pfd, n + npend, left / 1000 + 1 < CCOM_SOCK_POLL_MS ? left / 1000 + 1 :
+								       CCOM_SOCK_POLL_MS) < 0 &&
+	    errno != EINTR) {
+		rc = -errno;
+		goto out_free;
+	}
+	for (i = 0; i < n && !rc; i++) {
+		if (pfd[i].revents && who[i] >= 0)
+			rc = bs_rx_progress(bs, who[i]);
+	}
+	/* Backwards: finishing entry i moves the last entry into its slot. */
+	for (i = npend - 1; i >= 0; i--)
+		bs_pending_progress(bs, i, pfd[n + i].revents != 0);
+	if (pfd[0].revents && !rc)
+		rc = bs_accept_all(bs);
+out_free:
+	free(pfd);
+	free(who);
+	return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Point-to-point                                                      */
+
+int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int64_t deadline,
+			 int *out)
+{
+	struct ccom_bs_conn_hello h = { .magic = bs->magic, .type = type, .rank = bs->rank };
+	int fd, rc;
+
+	/*
+	 * Every rank listens before it checks in, so a refused connection
+	 * means the peer is gone (or its address is not reachable from here):
+	 * no retry.
+	 */
+	rc = ccom_sock_connect_once(&bs->addrs[peer], deadline, bs->abort, &fd);
+	if (rc)
+		return rc;
+	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, bs->abort);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	*out = fd;
+	return 0;
+}
+
+/* Send all of @buf on @fd, draining incoming messages whenever the socket is full. */
+static int bs_send_draining(struct ccom_bootstrap *bs, int fd, const void *buf, size_t len,
+			    int64_t deadline)
+{
+	size_t sent = 0;
+
+	while (sent < len) {
+		ssize_t w = send(fd, (const char *)buf + sent, len - sent, MSG_NOSIGNAL);
+		int rc;
+
+		if (w > 0) {
+			sent += w;
+			continue;
+		}
+		if (w < 0 && errno != EAGAIN && errno != EINTR)
+			return errno == EPIPE ? -ECONNRESET : -errno;
+		rc = ccom_bs_progress(bs, deadline, fd);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
+			size_t size)
+{
+	struct ccom_bs_frame f = { .tag = (uint32_t)tag, .size = size };
+	int64_t deadline = ccom_now_us() + bs->timeout_us;
+	int rc;
+
+	if (peer == bs->rank) {
+		struct bs_msg *m = malloc(sizeof(*m) + size);
+
+		if (!m)
+			return -ENOMEM;
+		m->peer = peer;
+		m->tag = (uint32_t)tag;
+		m->size = size;
+		if (size)
+			memcpy(m->data, data, size);
+		bs_enqueue(bs, m);
+		return 0;
+	}
+	if (bs->send_fds[peer] < 0) {
+		rc = ccom_bs_connect_peer(bs, peer, CCOM_BS_P2P, deadline, &bs->send_fds[peer]);
+		if (rc)
+			goto err;
+	}
+	rc = bs_send_draining(bs, bs->send_fds[peer], &f, sizeof(f), deadline);
+	if (!rc)
+		rc = bs_send_draining(bs, bs->send_fds[peer], data, size, deadline);
+	if (!rc)
+		return 0;
+err:
+	{
+		char a[80];
+
+		ccom_set_last_error("Bootstrap: rank %d could not send %zu bytes (tag %d) to rank %d at %s: %s%s",
+				    bs->rank, size, tag, peer,
+				    ccom_addr_str(&bs->addrs[peer], a, sizeof(a)),
+				    ccom_bs_err_str(rc),
+				    rc == -ECONNREFUSED ? "; check CCOM_SOCKET_IFNAME on both ranks" : "");
+	}
+	return rc;
+}
+
+int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
+{
+	int64_t deadline = ccom_now_us() + bs->timeout_us;
+	struct bs_msg *m;
+	int rc = 0;
+
+	for (;;) {
+		m = bs_dequeue(bs, peer, (uint32_t)tag);
+		if (m)
+			break;
+		if (bs->rx[peer].closed) {
+			rc = -ECONNRESET;
+			break;
+		}
+		rc = ccom_bs_progress(bs, deadline, -1);
+		if (rc)
+			break;
+	}
+	if (rc) {
+		ccom_set_last_error("Bootstrap: rank %d waiting for a message from rank %d (tag %d): %s%s",
+				    bs->rank, peer, tag, ccom_bs_err_str(rc),
+				    rc == -ETIMEDOUT ? " (CCOM_BOOTSTRAP_TIMEOUT)" : "");
+		return rc;
+	}
+	if (m->size != size) {
+		ccom_set_last_error("Bootstrap: rank %d expected %zu bytes from rank %d (tag %d) but got %zu: the ranks disagree (different libccom builds or calls?)",
+				    bs->rank, size, peer, tag, m->size);
+		free(m);
+		return -EPROTO;
+	}
+	if (size)
+		memcpy(data, m->data, size);
+	free(m);
+	return 0;
+}
+
+int ccom_bs_check_peer(struct ccom_bootstrap *bs, int peer)
+{
+	if (peer < 0 || peer >= bs->nranks) {
+		ccom_set_last_error("Bootstrap: peer %d out of range [0, %d)", peer, bs->nranks);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int ccom_bootstrap_send(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
+			size_t size)
+{
+	int rc = ccom_bs_check_peer(bs, peer);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&bs->lock);
+	rc = ccom_bs_send_locked(bs, peer, tag, data, size);
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}
+
+int ccom_bootstrap_recv(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
+{
+	int rc = ccom_bs_check_peer(bs, peer);
+
+	if (rc)
+		return rc;
+	pthread_mutex_lock(&bs->lock);
+	rc = ccom_bs_recv_locked(bs, peer, tag, data, size);
+	pthread_mutex_unlock(&bs->lock);
+	return rc;
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * algo.h - the algorithms of coll/, private to the folder: each runs one
+ * operation on the progress thread and returns 0 or -errno after
+ * ccom_set_last_error().  coll.c dispatches to them on the tuner's choice.
+ */
+#ifndef CCOM_COLL_ALGO_H
+#define CCOM_COLL_ALGO_H
+
+#include <stdbool.h>
+
+struct ccomComm;
+struct ccom_op;
+struct ccom_transport_conn;
+
+int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
+int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
+int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
+int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
+/* Two ranks: pipelined full-duplex reduce-scatter + all-gather with @peer (@pos: 0 or 1). */
+int ccom_pair_allreduce(struct ccomComm *comm, struct ccom_op *op, struct ccom_transport_conn *peer,
+			int pos);
+int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op);
+int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
+int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
+
+/*
+ * kdev_sched.c: run @op as descriptor schedules on the nccom engine.
+ * Returns 0, -errno, or 1 when the ranks fell back together (a rank could
+ * not register its buffers, or voted for shm): run it on the host then.
+ */
+int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op);
+/*
+ * kdev_p2p.c: run the sends/recvs of @ops (their sizes already agreed by
+ * p2p.c's header pass) that ccom_tune_engine_p2p_wants(): single copy
+ * from the sender's buffer into the receiver's by the receiver's engine,
+ * the sender waiting on the receiver's semaphore.  Sets done[i] for every
+ * op it completed; the others (self, remote, small, or a registration that
+ * failed on either side, decided identically on both) are left to the shm
+ * path.  0 or -errno naming the cause.
+ */
+int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool *done);
+
+#endif

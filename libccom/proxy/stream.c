@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: MIT
+/*
+ * stream.c - the per-communicator operation queue, its progress thread and
+ * the public stream API (proxy/ room).  See stream.h for the model.
+ *
+ * Completion: the progress thread bumps stream->completed, then
+ * stream->done_seq (the futex word) and wakes it if a synchronizer sleeps.
+ * A synchronizer registers in stream->waiters before its last check, so
+ * the seq_cst pair (waiters++ / completed read) against (completed++ /
+ * waiters read) never loses a wake-up.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/proxy.h"
+#include "proxy/stream.h"
+#include "publish/publish.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+
+static long futex_private(_Atomic uint32_t *addr, int op, uint32_t val, const struct timespec *ts)
+{
+	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
+}
+
+/*
+ * @s->completing brackets every access, so that ccomStreamDestroy() (which
+ * may run as soon as @s->completed reaches its target) waits for the last
+ * access before freeing.
+ */
+static void stream_complete(struct ccomStream *s, int err, const char *msg)
+{
+	uint64_t done;
+
+	atomic_fetch_add(&s->completing, 1);
+	if (err) {
+		int zero = 0;
+
+		pthread_mutex_lock(&s->err_lock);
+		if (atomic_compare_exchange_strong(&s->err, &zero, err))
+			snprintf(s->errmsg, sizeof(s->errmsg), "%s", msg);
+		pthread_mutex_unlock(&s->err_lock);
+	}
+	done = atomic_fetch_add(&s->completed, 1) + 1;
+	atomic_fetch_add(&s->done_seq, 1);
+	/*
+	 * Pairs with the waiters increment in stream_wait().  Wake only when a
+	 * sleeper's target is reached: one wake-up per synchronize, not per op.
+	 */
+	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at))
+		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
+	atomic_fetch_sub(&s->completing, 1);
+}
+
+/* Take the next op, or NULL if the queue is empty.  Caller holds q->exec. */
+static struct ccom_op *queue_take(struct ccom_stream_queue *q)
+{
+	struct ccom_op *op;
+
+	if (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&q->lock);
+	op = q->head;
+	if (op) {
+		q->head = op->next;
+		if (!q->head)
+			q->tail = NULL;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return op;
+}
+
+static void op_free(struct ccom_op *op)
+{
+	free(op->subs);
+	free(op);
+}
+
+static void op_free_list(struct ccom_op *op)
+{
+	struct ccom_op *next;
+
+	for (; op; op = next) {
+		next = op->next;
+		op_free(op);
+	}
+}
+
+/* After the op ran (any executor): recycle its record, or free it past the limit. */
+static void op_recycle(struct ccom_stream_queue *q, struct ccom_op *op)
+{
+	struct ccom_op *head;
+
+	if (atomic_load_explicit(&q->nrecords, memory_order_relaxed) > CCOM_OP_RECORDS_KEEP) {
+		atomic_fetch_sub_explicit(&q->nrecords, 1, memory_order_relaxed);
+		op_free(op);
+		return;
+	}
+	head = atomic_load_explicit(&q->recycled, memory_order_relaxed);
+	do
+		op->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&q->recycled, &head, op, memory_order_release,
+						      memory_order_relaxed));
+}
+
+struct ccom_op *ccom_stream_op_get(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	struct ccom_op *op = q->cache, *subs;
+	int cap;
+
+	if (!op)
+		op = atomic_exchange_explicit(&q->recycled, NULL, memory_order_acquire);
+	if (!op) {
+		op = calloc(1, sizeof(*op));
+		if (op)
+			atomic_fetch_add_explicit(&q->nrecords, 1, memory_order_relaxed);
+		return op;
+	}
+	q->cache = op->next;
+	subs = op->subs;
+	cap = op->subs_cap;
+	*op = (struct ccom_op){ .subs = subs, .subs_cap = cap };
+	return op;
+}
+
+void ccom_stream_op_put(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+
+	op->next = q->cache;
+	q->cache = op;
+}
+
+/* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
+static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	struct ccom_op *op;
+	int err;
+
+	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
+		ccom_clear_last_error();
+		/* Every wait of the op's transports and algorithms honours this. */
+		comm->proxy->deadline_us = ccom_now_us() + comm->proxy->op_timeout_us;
+		err = comm->proxy->exec(comm, op);
+		comm->proxy->deadline_us = 0;
+		ccom_publish_op_completed(comm->publish);
+		if (err)
+			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
+		stream_complete(op->stream, err, err ? ccom_last_error() : "");
+		op_recycle(q, op);
+		atomic_fetch_sub(&q->pending, 1);
+	}
+}
+
+/*
+ * Sleep until there is work.  Shortly after activity the thread only naps
+ * (PROGRESS_NAP_US) and enqueues do not signal it: a thread that enqueues
+ * and then synchronizes runs the op itself, without a wake-up on the
+ * critical path; a caller that never synchronizes still gets its op run
+ * within a nap.  After PROGRESS_IDLE_US of inactivity the thread sleeps
+ * until an enqueue signals it.  Called with q->lock held.
+ */
+#define PROGRESS_NAP_US 200
+#define PROGRESS_IDLE_US 20000
+
+static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
+{
+	struct timespec ts;
+	int64_t now = ccom_now_us();
+
+	if (now - last_active >= PROGRESS_IDLE_US) {
+		q->sleeping = true;
+		pthread_cond_wait(&q->cond, &q->lock);
+		q->sleeping = false;
+		return;
+	}
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += PROGRESS_NAP_US * 1000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
+}
+
+static void *progress_main(void *arg)
+{
+	struct ccomComm *comm = arg;
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	int64_t last_active = 0;
+
+	for (;;) {
+		pthread_mutex_lock(&q->lock);
+		while (!q->head && !q->stop)
+			progress_sleep(q, last_active);
+		if (!q->head && q->stop) {
+			pthread_mutex_unlock(&q->lock);
+			break;
+		}
+		pthread_mutex_unlock(&q->lock);
+		/* A synchronizing thread already runs the queue: let it. */
+		if (pthread_mutex_trylock(&q->exec) == 0) {
+			queue_run(comm, NULL, 0);
+			pthread_mutex_unlock(&q->exec);
+		} else {
+			pthread_mutex_lock(&q->lock);
+			if (q->head && !q->stop)
+				progress_sleep(q, ccom_now_us());
+			pthread_mutex_unlock(&q->lock);
+		}
+		last_active = ccom_now_us();
+	}
+	return NULL;
+}
+
+int ccom_stream_queue_start(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = calloc(1, sizeof(*q));
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_mutex_init(&q->exec, NULL);
+	pthread_cond_init(&q->cond, NULL);
+	comm->proxy->queue = q;
+	err = pthread_create(&q->thread, NULL, progress_main, comm);
+	if (err) {
+		ccom_set_last_error("rank %d: cannot start the progress thread: %s", comm->rank,
+				    strerror(err));
+		comm->proxy->queue = NULL;
+		free(q);
+		return -err;
+	}
+	q->thread_valid = true;
+	return 0;
+}
+
+void ccom_stream_queue_stop(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	struct ccom_op *op;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+	if (q->thread_valid)
+		pthread_join(q->thread, NULL);
+	/* Ops never run (destroy without finalize): complete them as cancelled. */
+	while ((op = q->head)) {
+		q->head = op->next;
+		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
+		op_free(op);
+	}
+	op_free_list(atomic_exchange(&q->recycled, NULL));
+	op_free_list(q->cache);
+	pthread_mutex_destroy(&q->lock);
+	pthread_mutex_destroy(&q->exec);
+	pthread_cond_destroy(&q->cond);
+	free(q);
+	comm->proxy->queue = NULL;
+}
+
+void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+
+	op->next = NULL;
+	atomic_fetch_add(&q->pending, 1);
+	pthread_mutex_lock(&q->lock);
+	if (q->tail)
+		q->tail->next = op;
+	else
+		__atomic_store_n(&q->head, op, __ATOMIC_RELEASE);
+	q->tail = op;
+	if (q->sleeping && q->head == op)
+		pthread_cond_signal(&q->cond);
+	pthread_mutex_unlock(&q->lock);
+}
+
+int ccom_stream_queue_drain(struct ccomComm *comm)
+{
+	struct ccom_proxy *cs = comm->proxy;
+	int64_t deadline = ccom_now_us() + cs->op_timeout_us + 5000000;
+
+	while (atomic_load(&cs->queue->pending) > 0) {
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("rank %d: %d operations still pending after CCOM_OP_TIMEOUT",
+					    comm->rank, atomic_load(&cs->queue->pending));
+			return -ETIMEDOUT;
+		}
+		ccom_sleep_us(200, NULL);
+	}
+	return 0;
+}
+
+int ccom_stream_alloc(struct ccomComm *comm, bool is_default, struct ccomStream **out)
+{
+	struct ccomStream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->magic = CCOM_STREAM_MAGIC;
+	s->comm = comm;
+	s->is_default = is_default;
+	atomic_init(&s->wake_at, UINT64_MAX);
+	pthread_mutex_init(&s->err_lock, NULL);
+	*out = s;
+	return 0;
+}
+
+void ccom_stream_free(struct ccomStream *s)
+{
+	if (!s)
+		return;
+	s->magic = 0;
+	pthread_mutex_destroy(&s->err_lock);
+	free(s);
+}
+
+struct ccomStream *ccom_stream_resolve(struct ccomComm *comm, struct ccomStream *s)
+{
+	if (!s)
+		return comm->proxy ? comm->proxy->default_stream : NULL;
+	if (s->magic != CCOM_STREAM_MAGIC || s->comm != comm)
+		return NULL;
+	return s;
+}
+
+static bool stream_valid(struct ccomStream *s)
+{
+	return s && s->magic == CCOM_STREAM_MAGIC && ccom_comm_valid(s->comm) && s->comm->proxy;
+}
+
+static ccomResult_t stream_result(struct ccomStream *s)
+{
+	int err = atomic_load(&s->err);
+
+	if (!err)
+		return ccomSuccess;
+	pthread_mutex_lock(&s->err_lock);
+	ccom_set_last_error("%s", s->errmsg);
+	pthread_mutex_unlock(&s->err_lock);
+	return ccom_result_from_errno(err);
+}
+
+/* wake_at = min(wake_at, target). */
+static void stream_lower_wake_at(struct ccomStream *s, uint64_t target)
+{
+	uint64_t cur = atomic_load(&s->wake_at);
+
+	while (target < cur && !atomic_compare_exchange_weak(&s->wake_at, &cur, target))
+		;
+}
+
+/*
+ * Wait until @s completed @target ops.  If no thread executes the queue,
+ * run it here (up to @target); otherwise sleep on the stream's futex.
+ */
+static int stream_wait(struct ccomStream *s, uint64_t target)
+{
+	struct ccomComm *comm = s->comm;
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	int64_t deadline = ccom_now_us() + comm->proxy->op_timeout_us + 5000000;
+	struct timespec ts = { 0, 1000000 };
+	uint32_t seq;
+
+	while (atomic_load(&s->completed) < target) {
+		if (ccom_comm_aborted(comm)) {
+			ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+			return -ECANCELED;
+		}
+		if (pthread_mutex_trylock(&q->exec) == 0) {
+			queue_run(comm, s, target);
+			pthread_mutex_unlock(&q->exec);
+			continue;
+		}
+		stream_lower_wake_at(s, target);
+		atomic_fetch_add(&s->waiters, 1);
+		seq = atomic_load(&s->done_seq);
+		if (atomic_load(&s->completed) < target)
+			futex_private(&s->done_seq, FUTEX_WAIT, seq, &ts);
+		if (atomic_fetch_sub(&s->waiters, 1) == 1 && atomic_load(&s->completed) >= target)
+			atomic_store(&s->wake_at, UINT64_MAX);
+		if (ccom_now_us() > deadline) {
+			ccom_set_last_error("rank %d: stream still busy after CCOM_OP_TIMEOUT (%lld s)",
+					    comm->rank, (long long)(comm->proxy->op_timeout_us / 1000000));
+			return -ETIMEDOUT;
+		}
+	}
+	return 0;
+}
+
+ccomResult_t ccomStreamCreate(ccomComm_t comm, ccomStream_t *stream)
+{
+	int err;
+
+	ccom_clear_last_error();
+	if (!ccom_comm_valid(comm) || !comm->proxy || !stream) {
+		ccom_set_last_error("ccomStreamCreate: %s", !stream ? "stream is NULL" :
+				    "comm is not a ready communicator");
+		return ccomInvalidArgument;
+	}
+	err = ccom_stream_alloc(comm, false, stream);
+	return ccom_result_from_errno(err);
+}
+
+ccomResult_t ccomStreamDestroy(ccomStream_t stream)
+{
+	ccomResult_t res;
+
+	ccom_clear_last_error();
+	if (!stream_valid(stream) || stream->is_default) {
+		ccom_set_last_error("ccomStreamDestroy: not a stream from ccomStreamCreate (or its communicator was destroyed first)");
+		return ccomInvalidArgument;
+	}
+	res = ccomStreamSynchronize(stream);
+	while (atomic_load(&stream->completing))
+		sched_yield();
+	ccom_stream_free(stream);
+	return res;
+}
+
+ccomResult_t ccomStreamSynchronize(ccomStream_t stream)
+{
+	struct ccom_proxy *cs;
+	ccomResult_t res;
+	int err;
+
+	ccom_clear_last_error();
+	if (!stream_valid(stream)) {
+		ccom_set_last_error("ccomStreamSynchronize: invalid stream (NULL is not accepted: use ccomCommSynchronize)");
+		return ccomInvalidArgument;
+	}
+	cs = stream->comm->proxy;
+	atomic_fetch_add(&cs->api_busy, 1);
+	err = stream_wait(stream, atomic_load(&stream->enqueued));
+	res = err ? ccom_result_from_errno(err) : stream_result(stream);
+	atomic_fetch_sub(&cs->api_busy, 1);
+	return res;
+}
+
+ccomResult_t ccomStreamQuery(ccomStream_t stream)
+{
+	ccom_clear_last_error();
+	if (!stream_valid(stream)) {
+		ccom_set_last_error("ccomStreamQuery: invalid stream");
+		return ccomInvalidArgument;
+	}
+	if (atomic_load(&stream->completed) < atomic_load(&stream->enqueued))
+		return atomic_load(&stream->err) ? stream_result(stream) : ccomInProgress;
+	return stream_result(stream);
+}
+
+ccomResult_t ccomCommSynchronize(ccomComm_t comm)
+{
+	ccom_clear_last_error();
+	if (!ccom_comm_valid(comm) || !comm->proxy) {
+		ccom_set_last_error("ccomCommSynchronize: comm is not a ready communicator");
+		return ccomInvalidArgument;
+	}
+	return ccomStreamSynchronize(comm->proxy->default_stream);
+}

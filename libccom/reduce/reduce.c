@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: MIT
+/*
+ * reduce.c - element-wise reduction kernels (coll/ layer).
+ *
+ * One plain C loop per dtype x op, written so that gcc vectorizes it
+ * (compiled at O3 for this file): the data-path bottleneck is memory
+ * bandwidth, and a vectorized loop keeps up with it.  Signed integers are
+ * added and multiplied as unsigned (wrap-around, no undefined behaviour);
+ * fp16 and bf16 are computed in float and rounded back to nearest-even.
+ */
+#pragma GCC optimize("O3")
+#include <emmintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "reduce/reduce.h"
+
+typedef _Float16 ccom_f16;
+
+static inline float bf16_to_float(uint16_t h)
+{
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+
+	memcpy(&f, &u, sizeof(f));
+	return f;
+}
+
+static inline uint16_t float_to_bf16(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof(u));
+	if ((u & 0x7fffffffu) > 0x7f800000u)	/* NaN: keep it quiet and a NaN */
+		return (uint16_t)((u >> 16) | 0x40);
+	u += 0x7fffu + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+/*
+ * Kernel generators: T is the storage type, U the type arithmetic is done
+ * in (unsigned for signed integers, so overflow wraps).
+ */
+#define DEF_INT_KERNELS(name, T, U)						\
+static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = (T)((U)a[i] + (U)b[i]);					\
+}										\
+static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = (T)((U)a[i] * (U)b[i]);					\
+}										\
+static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] > b[i] ? a[i] : b[i];				\
+}										\
+static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] < b[i] ? a[i] : b[i];				\
+}										\
+static void div_##name(T *d, size_t n, int k)					\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = (T)(d[i] / (int64_t)k);					\
+}
+
+/* 32-bit (uint32_t) products promote to int: do them as uint64 then cut. */
+DEF_INT_KERNELS(i8, int8_t, uint32_t)
+DEF_INT_KERNELS(u8, uint8_t, uint32_t)
+DEF_INT_KERNELS(i32, int32_t, uint64_t)
+DEF_INT_KERNELS(u32, uint32_t, uint64_t)
+DEF_INT_KERNELS(i64, int64_t, uint64_t)
+DEF_INT_KERNELS(u64, uint64_t, uint64_t)
+
+#define DEF_FLT_KERNELS(name, T, F)						\
+static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] + b[i];						\
+}										\
+static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] * b[i];						\
+}										\
+static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] > b[i] ? a[i] : b[i];				\
+}										\
+static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = a[i] < b[i] ? a[i] : b[i];				\
+}										\
+static void div_##name(T *d, size_t n, int k)					\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = (T)((F)d[i] / (F)k);						\
+}
+
+DEF_FLT_KERNELS(f32, float, float)
+DEF_FLT_KERNELS(f64, double, double)
+DEF_FLT_KERNELS(f16, ccom_f16, float)
+
+/* bf16 has no C type: compute in float, round back. */
+static float bf16_apply(float x, float y, ccomRedOp_t op)
+{
+	switch (op) {
+	case ccomProd:
+		return x * y;
+	case ccomMax:
+		return x > y ? x : y;
+	case ccomMin:
+		return x < y ? x : y;
+	default:
+		return x + y;
+	}
+}
+
+static void reduce_bf16(uint16_t *d, const uint16_t *a, const uint16_t *b, size_t n,
+			ccomRedOp_t op)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = float_to_bf16(bf16_apply(bf16_to_float(a[i]), bf16_to_float(b[i]), op));
+}
+
+static void div_bf16(uint16_t *d, size_t n, int k)
+{
+	for (size_t i = 0; i < n; i++)
+		d[i] = float_to_bf16(bf16_to_float(d[i]) / (float)k);
+}
+
+size_t ccom_dtype_size(ccomDataType_t dt)
+{
+	static const size_t sz[ccomNumTypes] = {
+		[ccomInt8] = 1, [ccomUint8] = 1, [ccomInt32] = 4, [ccomUint32] = 4,
+		[ccomInt64] = 8, [ccomUint64] = 8, [ccomFloat16] = 2, [ccomFloat32] = 4,
+		[ccomFloat64] = 8, [ccomBfloat16] = 2,
+	};
+
+	if ((unsigned int)dt >= ccomNumTypes)
+		return 0;
+	return sz[dt];
+}
+
+const char *ccom_dtype_name(ccomDataType_t dt)
+{
+	static const char *const names[ccomNumTypes] = {
+		[ccomInt8] = "int8", [ccomUint8] = "uint8", [ccomInt32] = "int32",
+		[ccomUint32] = "uint32", [ccomInt64] = "int64", [ccomUint64] = "uint64",
+		[ccomFloat16] = "half", [ccomFloat32] = "float", [ccomFloat64] = "double",
+		[ccomBfloat16] = "bfloat16",
+	};
+
+	if ((unsigned int)dt >= ccomNumTypes)
+		return "invalid";
+	return names[dt];
+}
+
+const char *ccom_op_name(ccomRedOp_t op)
+{
+	static const char *const names[ccomNumOps] = {
+		[ccomSum] = "sum", [ccomProd] = "prod", [ccomMax] = "max",
+		[ccomMin] = "min", [ccomAvg] = "avg",
+	};
+
+	if ((unsigned int)op >= ccomNumOps)
+		return "invalid";
+	return names[op];
+}
+
+#define DISPATCH_OP(name, T)							\
+	do {									\
+		T *d_ = dst;							\
+		const T *a_ = a, *b_ = b;					\
+		switch (op) {							\
+		case ccomProd: prod_##name(d_, a_, b_, n); break;		\
+		case ccomMax: max_##name(d_, a_, b_, n); break;			\
+		case ccomMin: min_##name(d_, a_, b_, n); break;			\
+		default: sum_##name(d_, a_, b_, n); break;			\
+		}								\
+	} while (0)
+
+void ccom_reduce2(void *dst, const void *a, const void *b, size_t n, ccomDataType_t dt,
+		  ccomRedOp_t op)
+{
+	switch (dt) {
+	case ccomInt8: DISPATCH_OP(i8, int8_t); break;
+	case ccomUint8: DISPATCH_OP(u8, uint8_t); break;
+	case ccomInt32: DISPATCH_OP(i32, int32_t); break;
+	case ccomUint32: DISPATCH_OP(u32, uint32_t); break;
+	case ccomInt64: DISPATCH_OP(i64, int64_t); break;
+	case ccomUint64: DISPATCH_OP(u64, uint64_t); break;
+	case ccomFloat16: DISPATCH_OP(f16, ccom_f16); break;
+	case ccomFloat32: DISPATCH_OP(f32, float); break;
+	case ccomFloat64: DISPATCH_OP(f64, double); break;
+	case ccomBfloat16: reduce_bf16(dst, a, b, n, op); break;
+	default: break;
+	}
+}
+
+void ccom_reduce_finish(void *buf, size_t n, ccomDataType_t dt, ccomRedOp_t op, int nranks)
+{
+	if (op != ccomAvg || nranks <= 1)
+		return;
+	switch (dt) {
+	case ccomInt8: div_i8(buf, n, nranks); break;
+	case ccomUint8: div_u8(buf, n, nranks); break;
+	case ccomInt32: div_i32(buf, n, nranks); break;
+	case ccomUint32: div_u32(buf, n, nranks); break;
+	case ccomInt64: div_i64(buf, n, nranks); break;
+	case ccomUint64: div_u64(buf, n, nranks); break;
+	case ccomFloat16: div_f16(buf, n, nranks); break;
+	case ccomFloat32: div_f32(buf, n, nranks); break;
+	case ccomFloat64: div_f64(buf, n, nranks); break;
+	case ccomBfloat16: div_bf16(buf, n, nranks); break;
+	default: break;
+	}
+}
+
+void ccom_copy_stream(void *dst, const void *src, size_t n)
+{
+	char *d = dst;
+	const char *s = src;
+	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+
+	if (n < 256) {
+		memcpy(d, s, n);
+		return;
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	n -= head;
+	for (; n >= 64; n -= 64, d += 64, s += 64) {
+		__m128i a = _mm_loadu_si128((const __m128i *)s);
+		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
+		__m128i c = _mm_loadu_si128((const __m128i *)(s + 32));
+		__m128i e = _mm_loadu_si128((const __m128i *)(s + 48));
+
+		_mm_stream_si128((__m128i *)d, a);
+		_mm_stream_si128((__m128i *)(d + 16), b);
+		_mm_stream_si128((__m128i *)(d + 32), c);
+		_mm_stream_si128((__m128i *)(d + 48), e);
+	}
+	memcpy(d, s, n);
+}
+
+void ccom_copy_stream_fence(void)
+{
+	_mm_sfence();
+}

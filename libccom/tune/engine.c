@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+/*
+ * engine.c - the nccom engine as a candidate of the tuner (tune/): the
+ * automatic choice between the engine's descriptor schedules
+ * (coll/kdev_sched.c, coll/kdev_p2p.c) and the host algorithms, from
+ * tables measured in bench-vm (Documentation/libccom/kdev.rst), and the
+ * vote a rank casts in the engine's exchange.  CCOM_KDEV=1 forces the
+ * engine, CCOM_KDEV_MIN_BYTES raises every threshold.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "core/op.h"
+#include "transport/kdev/kdev.h"
+#include "tune/tune.h"
+#include "util/log.h"
+
+static bool is_float(ccomDataType_t dt)
+{
+	return dt == ccomFloat16 || dt == ccomFloat32 || dt == ccomFloat64 || dt == ccomBfloat16;
+}
+
+static bool is_reduction(enum ccom_coll_kind k)
+{
+	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
+}
+
+/*
+ * The automatic choice (CCOM_KDEV unset): the smallest ccom_op_bytes()
+ * from which the engine measured faster than shm in bench-vm, per
+ * collective, for 2 local ranks and for more (the table and the numbers
+ * behind it are in Documentation/libccom/kdev.rst); SIZE_MAX: never.
+ * CCOM_KDEV_MIN_BYTES raises every threshold.  Every input (collective,
+ * size, local rank count, CCOM_KDEV_MIN_BYTES, checked equal at init) is
+ * the same on every rank, so the answer is too.
+ */
+static const size_t kdev_auto_table[CCOM_COLL_ALLTOALL + 1][2] = {
+	/*				2 ranks		3 or more (measured on 4) */
+	[CCOM_COLL_ALLREDUCE]	  = { 256u << 10,	512u << 10 },
+	[CCOM_COLL_BROADCAST]	  = { 4u << 20,		4u << 20 },
+	[CCOM_COLL_REDUCE]	  = { 256u << 10,	1u << 20 },
+	[CCOM_COLL_ALLGATHER]	  = { 256u << 10,	1u << 20 },
+	/* 2 ranks: 0.58-0.91x of shm from 1 to 16 MiB, no size measured a clear gain */
+	[CCOM_COLL_REDUCESCATTER] = { SIZE_MAX,		256u << 10 },
+	[CCOM_COLL_ALLTOALL]	  = { 128u << 10,	512u << 10 },
+};
+
+static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind)
+{
+	size_t t = kdev_auto_table[kind][kd->nlocal > 2];
+	size_t floor = kd->min_bytes > 0 ? (size_t)kd->min_bytes : 0;
+
+	return t > floor ? t : floor;
+}
+
+bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
+{
+	struct ccom_kdev *kd = comm->kdev;
+
+	if (!kd || op->kind > CCOM_COLL_ALLTOALL || kd->p2p_only)
+		return false;	/* no engine; send/recv: ccom_tune_engine_p2p_wants(); several hosts */
+	if (is_reduction(op->kind) && is_float(op->dtype) &&
+	    !(kd->info.out_features & NCCOM_FEAT_REDUCE_FP)) {
+		if (!kd->warned_fallback)
+			ccom_info(CCOM_SUBSYS_KDEV, "kdev: the driver cannot reduce floating point (no NCCOM_FEAT_REDUCE_FP); those reductions use shm");
+		kd->warned_fallback = true;
+		return false;
+	}
+	if (kd->forced)
+		return true;
+	return ccom_op_bytes(comm, op) >= kdev_auto_min(kd, op->kind);
+}
+
+/*
+ * Automatic choice, the part that depends on this rank's call: an in-place
+ * AlltoAll of 2 ranks below 16 MiB measured slower on the engine than on
+ * shm (0.37x at 64 KiB, 0.84x at 1 MiB; 1.7x from 16 MiB on: it must
+ * stage what the peer still reads).  Ranks may differ in being in place,
+ * so this is a vote in the exchange, not part of ccom_tune_engine_wants().
+ */
+#define KDEV_A2A_INPLACE2_MIN (16u << 20)
+
+bool ccom_tune_engine_prefers_shm(struct ccomComm *comm, const struct ccom_op *op)
+{
+	const struct ccom_kdev *kd = comm->kdev;
+
+	return !kd->forced && op->kind == CCOM_COLL_ALLTOALL && kd->nlocal == 2 &&
+	       op->sendbuff == op->recvbuff &&
+	       ccom_op_bytes(kd->comm, op) < KDEV_A2A_INPLACE2_MIN;
+}
+
+/*
+ * The automatic choice: the smallest transfer (bytes) that runs on the
+ * engine, for 2 local ranks and for more; CCOM_KDEV_MIN_BYTES raises it.
+ * Measured with bench-vm's sendrecv case (Documentation/libccom/kdev.rst).
+ */
+static const size_t kdev_p2p_min[2] = { 64u << 10, 256u << 10 };
+
+bool ccom_tune_engine_p2p_wants(struct ccomComm *comm, int peer, size_t bytes)
+{
+	struct ccom_kdev *kd = comm->kdev;
+	size_t min;
+
+	if (!kd || !bytes || peer == comm->rank || peer < 0 || peer >= comm->nranks ||
+	    comm->rank_to_node[peer] != comm->node)
+		return false;
+	if (kd->forced)
+		return true;
+	min = kdev_p2p_min[kd->nlocal > 2];
+	if (kd->min_bytes > 0 && (size_t)kd->min_bytes > min)
+		min = (size_t)kd->min_bytes;
+	return bytes >= min;
+}

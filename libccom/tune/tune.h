@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tune.h - the tuner (tune/): one decision per call, the algorithm x
+ * protocol that coll/ runs, among the candidates this communicator has:
+ * the nccom engine (engine.c: its measured per-collective table and the
+ * votes ranks cast for it), and the host algorithms priced by the cost
+ * model (tune.c).  Every input is identical on every rank, so is every
+ * choice.
+ */
+#ifndef CCOM_TUNE_TUNE_H
+#define CCOM_TUNE_TUNE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct ccomComm;
+struct ccom_op;
+
+enum ccom_algo {
+	CCOM_ALGO_AUTO = -1,
+	CCOM_ALGO_DIRECT = 0,
+	CCOM_ALGO_RING = 1,
+	CCOM_ALGO_RD = 2,	/* doubling: AllReduce (recursive), AllGather (Bruck); ring for the rest */
+	CCOM_ALGO_TREE = 3,	/* binomial tree: Broadcast and Reduce only */
+	CCOM_ALGO_NUM,
+	/*
+	 * The nccom engine's descriptor schedules (coll/kdev_sched.c): chosen
+	 * by engine.c's table or CCOM_KDEV=1, never by CCOM_ALGO, and not
+	 * logged with the host choices.
+	 */
+	CCOM_ALGO_ENGINE = CCOM_ALGO_NUM,
+};
+enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1, CCOM_PROTO_NUM };
+
+/**
+ * struct ccom_tune - the tuner's state of a communicator (comm->tune).
+ * @force_algo: CCOM_ALGO, or CCOM_ALGO_AUTO
+ * @force_proto: CCOM_PROTO, or CCOM_PROTO_AUTO
+ * @scratch_bytes: coll/'s scratch buffer, the bound of Bruck's AllGather
+ * @direct_ok: every rank on this host and a host segment: the direct
+ *	engine and LL are candidates
+ * @picks_seen: (collective, algorithm, protocol) choices made so far:
+ *	each is logged once
+ */
+struct ccom_tune {
+	int force_algo;
+	int force_proto;
+	size_t scratch_bytes;
+	bool direct_ok;
+	uint64_t picks_seen[2];
+};
+
+/* Read the overrides into comm->tune (allocated here); 0 or -ENOMEM. */
+int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes);
+void ccom_tune_fini(struct ccomComm *comm);
+
+/*
+ * The choice for @op: CCOM_ALGO_ENGINE when the nccom engine takes it,
+ * else the cheapest host algorithm (ccom_tune_pick_host()).
+ */
+void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto);
+/*
+ * The cheapest host algorithm for @op (also after the engine fell back
+ * collectively); the first use of each choice is logged at INFO (TUNE).
+ */
+void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto);
+const char *ccom_algo_name(int algo);
+const char *ccom_proto_name(int proto);
+
+/* Capacity rules the algorithms share with the tuner. */
+/* True if Bruck's AllGather of @total_bytes fits coll/'s scratch buffer. */
+bool ccom_tune_bruck_fits(const struct ccomComm *comm, size_t total_bytes);
+
+/* engine.c: the nccom engine as a candidate. */
+/* True if @op should run on the engine (same answer on every rank). */
+bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op);
+/*
+ * This rank's vote for @op in the engine's exchange: true if it prefers
+ * shm (an in-place AlltoAll of 2 ranks below 16 MiB).  Ranks may differ in
+ * being in place, so this is a vote, not part of ccom_tune_engine_wants().
+ */
+bool ccom_tune_engine_prefers_shm(struct ccomComm *comm, const struct ccom_op *op);
+/*
+ * True if a Send/Recv of @bytes with rank @peer runs on the engine; both
+ * sides compute it from the same (peer locality, size).
+ */
+bool ccom_tune_engine_p2p_wants(struct ccomComm *comm, int peer, size_t bytes);
+
+#endif

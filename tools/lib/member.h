@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * member.h - one rank of one communicator as ccomctl and ccomd see it,
+ * whatever the source: the library-published state files (pubdir.c), the
+ * driver's comm dump, or a remote ccomd (JSON).  Shared by `ccomctl comm`,
+ * `ccomctl job` and ccomd.
+ */
+#ifndef CCOM_TOOLS_LIB_MEMBER_H
+#define CCOM_TOOLS_LIB_MEMBER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "print.h"
+#include "ccom_pubstate.h"
+
+/**
+ * struct member - one rank of one communicator
+ * @hash: communicator hash
+ * @rank: rank
+ * @nranks: number of ranks
+ * @pid: pid of the rank's process
+ * @device: nccom device or -1
+ * @stage: &enum nccom_nl_stage
+ * @last_error: negative errno of the last error, 0 if none
+ * @ops_issued: operations issued
+ * @ops_completed: operations completed
+ * @start_ns: CLOCK_REALTIME when the rank published first (0 if unknown)
+ * @stage_ns: CLOCK_REALTIME of the last stage change (0 if unknown)
+ * @alive: the rank's process still holds its state (not stale)
+ * @registered: the published file says the rank registered with the driver
+ * @client: driver client id of the registration (0 if not from the driver)
+ * @handle: driver handle of the registration (0 if not from the driver)
+ * @source: "shm" (published file), "driver" (netlink), "driver+shm" (both,
+ *	merged) or "peer"
+ * @host: host name
+ * @error_msg: sentence of the last error
+ */
+struct member {
+	uint64_t hash;
+	int32_t rank;
+	int32_t nranks;
+	int32_t pid;
+	int32_t device;
+	uint32_t stage;
+	int32_t last_error;
+	uint64_t ops_issued;
+	uint64_t ops_completed;
+	uint64_t start_ns;
+	uint64_t stage_ns;
+	bool alive;
+	bool registered;
+	uint32_t client;
+	uint32_t handle;
+	char source[12];
+	char host[CCOM_PUB_HOST_LEN];
+	char error_msg[CCOM_PUB_ERRMSG_LEN];
+};
+
+/**
+ * struct member_list - growable array; the owner frees @v with free()
+ * @v: entries
+ * @n: used entries
+ * @cap: allocated entries
+ */
+struct member_list {
+	struct member *v;
+	size_t n;
+	size_t cap;
+};
+
+/**
+ * member_add() - append a copy of @m to @l
+ * @l: list
+ * @m: member
+ *
+ * Return: 0 or -ENOMEM (@l unchanged).
+ */
+int member_add(struct member_list *l, const struct member *m);
+
+/**
+ * member_list_free() - free the entries; @l is empty and reusable afterwards
+ * @l: list
+ */
+void member_list_free(struct member_list *l);
+
+/**
+ * member_stage_name() - name of an &enum nccom_nl_stage
+ * @stage: stage
+ *
+ * Return: "ready", "error"..., or "unknown" for values this build does not know.
+ */
+const char *member_stage_name(uint32_t stage);
+
+/**
+ * member_line() - print @m: one line in text, one object in JSON
+ * @p: printer
+ * @m: member
+ */
+void member_line(struct pr *p, const struct member *m);
+
+/**
+ * member_sort() - sort @l by hash, then rank
+ * @l: list
+ */
+void member_sort(struct member_list *l);
+
+/**
+ * pubdir_scan() - append every state file of @dir to @l (pubdir.c)
+ * @dir: directory of the library-published state
+ * @clean: remove stale files (writer gone) instead of listing them, where
+ *	the caller may unlink them
+ * @l: list to append to; the caller frees it, also on error
+ *
+ * Files of another format version, too short or busy are skipped; stale
+ * files are listed with @alive false unless @clean.
+ *
+ * Return: 0 (also for a missing directory), -ENOMEM or the -errno of
+ * opendir().
+ */
+int pubdir_scan(const char *dir, bool clean, struct member_list *l);
+
+#endif
