@@ -143,11 +143,13 @@ check: deps
 	$(MAKE) check-torch || rc=1; \
 	$(MAKE) check-examples || rc=1; \
 	$(MAKE) check-install || rc=1; \
+	$(MAKE) check-deb || rc=1; \
+	$(MAKE) check-deb-vm || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
 		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/install.log \
-		$(LOGS)/kmod-all.log; \
+		$(LOGS)/deb.log $(LOGS)/deb-vm.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
@@ -256,7 +258,7 @@ deb:
 # make install against the unit, man pages, pkg-config and Python
 # (selftests/install; about 15 s, part of `make check`); check-deb adds
 # `make deb`, the comparison of the packages' file lists with make install's
-# and lintian (about 2-4 minutes on 2 cores, not part of `make check`).
+# and lintian (about 2-4 minutes on 2 cores, part of `make check`).
 .PHONY: check-install check-deb
 check-install: all ccomctl ccomd man
 	@mkdir -p $(LOGS)
@@ -270,7 +272,7 @@ check-deb: deb
 
 # The .debs on Debian's 6.1 and 6.12 kernels: DKMS build, modprobe, kdev
 # smoke test on the installed library (selftests/install/run-vm-deb; about
-# 3 minutes on 2 cores after `make deb`, not part of `make check`).
+# 3 minutes on 2 cores after `make deb`, part of `make check`).
 .PHONY: check-deb-vm
 check-deb-vm: deb
 	@mkdir -p $(LOGS)
