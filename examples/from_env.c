@@ -5,15 +5,12 @@
  * ccomCommInitFromEnv() reads the rank and size the launcher exported
  * (OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, SLURM_PROCID/NTASKS,
  * RANK/WORLD_SIZE) and the rendezvous address (CCOM_COMM_ID, or torchrun's
- * MASTER_ADDR:MASTER_PORT); rank 0 hosts the rendezvous there.
+ * MASTER_ADDR with MASTER_PORT + 1: torchrun's own store listens on
+ * MASTER_PORT); rank 0 hosts the rendezvous there.
  *
  *   mpirun -n 4 -x CCOM_COMM_ID=node0:29500 ./from_env
  *   CCOM_COMM_ID=node0:29500 srun -n 4 ./from_env
- *   CCOM_COMM_ID=127.0.0.1:29501 torchrun --nproc_per_node=4 --master_port=29500 \
- *           --no_python ./from_env
- *
- * Under torchrun, set CCOM_COMM_ID to a port other than MASTER_PORT:
- * torchrun's own store already listens on MASTER_PORT.
+ *   torchrun --nproc_per_node=4 --master_port=29500 --no_python ./from_env
  */
 #include <stdio.h>
 #include <stdlib.h>
