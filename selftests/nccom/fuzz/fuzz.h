@@ -50,6 +50,7 @@ struct fz_shared {
 	uint64_t isolation;	/* cross-uid / cross-fd accesses asserted to fail */
 	uint64_t fds_passed;
 	uint64_t nl_msgs;
+	uint64_t t0_ms;		/* CLOCK_MONOTONIC start of the run, for finding times */
 	uint32_t ioctl_cov[FZ_NIOCTL][FZ_NERR];
 	uint32_t desc_cov[FZ_NDESC][FZ_NERR];
 	uint32_t nl_cov[FZ_NNL][FZ_NERR];
@@ -109,6 +110,7 @@ static inline void fz_add(uint64_t *v, uint64_t n)
 	__atomic_fetch_add(v, n, __ATOMIC_RELAXED);
 }
 
+uint64_t fz_now_ms(void);
 void fz_finding(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fz_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

@@ -100,8 +100,8 @@ void fz_finding(const char *fmt, ...)
 	va_list ap;
 	int n;
 
-	n = snprintf(buf, sizeof(buf), "FINDING: worker %d uid %u op %" PRIu64 ": ", fz_slot,
-		     (unsigned int)geteuid(),
+	n = snprintf(buf, sizeof(buf), "FINDING: +%.1fs worker %d uid %u op %" PRIu64 ": ",
+		     (fz_now_ms() - fz_sh->t0_ms) / 1000.0, fz_slot, (unsigned int)geteuid(),
 		     fz_slot >= 0 ? fz_sh->w[fz_slot].ops : 0);
 	va_start(ap, fmt);
 	vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
@@ -1899,7 +1899,7 @@ static int worker(uint64_t seed, uint64_t iters, bool may_kill)
 
 /* ---- the parent -------------------------------------------------------------- */
 
-static uint64_t now_ms(void)
+uint64_t fz_now_ms(void)
 {
 	struct timespec ts;
 
@@ -1911,7 +1911,7 @@ static int counters_zero(int wait_ms)
 {
 	struct nccom_dev_info devs[64];
 	struct nccom_info info;
-	uint64_t end = now_ms() + wait_ms;
+	uint64_t end = fz_now_ms() + wait_ms;
 	uint32_t i, nq;
 	int fd;
 
@@ -1933,7 +1933,7 @@ static int counters_zero(int wait_ms)
 			nq += devs[i].nqueues;
 		if (!info.out_objects && !info.out_pinned_pages && !nq)
 			return 0;
-		if (now_ms() > end) {
+		if (fz_now_ms() > end) {
 			fz_finding("counters not back to zero after the run: objects=%llu pinned_pages=%llu queues=%u",
 				   (unsigned long long)info.out_objects,
 				   (unsigned long long)info.out_pinned_pages, nq);
@@ -2080,7 +2080,8 @@ int main(int argc, char **argv)
 	per = iters / gens / nw;
 	if (!per)
 		per = 1;
-	t0 = now_ms();
+	t0 = fz_now_ms();
+	fz_sh->t0_ms = t0;
 	for (g = 0; g < gens; g++) {
 		for (i = 0; i < procs; i++)
 			if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, socks[i])) {
@@ -2134,13 +2135,13 @@ int main(int argc, char **argv)
 			close(socks[i][1]);
 		}
 		/* Wait for the generation; a worker that stops making progress is hung. */
-		gen_deadline = now_ms() + 120000 + per * 20;
+		gen_deadline = fz_now_ms() + 120000 + per * 20;
 		alive = nw;
 		while (alive) {
 			pid_t p = waitpid(-1, &status, WNOHANG);
 
 			if (p <= 0) {
-				if (now_ms() > gen_deadline) {
+				if (fz_now_ms() > gen_deadline) {
 					for (i = 0; i < nw; i++) {
 						if (!pids[i])
 							continue;
@@ -2193,7 +2194,7 @@ int main(int argc, char **argv)
 	       " descriptors, %" PRIu64 " completions checked, %" PRIu64 " isolation probes, %" PRIu64
 	       " fds passed, %" PRIu64 " netlink messages, %u distinct paths, %" PRIu64 " s\n",
 	       seed, fz_sh->ops, fz_sh->kills, fz_sh->descs, fz_sh->cqes, fz_sh->isolation,
-	       fz_sh->fds_passed, fz_sh->nl_msgs, paths, (now_ms() - t0) / 1000);
+	       fz_sh->fds_passed, fz_sh->nl_msgs, paths, (fz_now_ms() - t0) / 1000);
 	printf("nccom_fuzz: %" PRIu64 " ops, %" PRIu64 " processes killed, %" PRIu64 " findings\n",
 	       fz_sh->ops, fz_sh->kills, fz_sh->findings);
 	return fz_sh->findings ? 1 : 0;
