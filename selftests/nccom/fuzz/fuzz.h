@@ -50,6 +50,7 @@ struct fz_shared {
 	uint64_t isolation;	/* cross-uid / cross-fd accesses asserted to fail */
 	uint64_t fds_passed;
 	uint64_t nl_msgs;
+	uint64_t failnth;	/* times the driver's fail_nth knob was armed */
 	uint64_t t0_ms;		/* CLOCK_MONOTONIC start of the run, for finding times */
 	uint32_t ioctl_cov[FZ_NIOCTL][FZ_NERR];
 	uint32_t desc_cov[FZ_NDESC][FZ_NERR];

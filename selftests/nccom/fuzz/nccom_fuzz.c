@@ -773,6 +773,12 @@ static void op_mem_register(int fi)
 		break;
 	case 4:	/* across the end of the buffer into whatever follows */
 		s.length = W.b[bi].len - off + PG * (1 + fz_rnd(&W.r, 4));
+		/*
+		 * Read-only: what follows may be the fuzzer's own heap or rings,
+		 * which descriptors writing there would corrupt (a worker died
+		 * of SIGSEGV that way, a fuzzer bug).
+		 */
+		s.flags = NCCOM_MEM_READ;
 		want = -1, what = "past the buffer";
 		if (s.length > W.max_reg)
 			want = EINVAL;
@@ -1774,6 +1780,43 @@ static void op_recv(int fi)
 	}
 }
 
+/* ---- fault injection ------------------------------------------------------ */
+
+#define KNOB "/sys/module/nccom/parameters/fail_nth"
+
+/*
+ * Arms the driver's fail_nth knob (root only): one of the next few
+ * allocations or pins anywhere in the driver fails with ENOMEM, in whatever
+ * call of whatever worker reaches it. The oracles accept ENOMEM of an
+ * otherwise valid call.
+ */
+static void op_failnth(void)
+{
+	char buf[16];
+	int fd, len;
+
+	if (geteuid() != 0)
+		return;
+	fd = open(KNOB, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	len = snprintf(buf, sizeof(buf), "%u\n", 1 + (unsigned int)fz_rnd(&W.r, 8));
+	if (write(fd, buf, len) == len)
+		fz_add(&fz_sh->failnth, 1);
+	close(fd);
+}
+
+static void failnth_off(void)
+{
+	int fd = open(KNOB, O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "0\n", 2) != 2)
+		fz_log("cannot disarm %s: %s", KNOB, strerror(errno));
+	close(fd);
+}
+
 /* ---- the worker loop ------------------------------------------------------ */
 
 /*
@@ -1925,6 +1968,8 @@ static int worker(uint64_t seed, uint64_t iters, bool may_kill)
 		case 38:
 			if (fz_chance(&W.r, 30))
 				buf_drop();
+			else if (fz_chance(&W.r, 10))
+				op_failnth();
 			break;
 		default: {
 			int qi;
@@ -2231,6 +2276,7 @@ int main(int argc, char **argv)
 			printf("# generation %u: %" PRIu64 " ops, %" PRIu64 " killed, %" PRIu64
 			       " findings\n", g, fz_sh->ops, fz_sh->kills, fz_sh->findings);
 	}
+	failnth_off();
 	counters_zero(10000);
 	printf("# coverage (result counts per path):\n");
 	paths = print_cov("ioctl", fz_sh->ioctl_cov, FZ_NIOCTL, cmd_names);
@@ -2238,9 +2284,10 @@ int main(int argc, char **argv)
 	paths += print_cov("netlink", fz_sh->nl_cov, FZ_NNL, nl_names);
 	printf("# nccom_fuzz: seed=%" PRIu64 " %" PRIu64 " ops, %" PRIu64 " processes killed, %" PRIu64
 	       " descriptors, %" PRIu64 " completions checked, %" PRIu64 " isolation probes, %" PRIu64
-	       " fds passed, %" PRIu64 " netlink messages, %u distinct paths, %" PRIu64 " s\n",
+	       " fds passed, %" PRIu64 " netlink messages, %" PRIu64 " fail_nth arms, %u distinct paths, %" PRIu64 " s\n",
 	       seed, fz_sh->ops, fz_sh->kills, fz_sh->descs, fz_sh->cqes, fz_sh->isolation,
-	       fz_sh->fds_passed, fz_sh->nl_msgs, paths, (fz_now_ms() - t0) / 1000);
+	       fz_sh->fds_passed, fz_sh->nl_msgs, fz_sh->failnth, paths,
+	       (fz_now_ms() - t0) / 1000);
 	printf("nccom_fuzz: %" PRIu64 " ops, %" PRIu64 " processes killed, %" PRIu64 " findings\n",
 	       fz_sh->ops, fz_sh->kills, fz_sh->findings);
 	return fz_sh->findings ? 1 : 0;
