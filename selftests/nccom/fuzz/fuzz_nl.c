@@ -187,6 +187,16 @@ static int nl_read(struct nlw *w, int cmd, int maxmsgs, bool want_done)
 		h = (struct nlmsghdr *)w->rx;
 		left = n;
 		while (NLMSG_OK(h, left)) {
+			/*
+			 * Only answers to this request: a truncated request's
+			 * tail is parsed by the kernel as further messages whose
+			 * answers must not be taken for this one's (that gave
+			 * false "expected EPERM" findings).
+			 */
+			if (h->nlmsg_seq != w->seq) {
+				h = NLMSG_NEXT(h, left);
+				continue;
+			}
 			if (h->nlmsg_type == NLMSG_ERROR) {
 				struct nlmsgerr *e = NLMSG_DATA(h);
 
