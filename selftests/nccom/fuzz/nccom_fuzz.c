@@ -132,6 +132,7 @@ struct fobj {
 struct ffd {
 	int fd;			/* -1: slot unused */
 	uint32_t epoch;		/* bumped by anything that changes descriptor outcomes */
+	uint32_t created;	/* objects created: invalidates "no such handle" */
 	struct fobj o[MAXOBJ];
 };
 
@@ -145,6 +146,7 @@ struct fexp {
 	int want;		/* 0 or an errno the completion must carry */
 	bool any;		/* sem descriptors: any status */
 	uint32_t epoch;		/* the fd's epoch at submission */
+	uint32_t created;	/* the fd's creation count at submission */
 	uint8_t op;
 };
 
@@ -418,6 +420,13 @@ static struct fobj *obj_add(int fi, uint32_t h, int type)
 			W.f[fi].o[i].type = type;
 			W.f[fi].o[i].buf = -1;
 			W.f[fi].o[i].q = -1;
+			/*
+			 * Handles are reused: a queued descriptor naming a handle
+			 * that did not exist may now find this object (COPY then
+			 * completed -EACCES where the model said -ENOENT, once per
+			 * kernel in the 1M-op campaigns, a model bug).
+			 */
+			W.f[fi].created++;
 			return &W.f[fi].o[i];
 		}
 	return NULL;
@@ -1065,6 +1074,7 @@ static void desc_build(int fi, struct nccom_desc *d, struct fexp *e)
 	memset(d, 0, sizeof(*d));
 	memset(e, 0, sizeof(*e));
 	e->epoch = W.f[fi].epoch;
+	e->created = W.f[fi].created;
 	if (op < 2) {
 		d->opcode = NCCOM_OP_NOP;
 	} else if (op < 6) {
@@ -1278,6 +1288,8 @@ static void reap(struct fq *q, int fi)
 			fz_finding("queue %u: cqe reserved %u", q->h, c.__reserved);
 		if (st == ECANCELED || e->epoch != W.f[fi].epoch)
 			continue;	/* the model changed since it was queued */
+		if (e->created != W.f[fi].created && (e->want == ENOENT || e->any))
+			continue;	/* an absent handle may exist now */
 		if (e->any) {
 			if (st != 0 && st != EFAULT && st != EINVAL && st != EPIPE && st != ENOMEM)
 				fz_finding("queue %u: descriptor %llu (op %u) completed %d", q->h,
@@ -2085,7 +2097,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: nccom_fuzz [--seed S] [--iters N] [--procs P] [--gens G] [--uid U]\n"
 		"                  [--nl P] [--no-kill] [--verbose]\n"
-		"  --iters N  operations in all (default 20000), split over generations and workers\n"
+		"  --iters N  operations in all (default 20000), split over generations and workers;\n"
+		"             extra generations make up for the budgets of killed workers\n"
 		"  --procs P  ioctl workers per generation (default 4, max %d)\n"
 		"  --gens G   generations of workers (default 4)\n"
 		"  --uid U    uid of the unprivileged half (default 65534; 0 = all root)\n"
@@ -2173,7 +2186,11 @@ int main(int argc, char **argv)
 		per = 1;
 	t0 = fz_now_ms();
 	fz_sh->t0_ms = t0;
-	for (g = 0; g < gens; g++) {
+	/*
+	 * A killed worker's remaining budget is lost: extra generations (up to
+	 * 3 * gens in all) run until --iters operations were done.
+	 */
+	for (g = 0; g < gens || (fz_sh->ops < iters && g < 3 * gens); g++) {
 		for (i = 0; i < procs; i++)
 			if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, socks[i])) {
 				perror("nccom_fuzz: socketpair");
