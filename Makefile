@@ -46,7 +46,7 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 
-.PHONY: all lib perf tests run check check-layers check-lib check-asan check-kmod deps kmod \
+.PHONY: all lib perf tests run check check-layers check-lib check-asan check-kmod fuzz deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -116,14 +116,24 @@ check-kmod: all ccomctl ccomd inspect-tests
 	tools/vm/check-kmod 2>&1 | tee $(LOGS)/kmod.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	selftests/libccom/kdev/run-vm --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
 		tee $(LOGS)/kdev.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	selftests/nccom/fuzz/campaign 2>&1 | tee $(LOGS)/fuzz.log; \
+		[ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	for k in 6.1 6.12; do \
 		echo "== netlink and ccomctl tests on $$k (TCG guest)"; \
 		tools/vm/run --kernel $$k -- selftests/inspect/vm-netlink $(BUILD) 2>&1 | \
 			tee $(LOGS)/netlink-$$k.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	done; \
 	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log \
-		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log; \
+		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log $(LOGS)/fuzz.log; \
 	exit $$rc
+
+# A long fuzz campaign of the driver for the closing note: 1M operations per
+# kernel by default (NCCOM_FUZZ_ITERS, NCCOM_FUZZ_SEED), about 20 minutes of
+# TCG each; logs in build/fuzz/<release>/.
+fuzz:
+	@mkdir -p $(LOGS)
+	NCCOM_FUZZ_ITERS=$${NCCOM_FUZZ_ITERS:-1000000} selftests/nccom/fuzz/campaign 2>&1 | \
+		tee $(LOGS)/fuzz-long.log; exit $${PIPESTATUS[0]}
 
 # ccomctl, ccomd and their tests (need libnl-3, json-c, libmicrohttpd).
 include tools/inspect.mk

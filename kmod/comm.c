@@ -58,7 +58,10 @@ static int nccom_comm_pin(struct nccom_comm *comm, u64 uptr)
 	ret = nccom_account_pinned(mm, 1);
 	if (ret)
 		return ret;
-	ret = pin_user_pages_fast(uptr & PAGE_MASK, 1, FOLL_LONGTERM, &comm->page);
+	if (nccom_should_fail())
+		ret = -ENOMEM;
+	else
+		ret = pin_user_pages_fast(uptr & PAGE_MASK, 1, FOLL_LONGTERM, &comm->page);
 	if (ret != 1) {
 		atomic64_sub(1, &mm->pinned_vm);
 		return ret < 0 ? ret : -EFAULT;

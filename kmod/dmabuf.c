@@ -98,7 +98,7 @@ int nccom_ioctl_mem_export_dmabuf(struct nccom_ucmd *ucmd)
 	exp_info.flags = O_RDWR | O_CLOEXEC;
 	exp_info.priv = mem->region;
 	__module_get(THIS_MODULE);
-	dmabuf = dma_buf_export(&exp_info);
+	dmabuf = nccom_should_fail() ? ERR_PTR(-ENOMEM) : dma_buf_export(&exp_info);
 	if (IS_ERR(dmabuf)) {
 		ret = PTR_ERR(dmabuf);
 		module_put(THIS_MODULE);

@@ -477,7 +477,7 @@ static int nccom_step_mem(struct nccom_queue *q, struct nccom_cur *cur,
 	int ret = 0;
 
 	if (reduce) {
-		bb = kmalloc(sizeof(*bb), GFP_KERNEL);
+		bb = nccom_should_fail() ? NULL : kmalloc(sizeof(*bb), GFP_KERNEL);
 		if (!bb)
 			return -ENOMEM;
 	}

@@ -28,7 +28,7 @@ module_param_named(turn_bytes, nccom_turn_bytes, uint, 0644);
 MODULE_PARM_DESC(turn_bytes, "Bytes an engine moves for one queue per turn (default 256 KiB)");
 
 module_param_named(fail_nth, nccom_fail_nth, uint, 0644);
-MODULE_PARM_DESC(fail_nth, "Test only: fail the Nth object allocation from now (0 = off)");
+MODULE_PARM_DESC(fail_nth, "Test only: fail the Nth allocation or pin from now (0 = off)");
 
 static int nccom_fops_open(struct inode *inode, struct file *filp)
 {

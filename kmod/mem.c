@@ -186,6 +186,8 @@ static int nccom_pin_batch(struct nccom_region *region, unsigned long done,
 	unsigned long addr = region->uaddr + done * PAGE_SIZE;
 	int ret;
 
+	if (nccom_should_fail())
+		return -ENOMEM;
 	ret = pin_user_pages_fast(addr, batch, FOLL_LONGTERM | FOLL_WRITE,
 				  region->pages + done);
 	if (ret == -EFAULT && !(region->access & NCCOM_MEM_WRITE))
@@ -223,6 +225,8 @@ static struct nccom_region *nccom_region_alloc(u32 access, u64 length)
 {
 	struct nccom_region *region;
 
+	if (nccom_should_fail())
+		return NULL;
 	region = kzalloc(sizeof(*region), GFP_KERNEL_ACCOUNT);
 	if (!region)
 		return NULL;
@@ -246,9 +250,11 @@ static struct nccom_region *nccom_region_pin(unsigned long uaddr, u64 length,
 	region->kind = NCCOM_REGION_PAGES;
 	region->uaddr = uaddr;
 	region->npages = length >> PAGE_SHIFT;
+	ret = -ENOMEM;
+	if (nccom_should_fail())
+		goto err_free_region;
 	region->pages = kvmalloc_array(region->npages, sizeof(*region->pages),
 				       GFP_KERNEL_ACCOUNT);
-	ret = -ENOMEM;
 	if (!region->pages)
 		goto err_free_region;
 	ret = nccom_account_pinned(mm, region->npages);

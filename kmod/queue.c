@@ -50,10 +50,12 @@ static int nccom_queue_init_ring(struct nccom_queue *q, u32 depth)
 	u32 sq_off, cq_off;
 	size_t size = nccom_ring_size(depth, &sq_off, &cq_off);
 
+	if (nccom_should_fail())
+		return -ENOMEM;
 	q->ring = kzalloc(sizeof(*q->ring), GFP_KERNEL_ACCOUNT);
 	if (!q->ring)
 		return -ENOMEM;
-	q->ring->mem = vmalloc_user(size);
+	q->ring->mem = nccom_should_fail() ? NULL : vmalloc_user(size);
 	if (!q->ring->mem) {
 		kfree(q->ring);
 		return -ENOMEM;

@@ -123,6 +123,8 @@ static struct nccom_sem_core *nccom_sem_core_alloc(u64 value)
 {
 	struct nccom_sem_core *core;
 
+	if (nccom_should_fail())
+		return NULL;
 	core = kzalloc(sizeof(*core), GFP_KERNEL_ACCOUNT);
 	if (!core)
 		return NULL;
@@ -333,7 +335,7 @@ int nccom_ioctl_sem_export(struct nccom_ucmd *ucmd)
 	if (IS_ERR(sem))
 		return PTR_ERR(sem);
 	ret = -ENOMEM;
-	sf = kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
+	sf = nccom_should_fail() ? NULL : kzalloc(sizeof(*sf), GFP_KERNEL_ACCOUNT);
 	if (!sf)
 		goto err_put_sem;
 	fd = get_unused_fd_flags(O_CLOEXEC);
