@@ -69,8 +69,6 @@
 #define IB_WR_DATA 1
 #define IB_WR_CREDIT 2
 #define IB_POLL_BATCH 16
-/* QP timeout 4.096 us * 2^17 = 0.54 s, 7 retries: a dead peer is seen within ~4 s. */
-#define IB_QP_TIMEOUT 17
 #define IB_RETRY_CNT 7
 #define IB_RNR_RETRY 7		/* 7: retry for ever on "receiver not ready" */
 #define IB_MIN_RNR_TIMER 12
@@ -764,7 +762,32 @@ static void group_free(struct ib_group *g)
 	free(g);
 }
 
-/* Free @c; the group (device, PD, channel) goes with its last conn.  Never waits on the peer. */
+/*
+ * Let the writes already posted on @c finish before the QP goes: bytes
+ * send() took are owned by the transport (a rank may finalize and exit
+ * right after its last send, as it may with TCP), and destroying a QP
+ * drops what it has not sent yet.  Bounded: a dead peer turns the writes
+ * into errors within the retry budget (7 tries of CCOM_IB_TIMEOUT), and no
+ * drain at all after an abort or an error.
+ */
+static void conn_drain(struct ib_conn *c)
+{
+	int64_t to = ccom_param_int("CCOM_IB_TIMEOUT");
+	int64_t budget = to >= 1 && to <= 24 ? (int64_t)(4.096 * 8 * (double)(1LL << to)) : 0;
+	int64_t until = ccom_now_us() + (budget > 5000000 ? budget : 5000000) + 1000000;
+
+	while (c->qp && c->sq_out && !c->dead && !ccom_comm_aborted(c->comm)) {
+		if (poll_conn(c) < 0 || ccom_now_us() > until)
+			break;
+		if (c->sq_out)
+			ccom_sleep_us(100, NULL);
+	}
+	if (c->sq_out && !c->dead && !ccom_comm_aborted(c->comm))
+		ccom_warn("net_ib: rank %d: %u write(s) to peer rank %d (host %s) still unfinished at teardown; the peer may miss the last bytes",
+			  c->comm->rank, c->sq_out, c->base.peer, peer_host(c));
+}
+
+/* Free @c; the group (device, PD, channel) goes with its last conn. */
 static void conn_free(struct ib_conn *c)
 {
 	struct ib_group *g;
@@ -772,6 +795,7 @@ static void conn_free(struct ib_conn *c)
 
 	if (!c)
 		return;
+	conn_drain(c);
 	if (c->qp)
 		lib.destroy_qp(c->qp);
 	if (c->ring_mr)
@@ -818,6 +842,13 @@ static int read_params(struct ib_params *p)
 	if (ns < IB_MIN_SLOTS || ns > IB_MAX_SLOTS) {
 		ccom_set_last_error("net_ib: CCOM_IB_SLOTS=%lld is out of range; use %d to %d",
 				    (long long)ns, IB_MIN_SLOTS, IB_MAX_SLOTS);
+		return -EINVAL;
+	}
+	int64_t to = ccom_param_int("CCOM_IB_TIMEOUT");
+
+	if (to < 1 || to > 31) {
+		ccom_set_last_error("net_ib: CCOM_IB_TIMEOUT=%lld is out of range; use 1 to 31 (4.096 us x 2^N per try)",
+				    (long long)to);
 		return -EINVAL;
 	}
 	if (sz < IB_MIN_SLOT || sz > IB_MAX_SLOT || (sz & 63)) {
@@ -1003,7 +1034,7 @@ static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_con
 	}
 	memset(&a, 0, sizeof(a));
 	a.qp_state = CCIB_QPS_RTS;
-	a.timeout = IB_QP_TIMEOUT;
+	a.timeout = (uint8_t)ccom_param_int("CCOM_IB_TIMEOUT");
 	a.retry_cnt = IB_RETRY_CNT;
 	a.rnr_retry = IB_RNR_RETRY;
 	a.sq_psn = c->psn;
