@@ -763,12 +763,14 @@ static void group_free(struct ib_group *g)
 }
 
 /*
- * Let the writes already posted on @c finish before the QP goes: bytes
- * send() took are owned by the transport (a rank may finalize and exit
- * right after its last send, as it may with TCP), and destroying a QP
- * drops what it has not sent yet.  Bounded: a dead peer turns the writes
- * into errors within the retry budget (7 tries of CCOM_IB_TIMEOUT), and no
- * drain at all after an abort or an error.
+ * Let the data writes already posted on @c finish before the QP goes:
+ * bytes send() took are owned by the transport (a rank may finalize and
+ * exit right after its last send, as it may with TCP), and destroying a QP
+ * drops what it has not sent yet.  Credits are not waited for: the peer
+ * may be gone already, having read all it needed (RC completes in order,
+ * so a data write before a credit still completes first).  Bounded: a dead
+ * peer turns the writes into errors within the retry budget (7 tries of
+ * CCOM_IB_TIMEOUT), and no drain at all after an abort or an error.
  */
 static void conn_drain(struct ib_conn *c)
 {
@@ -776,15 +778,16 @@ static void conn_drain(struct ib_conn *c)
 	int64_t budget = to >= 1 && to <= 24 ? (int64_t)(4.096 * 8 * (double)(1LL << to)) : 0;
 	int64_t until = ccom_now_us() + (budget > 5000000 ? budget : 5000000) + 1000000;
 
-	while (c->qp && c->sq_out && !c->dead && !ccom_comm_aborted(c->comm)) {
+	while (c->qp && c->tx_done < c->tx_posted && !c->dead && !ccom_comm_aborted(c->comm)) {
 		if (poll_conn(c) < 0 || ccom_now_us() > until)
 			break;
-		if (c->sq_out)
+		if (c->tx_done < c->tx_posted)
 			ccom_sleep_us(100, NULL);
 	}
-	if (c->sq_out && !c->dead && !ccom_comm_aborted(c->comm))
-		ccom_warn("net_ib: rank %d: %u write(s) to peer rank %d (host %s) still unfinished at teardown; the peer may miss the last bytes",
-			  c->comm->rank, c->sq_out, c->base.peer, peer_host(c));
+	if (c->tx_done < c->tx_posted && !c->dead && !ccom_comm_aborted(c->comm))
+		ccom_warn("net_ib: rank %d: %llu data write(s) to peer rank %d (host %s) still unfinished at teardown; the peer may miss the last bytes",
+			  c->comm->rank, (unsigned long long)(c->tx_posted - c->tx_done),
+			  c->base.peer, peer_host(c));
 }
 
 /* Free @c; the group (device, PD, channel) goes with its last conn. */
