@@ -68,6 +68,9 @@
 #define IB_CREDIT_BIT 0x80000000u
 #define IB_WR_DATA 1
 #define IB_WR_CREDIT 2
+#define IB_WR_PROBE 3
+/* A conn without progress this long while a transfer waits gets a liveness probe. */
+#define IB_PROBE_IDLE_US 1000000
 #define IB_POLL_BATCH 16
 #define IB_RETRY_CNT 7
 #define IB_RNR_RETRY 7		/* 7: retry for ever on "receiver not ready" */
@@ -468,6 +471,8 @@ struct ib_conn {
 	uint64_t rx_head;
 	size_t rx_off;
 	uint64_t rx_credited;		/* slots returned to the peer */
+	int64_t last_progress_us;	/* last completion reaped */
+	bool probe_out;			/* a liveness probe is in flight */
 	bool dead;
 	int err;
 };
@@ -554,6 +559,33 @@ static int post_write(struct ib_conn *c, uint64_t wr_id, uint32_t imm, const voi
 	return c->qp->context->ops.post_send(c->qp, &wr, &bad);
 }
 
+/*
+ * A zero-length RDMA WRITE (no immediate: it consumes no receive request
+ * and the peer's CPU never sees it).  A peer whose process died has no QP
+ * left: the write exhausts its retries and fails with RETRY_EXC_ERR, which
+ * a receive-only wait would otherwise never learn (RC sends nothing while
+ * idle).
+ */
+static void post_probe(struct ib_conn *c)
+{
+	struct ccib_send_wr wr, *bad = NULL;
+
+	if (c->dead || c->probe_out || c->sq_out >= c->sq_depth)
+		return;
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = IB_WR_PROBE;
+	wr.opcode = CCIB_WR_RDMA_WRITE;
+	wr.send_flags = CCIB_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = c->remote_ring;
+	wr.wr.rdma.rkey = c->remote_rkey;
+	if (c->qp->context->ops.post_send(c->qp, &wr, &bad) == 0) {
+		c->probe_out = true;
+		c->sq_out++;
+		ccom_trace(CCOM_SUBSYS_NET, "net_ib: rank %d: liveness probe on QP %u to peer rank %d",
+			   c->comm->rank, c->qp->qp_num, c->base.peer);
+	}
+}
+
 /* Return the slots read since the last credit (if the send queue has room). */
 static int flush_credits(struct ib_conn *c, bool force)
 {
@@ -602,10 +634,14 @@ static int poll_conn(struct ib_conn *c)
 				c->sq_out--;
 				if (wc[i].wr_id == IB_WR_DATA)
 					c->tx_done++;
+				else if (wc[i].wr_id == IB_WR_PROBE)
+					c->probe_out = false;
 			}
 		}
 		total += n;
 	} while (n == IB_POLL_BATCH);
+	if (total)
+		c->last_progress_us = ccom_now_us();
 	if (recvs) {
 		int r = post_recvs(c, recvs);
 
@@ -688,6 +724,7 @@ static int ib_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 	struct pollfd pfd;
 	struct ccib_cq *ecq;
 	void *ectx;
+	int64_t now;
 	int i, r, got = 0;
 
 	(void)dir;
@@ -706,9 +743,11 @@ static int ib_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 		g->idle_since = 0;
 		return 0;
 	}
+	now = ccom_now_us();
+	for (i = 0; i < g->nconns; i++)
+		if (now - g->conns[i]->last_progress_us > IB_PROBE_IDLE_US)
+			post_probe(g->conns[i]);
 	if (g->spin_us) {
-		int64_t now = ccom_now_us();
-
 		if (!g->idle_since)
 			g->idle_since = now;
 		if (now - g->idle_since < g->spin_us)
@@ -1008,6 +1047,7 @@ static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_con
 	}
 	c->remote_ring = k->ring_addr;
 	c->remote_rkey = k->rkey;
+	c->last_progress_us = ccom_now_us();
 	memset(&a, 0, sizeof(a));
 	a.qp_state = CCIB_QPS_RTR;
 	a.path_mtu = k->mtu < g->port.attr.active_mtu ? k->mtu : g->port.attr.active_mtu;

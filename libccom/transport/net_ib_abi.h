@@ -60,6 +60,7 @@ struct ccib_wc;
 #define CCIB_QP_SQ_PSN (1 << 16)
 #define CCIB_QP_MAX_DEST_RD_ATOMIC (1 << 17)
 #define CCIB_QP_DEST_QPN (1 << 20)
+#define CCIB_WR_RDMA_WRITE 0
 #define CCIB_WR_RDMA_WRITE_WITH_IMM 1
 #define CCIB_SEND_SIGNALED (1 << 1)
 #define CCIB_WC_SUCCESS 0

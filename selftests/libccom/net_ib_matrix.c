@@ -15,11 +15,13 @@
  * the VM: soft-RoCE, selftests/libccom/ib/run-vm); skipped without one.
  *
  * With --auto: CCOM_NET unset must choose net_ib on every rank (INFO log),
- * small counts only.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
+ * small counts only.  With --dead: a rank SIGKILLed before an AllReduce is
+ * ccomRemoteError on every other rank within 60 s.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
  * once with CCOM_NET=ib and once with CCOM_NET=socket, median of the
  * iterations (see Documentation/libccom/net_ib.rst).
  */
 #include <dirent.h>
+#include <signal.h>
 
 #include "coll_matrix.h"
 
@@ -238,6 +240,68 @@ static int run_auto(void)
 	return rc;
 }
 
+/*
+ * --dead: rank 3 (host B) is SIGKILLed before a 4 MiB AllReduce; every
+ * other rank must get ccomRemoteError well before CCOM_OP_TIMEOUT (120 s):
+ * rank 1 from the host segment, ranks 0 and 2 from net_ib (the probe write
+ * or a data write to the dead QP exhausts its retries) or from their host
+ * segment once a neighbour failed.
+ */
+static int dead_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t count = (4u << 20) / 4;
+	ccomComm_t comm;
+	ccomResult_t res;
+	float *s, *r;
+	double t0;
+	int it;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	s = calloc(count, sizeof(float));
+	r = calloc(count, sizeof(float));
+	if (!s || !r)
+		return T_FAIL;
+	for (it = 0; it < 2; it++) {
+		T_CCOM(ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	}
+	if (rank == 3)
+		raise(SIGKILL);
+	t0 = t_now();
+	res = ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL);
+	if (res == ccomSuccess)
+		res = ccomCommSynchronize(comm);
+	printf("rank %d/%d: after %.1f s: %s: %s\n", rank, n, t_now() - t0, ccomGetErrorString(res),
+	       ccomGetLastError(comm));
+	fflush(stdout);
+	T_CHECK(res == ccomRemoteError, "rank %d: the AllReduce with a dead peer returned %s, want ccomRemoteError",
+		rank, ccomGetErrorString(res));
+	T_CHECK(t_now() - t0 < 60, "rank %d: noticing the dead peer took %.1f s", rank, t_now() - t0);
+	ccomCommDestroy(comm);
+	free(s);
+	free(r);
+	return T_PASS;
+}
+
+static int run_dead(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int codes[4], r, bad = 0;
+
+	j.nranks = 4;
+	t_fork_ranks_id(4, dead_rank, &j, codes, 200, &j.id);
+	for (r = 0; r < 3; r++)
+		if (codes[r]) {
+			fprintf(stderr, "rank %d exited with %d\n", r, codes[r]);
+			bad++;
+		}
+	printf("%s: ranks 0-2 saw rank 3's death as ccomRemoteError\n", bad ? "FAIL" : "PASS");
+	return bad ? T_FAIL : T_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct { const char *name, *env[3]; size_t big; } runs[] = {
@@ -255,11 +319,14 @@ int main(int argc, char **argv)
 
 	if (!has_rdma_device())
 		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
-	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (!getenv("CCOM_OP_TIMEOUT"))
+		setenv("CCOM_OP_TIMEOUT", "120", 1);
 	if (argc > 1 && !strcmp(argv[1], "--bench"))
 		return run_bench();
 	if (argc > 1 && !strcmp(argv[1], "--auto"))
 		return run_auto();
+	if (argc > 1 && !strcmp(argv[1], "--dead"))
+		return run_dead();
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
 		struct ct_job j = { .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
 		int rc;
