@@ -33,8 +33,12 @@
  * A work completion with an error turns into -ECONNRESET (the peer did not
  * answer or refused: it died, aborted or lost its port) or -EIO (a local
  * error), with a sentence naming the peer rank, its host, the QP and
- * ibv_wc_status_str().  ->wait() polls the group's completion queues for a
- * short budget, then sleeps on their completion channel.
+ * ibv_wc_status_str().  RC reports nothing to a receiver whose peer died,
+ * so each pair also keeps one TCP connection that carries no data: the
+ * kernel closes it when a process ends, and a conn whose peer hung up that
+ * makes no progress for 200 ms is -ECONNRESET.  ->wait() polls the group's
+ * completion queues for a short budget, then sleeps on their completion
+ * channel and the liveness sockets.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -48,6 +52,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "core/comm.h"
 #include "transport/net_ib.h"
@@ -57,6 +62,7 @@
 #include "util/log.h"
 #include "util/misc.h"
 #include "util/params.h"
+#include "util/socket.h"
 
 #define IB_TAG_CARD (CCOM_TAG_NET_IB_BASE + 0)
 #define IB_TAG_READY (CCOM_TAG_NET_IB_BASE + 1)
@@ -77,6 +83,9 @@
 #define IB_MIN_RNR_TIMER 12
 #define IB_SPIN_US 30
 #define IB_MAX_PORTS 8
+/* A peer's liveness socket hung up this long ago and still no progress: it is gone. */
+#define IB_GONE_GRACE_US 200000
+#define IB_HELLO_TIMEOUT_US 5000000LL
 
 /* ---------------------------------------------------------------- the library */
 
@@ -428,6 +437,15 @@ struct ib_card {
 	uint64_t ring_addr;
 	uint32_t rkey;
 	uint32_t pad;
+	union ccom_sockaddr live;	/* this rank's liveness listener */
+};
+
+/* First bytes of a liveness connection, from the higher rank. */
+struct ib_hello {
+	uint64_t magic;
+	uint64_t comm_hash;
+	int32_t rank;
+	int32_t pad;
 };
 
 struct ib_conn;
@@ -439,6 +457,7 @@ struct ib_group {
 	struct ccib_comp_channel *ch;
 	int nconns;
 	struct ib_conn **conns;
+	struct pollfd *pfds;		/* channel + one per conn */
 	int spin_us;			/* busy-poll budget of a stall (0: oversubscribed) */
 	int64_t idle_since;
 };
@@ -473,6 +492,8 @@ struct ib_conn {
 	uint64_t rx_credited;		/* slots returned to the peer */
 	int64_t last_progress_us;	/* last completion reaped */
 	bool probe_out;			/* a liveness probe is in flight */
+	int live_fd;			/* TCP liveness socket (-1: none) */
+	int64_t peer_gone_us;		/* when its hang-up was seen, 0: not seen */
 	bool dead;
 	int err;
 };
@@ -501,6 +522,16 @@ static int wc_fail(struct ib_conn *c, const struct ccib_wc *wc)
 		return c->err;
 	c->dead = true;
 	c->err = remote ? -ECONNRESET : -EIO;
+	if (c->peer_gone_us && wc->wr_id != IB_WR_DATA) {
+		/* A credit or probe to a peer that left (finalized or died): not news. */
+		char msg[256];
+
+		snprintf(msg, sizeof(msg), "net_ib: peer rank %d (host %s) left: its liveness connection closed; that rank finalized, died or aborted",
+			 c->base.peer, peer_host(c));
+		ccom_set_last_error_quiet(msg);
+		c->err = -ECONNRESET;
+		return c->err;
+	}
 	ccom_set_last_error("net_ib: work completion error on QP %u to peer rank %d (host %s): %s (status %d, vendor error 0x%x, on a %s); %s",
 			    c->qp->qp_num, c->base.peer, peer_host(c),
 			    lib.wc_status_str(wc->status), wc->status, wc->vendor_err,
@@ -651,6 +682,22 @@ static int poll_conn(struct ib_conn *c)
 	return total;
 }
 
+/*
+ * No progress on @c: if its peer's liveness socket hung up a while ago,
+ * the peer is gone (a peer that finished normally sent everything first,
+ * and its last completions had the grace period to show up).
+ */
+static int check_gone(struct ib_conn *c)
+{
+	if (!c->peer_gone_us || ccom_now_us() - c->peer_gone_us < IB_GONE_GRACE_US)
+		return 0;
+	c->dead = true;
+	c->err = -ECONNRESET;
+	ccom_set_last_error("net_ib: peer rank %d (host %s) is gone (its liveness connection closed) while QP %u still waits for it; that rank died, aborted or lost its network",
+			    c->base.peer, peer_host(c), c->qp->qp_num);
+	return c->err;
+}
+
 static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
 {
 	struct ib_conn *c = to_ib(conn);
@@ -679,6 +726,8 @@ static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t
 	}
 	if (done)
 		c->g->idle_since = 0;
+	else if (size)
+		return check_gone(c);
 	return (ssize_t)done;
 }
 
@@ -709,7 +758,29 @@ static ssize_t ib_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
 		return r;
 	if (done)
 		c->g->idle_since = 0;
+	else if (size)
+		return check_gone(c);
 	return (ssize_t)done;
+}
+
+/* The conn whose liveness socket is @fd: its peer closed it (exit, death). */
+static void mark_gone(struct ib_group *g, int fd)
+{
+	char b;
+	int i;
+
+	for (i = 0; i < g->nconns; i++) {
+		struct ib_conn *c = g->conns[i];
+
+		if (c->live_fd != fd || c->peer_gone_us)
+			continue;
+		if (recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK) < 0 &&
+		    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return;
+		c->peer_gone_us = ccom_now_us();
+		ccom_trace(CCOM_SUBSYS_NET, "net_ib: rank %d: peer rank %d closed its liveness connection",
+			   c->comm->rank, c->base.peer);
+	}
 }
 
 /*
@@ -721,11 +792,10 @@ static int ib_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 {
 	struct ib_conn *c = to_ib(conn);
 	struct ib_group *g = c->g;
-	struct pollfd pfd;
 	struct ccib_cq *ecq;
 	void *ectx;
 	int64_t now;
-	int i, r, got = 0;
+	int i, r, n, got = 0;
 
 	(void)dir;
 	if (c->dead)
@@ -764,12 +834,21 @@ static int ib_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 		if (r < 0 && g->conns[i] == c)
 			return r;
 	}
-	pfd = (struct pollfd){ .fd = g->ch->fd, .events = POLLIN };
-	r = poll(&pfd, 1, (timeout_us + 999) / 1000);
+	n = 0;
+	g->pfds[n++] = (struct pollfd){ .fd = g->ch->fd, .events = POLLIN };
+	for (i = 0; i < g->nconns; i++)
+		if (g->conns[i]->live_fd >= 0 && !g->conns[i]->peer_gone_us)
+			g->pfds[n++] = (struct pollfd){ .fd = g->conns[i]->live_fd,
+							.events = POLLIN | POLLRDHUP };
+	r = poll(g->pfds, (nfds_t)n, (timeout_us + 999) / 1000);
 	if (r < 0 && errno != EINTR)
 		return -errno;
 	while (lib.get_cq_event(g->ch, &ecq, &ectx) == 0)
 		lib.ack_cq_events(ecq, 1);
+	/* The liveness sockets carry no data: readable or hung up means the peer closed it. */
+	for (i = 1; r > 0 && i < n; i++)
+		if (g->pfds[i].revents)
+			mark_gone(g, g->pfds[i].fd);
 	return 0;
 }
 
@@ -798,6 +877,7 @@ static void group_free(struct ib_group *g)
 	if (g->port.ctx)
 		lib.close_device(g->port.ctx);
 	free(g->conns);
+	free(g->pfds);
 	free(g);
 }
 
@@ -846,6 +926,8 @@ static void conn_free(struct ib_conn *c)
 		lib.dereg_mr(c->stage_mr);
 	if (c->cq)
 		lib.destroy_cq(c->cq);
+	if (c->live_fd >= 0)
+		close(c->live_fd);
 	free(c->ring);
 	free(c->stage);
 	free(c->rx_len);
@@ -962,6 +1044,7 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 	if (!c)
 		return conn_setup_err(comm, peer, g, "allocate a connection", ENOMEM);
 	c->g = g;
+	c->live_fd = -1;
 	g->conns[g->nconns++] = c;
 	*out = c;
 	c->base.ops = &ccom_transport_net_ib;
@@ -1113,15 +1196,116 @@ static int exchange(struct ccomComm *comm, const int *peers, int npeers, int tag
 	return 0;
 }
 
+/* Listen for liveness connections on the address of our bootstrap socket, port 0. */
+static int live_listen(struct ccomComm *comm, union ccom_sockaddr *a, int *lfd)
+{
+	const struct sockaddr_in6 *b = &comm->peers[comm->rank].listen_addr;
+	char as[96];
+	int err;
+
+	memset(a, 0, sizeof(*a));
+	if (b->sin6_family == AF_INET) {
+		memcpy(&a->sin, b, sizeof(a->sin));
+		a->sin.sin_port = 0;
+	} else if (b->sin6_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&b->sin6_addr)) {
+		a->sin.sin_family = AF_INET;
+		memcpy(&a->sin.sin_addr, &b->sin6_addr.s6_addr[12], 4);
+	} else if (b->sin6_family == AF_INET6) {
+		a->sin6 = *b;
+		a->sin6.sin6_port = 0;
+	} else {
+		ccom_set_last_error("net_ib: rank %d has no bootstrap address (family %d) for its liveness listener",
+				    comm->rank, b->sin6_family);
+		return -EINVAL;
+	}
+	err = ccom_sock_listen(a, 1024, lfd);
+	if (err)
+		ccom_set_last_error("net_ib: rank %d cannot listen for liveness connections on %s: %s; check CCOM_SOCKET_IFNAME",
+				    comm->rank, ccom_addr_str(a, as, sizeof(as)), strerror(-err));
+	return err;
+}
+
+/*
+ * One TCP connection per pair, from the higher rank, that carries no data:
+ * the kernel closes it when a process dies, which RC verbs never report to
+ * an idle receiver.  Connect never waits for the accept, so "connect all,
+ * then accept all" cannot deadlock (as in net_socket).
+ */
+static int live_connect_all(struct ccomComm *comm, const int *peers, int npeers,
+			    struct ccom_transport_conn **conns, const struct ib_card *cards, int lfd)
+{
+	int64_t tmo = comm->config.timeoutSec > 0 ? comm->config.timeoutSec :
+		      ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
+	int64_t deadline = ccom_now_us() + (tmo > 0 ? tmo : 300) * 1000000;
+	struct ib_hello h = { .magic = comm->magic, .comm_hash = comm->comm_hash,
+			      .rank = comm->rank };
+	union ccom_sockaddr from;
+	int i, fd, err, expected = 0;
+	char as[96];
+
+	for (i = 0; i < npeers; i++) {
+		struct ib_conn *c = to_ib(conns[i]);
+
+		if (peers[i] > comm->rank) {
+			expected++;
+			continue;
+		}
+		err = ccom_sock_connect(&cards[i].live, deadline, &comm->abort_flag, &fd);
+		if (!err) {
+			c->live_fd = fd;
+			err = ccom_sock_setup(fd);
+		}
+		if (!err)
+			err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
+		if (err) {
+			ccom_set_last_error("net_ib: rank %d cannot open its liveness connection to peer rank %d at %s: %s; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts reach",
+					    comm->rank, peers[i],
+					    ccom_addr_str(&cards[i].live, as, sizeof(as)), strerror(-err));
+			return err;
+		}
+	}
+	while (expected > 0) {
+		struct ib_hello in;
+		int filed = 0;
+
+		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
+		if (err) {
+			ccom_set_last_error("net_ib: rank %d %s waiting for %d liveness connection(s) from higher peer ranks: %s",
+					    comm->rank, err == -ECANCELED ? "was aborted while" : "timed out",
+					    expected, strerror(-err));
+			return err;
+		}
+		if (!ccom_sock_setup(fd) &&
+		    !ccom_sock_recv_all(fd, &in, sizeof(in), ccom_now_us() + IB_HELLO_TIMEOUT_US,
+					&comm->abort_flag) &&
+		    in.magic == comm->magic && in.comm_hash == comm->comm_hash)
+			for (i = 0; i < npeers; i++)
+				if (peers[i] == in.rank && in.rank > comm->rank &&
+				    to_ib(conns[i])->live_fd < 0) {
+					to_ib(conns[i])->live_fd = fd;
+					filed = 1;
+					expected--;
+					break;
+				}
+		if (!filed) {
+			ccom_warn("net_ib: dropped a connection from %s to the liveness port of rank %d: its hello does not match an expected peer; a foreign or stale process is connecting",
+				  ccom_addr_str(&from, as, sizeof(as)), comm->rank);
+			close(fd);
+		}
+	}
+	return 0;
+}
+
 static int ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 		    struct ccom_transport_conn **conns)
 {
 	struct ib_card *mine = NULL, *cards = NULL;
+	union ccom_sockaddr live;
 	uint32_t *ready = NULL;
 	struct ib_group *g;
 	struct ib_params p;
 	char gs[64];
-	int i, err;
+	int i, err, lfd = -1;
 
 	if (npeers <= 0)
 		return 0;
@@ -1130,7 +1314,10 @@ static int ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 		return err;
 	memset(conns, 0, (size_t)npeers * sizeof(*conns));
 	g = calloc(1, sizeof(*g));
-	if (!g || !(g->conns = calloc((size_t)npeers, sizeof(*g->conns)))) {
+	if (!g || !(g->conns = calloc((size_t)npeers, sizeof(*g->conns))) ||
+	    !(g->pfds = calloc((size_t)npeers + 1, sizeof(*g->pfds)))) {
+		if (g)
+			free(g->conns);
 		free(g);
 		ccom_set_last_error("net_ib: out of memory for %d connections", npeers);
 		return -ENOMEM;
@@ -1157,10 +1344,17 @@ static int ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 		err = -ENOMEM;
 		goto fail;
 	}
-	for (i = 0; i < npeers; i++)
+	err = live_listen(comm, &live, &lfd);
+	if (err)
+		goto fail;
+	for (i = 0; i < npeers; i++) {
 		card_fill(g, to_ib(conns[i]), &mine[i]);
+		mine[i].live = live;
+	}
 	err = exchange(comm, peers, npeers, IB_TAG_CARD, mine, sizeof(*mine), cards,
 		       sizeof(*cards));
+	if (!err)
+		err = live_connect_all(comm, peers, npeers, conns, cards, lfd);
 	for (i = 0; !err && i < npeers; i++)
 		err = conn_connect(comm, g, to_ib(conns[i]), &cards[i]);
 	/* Both sides in RTS before either writes. */
@@ -1178,8 +1372,11 @@ static int ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 	free(mine);
 	free(cards);
 	free(ready);
+	close(lfd);
 	return 0;
 fail:
+	if (lfd >= 0)
+		close(lfd);
 	free(mine);
 	free(cards);
 	free(ready);

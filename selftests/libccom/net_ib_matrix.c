@@ -241,11 +241,11 @@ static int run_auto(void)
 }
 
 /*
- * --dead: rank 3 (host B) is SIGKILLed before a 4 MiB AllReduce; every
+ * --dead: rank 3 (host B) is SIGKILLed 2 s into a 4 MiB AllReduce; every
  * other rank must get ccomRemoteError well before CCOM_OP_TIMEOUT (120 s):
- * rank 1 from the host segment, ranks 0 and 2 from net_ib (the probe write
- * or a data write to the dead QP exhausts its retries) or from their host
- * segment once a neighbour failed.
+ * rank 1 from the host segment, ranks 0 and 2 from net_ib (the dead
+ * rank's liveness connection closed) or from their host segment once a
+ * neighbour failed.
  */
 static int dead_rank(int rank, int n, void *arg)
 {
@@ -268,8 +268,15 @@ static int dead_rank(int rank, int n, void *arg)
 		T_CCOM(ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
-	if (rank == 3)
+	/*
+	 * Writes still in flight die with a killed process (unlike TCP's
+	 * socket buffers): let rank 3's last ones land before it dies, so
+	 * that the death shows in the next operation.
+	 */
+	if (rank == 3) {
+		usleep(2000000);
 		raise(SIGKILL);
+	}
 	t0 = t_now();
 	res = ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL);
 	if (res == ccomSuccess)
