@@ -16,11 +16,13 @@
  *
  * With --auto: CCOM_NET unset must choose net_ib on every rank (INFO log),
  * small counts only.  With --dead: a rank SIGKILLed before an AllReduce is
- * ccomRemoteError on every other rank within 60 s.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
+ * ccomRemoteError on every other rank within 60 s.  With --abort:
+ * ccomCommAbort() interrupts a wait on net_ib within 10 s.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
  * once with CCOM_NET=ib and once with CCOM_NET=socket, median of the
  * iterations (see Documentation/libccom/net_ib.rst).
  */
 #include <dirent.h>
+#include <pthread.h>
 #include <signal.h>
 
 #include "coll_matrix.h"
@@ -293,6 +295,52 @@ static int dead_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
+/*
+ * --abort: 2 ranks on 2 hosts; rank 0's AllReduce waits on net_ib for rank
+ * 1, which never joins; ccomCommAbort() from a second thread after 300 ms
+ * must make ccomCommSynchronize() fail promptly (CCOM_OP_TIMEOUT is 120 s).
+ */
+static int abort_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	float buf[64] = { 0 };
+	ccomComm_t comm;
+	ccomResult_t res;
+	pthread_t t;
+	double t0;
+
+	(void)n;
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (rank == 1) {		/* never joins the second collective */
+		sleep(3);
+		ccomCommDestroy(comm);
+		return T_PASS;
+	}
+	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",
+	       ccomGetErrorString(res), t_now() - t0);
+	pthread_join(t, NULL);
+	T_CHECK(res != ccomSuccess, "synchronize succeeded although the peer never joined");
+	T_CHECK(t_now() - t0 < 10, "abort took %.1f s to interrupt the net_ib wait", t_now() - t0);
+	return T_PASS;
+}
+
+static int run_abort(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int rc = ct_run(&j, 2, abort_rank, 100);
+
+	printf("%s: ccomCommAbort interrupts a net_ib wait\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
+
 static int run_dead(void)
 {
 	struct ct_job j = { .env = { "CCOM_NET=ib" } };
@@ -334,6 +382,8 @@ int main(int argc, char **argv)
 		return run_auto();
 	if (argc > 1 && !strcmp(argv[1], "--dead"))
 		return run_dead();
+	if (argc > 1 && !strcmp(argv[1], "--abort"))
+		return run_abort();
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
 		struct ct_job j = { .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
 		int rc;
