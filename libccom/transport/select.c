@@ -61,7 +61,8 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 	if (!v)
 		return -ENOMEM;
 	v[comm->rank].mode = mode;
-	if (mode != NET_SOCKET) {
+	/* CCOM_TRANSPORT=net alone keeps its meaning (TCP); with CCOM_NET=ib it is RDMA. */
+	if (mode == NET_IB || (mode == NET_AUTO && comm->nnodes > 1)) {
 		v[comm->rank].ib_ok = ccom_net_ib_probe(why, sizeof(why));
 		if (!v[comm->rank].ib_ok)
 			snprintf(v[comm->rank].why, sizeof(v[comm->rank].why), "%.*s",
@@ -89,6 +90,8 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 		err = -ENODEV;
 		goto out;
 	}
+	if (mode == NET_AUTO && comm->nnodes <= 1)
+		goto out;	/* CCOM_TRANSPORT=net on one host: TCP, as it always was */
 	if (mode != NET_SOCKET && bad < 0)
 		comm->net = &ccom_transport_net_ib;
 	if (mode == NET_AUTO && bad >= 0)

@@ -31,7 +31,8 @@ extern const struct ccom_transport_ops ccom_transport_net_ib;
 /*
  * Agree on the network transport of @comm (collective over all ranks when
  * some pair of ranks needs one): CCOM_NET=ib or socket forces one, unset
- * (or auto) picks net_ib only when every rank has an ACTIVE RDMA port.
+ * (or auto) picks net_ib only when every rank has an ACTIVE RDMA port
+ * (and keeps net_socket for CCOM_TRANSPORT=net on one host).
  * Sets comm->net.  0, or -errno after ccom_set_last_error() naming the
  * rank that cannot use the forced choice (or whose CCOM_NET differs) and
  * the fix.  Called by coll/ before the transports' setup.
