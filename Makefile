@@ -130,6 +130,10 @@ check-kmod: all ccomctl ccomd inspect-tests
 
 # ccomctl, ccomd and their tests (need libnl-3, json-c, libmicrohttpd).
 include tools/inspect.mk
+# The torch.distributed backend and its tests (python3-torch).
+include python/torch.mk
+# examples/ built through pkg-config and run.
+include examples/examples.mk
 
 # Every part runs even if an earlier one failed; the last line sums the
 # parts and the exit status says whether all passed.
@@ -139,32 +143,147 @@ check: deps
 	$(MAKE) check-lib || rc=1; \
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	$(MAKE) check-torch || rc=1; \
+	$(MAKE) check-examples || rc=1; \
+	$(MAKE) check-install || rc=1; \
+	$(MAKE) check-deb || rc=1; \
+	$(MAKE) check-deb-vm || rc=1; \
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
-	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log $(LOGS)/inspect.log \
-		$(LOGS)/kmod-all.log; \
+	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
+		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/install.log \
+		$(LOGS)/deb.log $(LOGS)/deb-vm.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
+# Only the module's outputs: a Kbuild clean with M= the tree root would also
+# delete userspace objects and libraries under build/.
+KMOD_OUTPUTS := kmod/*.o kmod/*.ko kmod/*.mod kmod/*.mod.c kmod/.*.cmd kmod/.*.d \
+	kmod/modules.order Module.symvers modules.order .Module.symvers.cmd .modules.order.cmd
 kmod-clean:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) clean
+	rm -f $(KMOD_OUTPUTS)
 
+# `make install [PREFIX=/usr/local] [DESTDIR=]` installs what the Debian
+# packages hold (debian/rules runs it with PREFIX=/usr): the library,
+# header, pkg-config file, ccom-perf, ccomctl, ccomd with its unit, config
+# and man pages, the documentation the unit points to, the Python package,
+# the module's DKMS source tree and, when KDIR has headers and KMOD is not
+# 0, the built module.  /dev/nccom needs no udev rule: the driver creates
+# it with mode 0666 (Documentation/admin-guide/nccom.rst).
+CCOM_VERSION := $(shell awk '/define CCOM_MAJOR/{a=$$3} /define CCOM_MINOR/{b=$$3} \
+	/define CCOM_PATCH/{c=$$3} END{print a "." b "." c}' libccom/include/ccom.h)
 PREFIX ?= /usr/local
-install: lib perf $(if $(KMOD_BUILDABLE),install-kmod)
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(LIBSO) $(DESTDIR)$(PREFIX)/lib/
-	ln -sf libccom.so.1 $(DESTDIR)$(PREFIX)/lib/libccom.so
-	install -m 0644 $(LIBA) $(DESTDIR)$(PREFIX)/lib/
-	install -m 0644 libccom/include/ccom.h $(DESTDIR)$(PREFIX)/include/
-	install -m 0644 $(BUILD)/lib/ccom.pc $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 0755 $(PERF_BIN) $(DESTDIR)$(PREFIX)/bin/
+BINDIR ?= $(PREFIX)/bin
+SBINDIR ?= $(PREFIX)/sbin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR ?= $(PREFIX)/share/man
+DOCDIR ?= $(PREFIX)/share/doc/ccom
+SYSCONFDIR ?= $(if $(filter /usr,$(PREFIX)),/etc,$(PREFIX)/etc)
+UNITDIR ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,$(PREFIX)/lib/systemd/system)
+DKMSDIR ?= $(PREFIX)/src/nccom-$(CCOM_VERSION)
+KMOD ?= 1
+RST2MAN ?= $(firstword $(wildcard /usr/bin/rst2man) rst2man)
+MAN_SRCS := $(sort $(wildcard Documentation/man/*.rst))
+MAN_PAGES := $(MAN_SRCS:Documentation/man/%.rst=$(BUILD)/man/%)
+INSTALL_DOCS := README.md Documentation/ccomd.rst Documentation/ccomctl.rst \
+	$(wildcard Documentation/admin-guide/*.rst) $(wildcard Documentation/libccom/*.rst)
+DKMS_SRCS := Kbuild $(wildcard kmod/Kbuild kmod/*.c kmod/*.h) uapi/linux/nccom.h \
+	uapi/linux/nccom_genl.h
+
+.PHONY: man install-lib install-tools install-docs install-dkms-src
+
+man: $(MAN_PAGES)
+
+$(BUILD)/man/%: Documentation/man/%.rst
+	@mkdir -p $(dir $@)
+	@command -v $(RST2MAN) >/dev/null || { echo "man pages need rst2man: apt-get install python3-docutils" >&2; exit 1; }
+	$(Q)$(RST2MAN) $< | awk -v name="$(basename $*)" -v sec="$(subst .,,$(suffix $*))" \
+		-f tools/man-fixup.awk > $@
+
+install: install-lib install-tools install-docs install-python install-dkms-src \
+	$(if $(filter 1,$(KMOD)),$(if $(KMOD_BUILDABLE),install-kmod))
+
+install-lib: lib
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/
+	ln -sf libccom.so.1 $(DESTDIR)$(LIBDIR)/libccom.so
+	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/
+	install -m 0644 libccom/include/ccom.h $(DESTDIR)$(INCLUDEDIR)/
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(CCOM_VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
+		-e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' libccom/ccom.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ccom.pc
+	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/ccom.pc
+
+install-tools: perf ccomctl ccomd man
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man1 \
+		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(UNITDIR) $(DESTDIR)$(SYSCONFDIR)
+	install -m 0755 $(PERF_BIN) $(CCOMCTL_BIN) $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(CCOMD_BIN) $(DESTDIR)$(SBINDIR)/
+	for p in $(MAN_PAGES); do install -m 0644 $$p $(DESTDIR)$(MANDIR)/man$${p##*.}/ || exit 1; done
+	sed -e 's|/usr/local/sbin/ccomd|$(SBINDIR)/ccomd|' -e 's|/usr/local/share/doc/ccom|$(DOCDIR)|' \
+		-e 's|/etc/ccomd.conf|$(SYSCONFDIR)/ccomd.conf|g' -e '/^# Install:/,/^# enable/d' \
+		daemon/ccomd.service > $(DESTDIR)$(UNITDIR)/ccomd.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/ccomd.service
+	install -m 0644 daemon/ccomd.conf $(DESTDIR)$(SYSCONFDIR)/ccomd.conf
+
+install-docs:
+	install -d $(DESTDIR)$(DOCDIR)/examples
+	install -m 0644 $(INSTALL_DOCS) $(DESTDIR)$(DOCDIR)/
+	install -m 0644 examples/*.c examples/Makefile $(DESTDIR)$(DOCDIR)/examples/
+
+# The module's sources as DKMS builds them (/usr/src/nccom-VERSION with PREFIX=/usr).
+install-dkms-src:
+	install -d $(DESTDIR)$(DKMSDIR)/kmod $(DESTDIR)$(DKMSDIR)/uapi/linux
+	install -m 0644 Kbuild $(DESTDIR)$(DKMSDIR)/
+	install -m 0644 $(filter kmod/%,$(DKMS_SRCS)) $(DESTDIR)$(DKMSDIR)/kmod/
+	install -m 0644 $(filter uapi/%,$(DKMS_SRCS)) $(DESTDIR)$(DKMSDIR)/uapi/linux/
+	sed -e 's|^PACKAGE_VERSION=.*|PACKAGE_VERSION="$(CCOM_VERSION)"|' \
+		-e 's|^#   cp -r . /usr/src/nccom-1.0 && dkms install nccom/1.0|#   dkms install nccom/$(CCOM_VERSION)|' \
+		dkms.conf > $(DESTDIR)$(DKMSDIR)/dkms.conf
+	chmod 0644 $(DESTDIR)$(DKMSDIR)/dkms.conf
+
+# `make deb`: the five Debian packages (debian/), built with
+# dpkg-buildpackage in a copy of the tracked tree under $(BUILD)/deb (the
+# .debs land there), then checked with lintian.
+DEB_DIR := $(BUILD)/deb
+DEB_SRC := $(DEB_DIR)/ccom-$(CCOM_VERSION)
+.PHONY: deb
+deb:
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
+	git ls-files -z --cached --others --exclude-standard | grep -zv '^$(BUILD)/' | \
+		xargs -0 cp --parents -t $(DEB_SRC)
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b 2>&1 | tail -n 30; exit $${PIPESTATUS[0]}
+	ls $(DEB_DIR)/*.deb
+	lintian --info $(DEB_DIR)/*.changes
+
+# make install against the unit, man pages, pkg-config and Python
+# (selftests/install; about 15 s, part of `make check`); check-deb adds
+# `make deb`, the comparison of the packages' file lists with make install's
+# and lintian (about 2-4 minutes on 2 cores, part of `make check`).
+.PHONY: check-install check-deb
+check-install: all ccomctl ccomd man
+	@mkdir -p $(LOGS)
+	selftests/install/check-install $(BUILD) 2>&1 | tee $(LOGS)/install.log; \
+		exit $${PIPESTATUS[0]}
+
+check-deb: deb
+	@mkdir -p $(LOGS)
+	selftests/install/check-install $(BUILD) $(DEB_DIR) 2>&1 | tee $(LOGS)/deb.log; \
+		exit $${PIPESTATUS[0]}
+
+# The .debs on Debian's 6.1 and 6.12 kernels: DKMS build, modprobe, kdev
+# smoke test on the installed library (selftests/install/run-vm-deb; about
+# 3 minutes on 2 cores after `make deb`, part of `make check`).
+.PHONY: check-deb-vm
+check-deb-vm: deb
+	@mkdir -p $(LOGS)
+	selftests/install/run-vm-deb $(DEB_DIR) 2>&1 | tee $(LOGS)/deb-vm.log; exit $${PIPESTATUS[0]}
 
 install-kmod:
-	$(MAKE) -C $(KDIR) M=$(CURDIR) modules_install
-	depmod -a $(notdir $(patsubst %/build,%,$(KDIR)))
+	$(MAKE) -C $(KDIR) M=$(CURDIR) $(if $(DESTDIR),INSTALL_MOD_PATH=$(DESTDIR)) modules_install
+	depmod $(if $(DESTDIR),-b $(DESTDIR)) -a $(notdir $(patsubst %/build,%,$(KDIR)))
 
 clean:
 	rm -rf $(BUILD)

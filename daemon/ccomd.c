@@ -15,15 +15,8 @@
 
 #include "ccomd.h"
 
+/* Set by SIGTERM/SIGINT: the one piece of daemon state outside struct ccomd. */
 static volatile sig_atomic_t ccomd_stop;
-
-int64_t ccomd_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void usage(FILE *f)
 {
@@ -194,39 +187,59 @@ static void on_signal(int sig)
 	ccomd_stop = 1;
 }
 
+/*
+ * The daemon's state with its defaults; NULL if out of memory.  It is never
+ * freed: the events thread is detached and may use it until the process
+ * exits.
+ */
+static struct ccomd *ccomd_create(void)
+{
+	const char *env = getenv("CCOM_PUBLISH_DIR");
+	struct ccomd *d = calloc(1, sizeof(*d));
+
+	if (!d) {
+		fprintf(stderr, "ccomd: out of memory for the daemon state (%zu bytes)\n",
+			sizeof(*d));
+		return NULL;
+	}
+	snprintf(d->cfg.listen, sizeof(d->cfg.listen), "%s", CCOMD_DEFAULT_LISTEN);
+	snprintf(d->cfg.pubdir, sizeof(d->cfg.pubdir), "%s",
+		 env && env[0] ? env : CCOM_PUB_DEFAULT_DIR);
+	d->cfg.interval_ms = 1000;
+	d->cfg.peer_timeout_ms = 2000;
+	pthread_mutex_init(&d->lock, NULL);
+	return d;
+}
+
 int main(int argc, char **argv)
 {
-	static struct ccomd d;
-	const char *env = getenv("CCOM_PUBLISH_DIR");
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct timespec ts;
+	struct ccomd *d;
 
-	snprintf(d.cfg.listen, sizeof(d.cfg.listen), "%s", CCOMD_DEFAULT_LISTEN);
-	snprintf(d.cfg.pubdir, sizeof(d.cfg.pubdir), "%s",
-		 env && env[0] ? env : CCOM_PUB_DEFAULT_DIR);
-	d.cfg.interval_ms = 1000;
-	d.cfg.peer_timeout_ms = 2000;
-	if (ccomd_parse(&d.cfg, argc, argv))
+	d = ccomd_create();
+	if (!d)
 		return 1;
-	pthread_mutex_init(&d.lock, NULL);
+	if (ccomd_parse(&d->cfg, argc, argv))
+		return 1;
 	signal(SIGPIPE, SIG_IGN);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGINT, &sa, NULL);
-	ccomd_state_scan(&d);
-	if (ccomd_web_start(&d))
+	ccomd_state_scan(d);
+	if (ccomd_web_start(d))
 		return 1;
-	if (ccomd_events_start(&d))
+	if (ccomd_events_start(d))
 		fprintf(stderr, "ccomd: events thread not started; continuing without driver events\n");
-	fprintf(stderr, "ccomd: listening on http://%s (state %s, %d peers)\n", d.cfg.listen,
-		d.cfg.pubdir, d.cfg.npeers);
+	fprintf(stderr, "ccomd: listening on http://%s (state %s, %d peers)\n", d->cfg.listen,
+		d->cfg.pubdir, d->cfg.npeers);
 	while (!ccomd_stop) {
-		ts.tv_sec = d.cfg.interval_ms / 1000;
-		ts.tv_nsec = (long)(d.cfg.interval_ms % 1000) * 1000000L;
+		ts.tv_sec = d->cfg.interval_ms / 1000;
+		ts.tv_nsec = (long)(d->cfg.interval_ms % 1000) * 1000000L;
 		nanosleep(&ts, NULL);
 		if (!ccomd_stop)
-			ccomd_state_scan(&d);
+			ccomd_state_scan(d);
 	}
-	ccomd_web_stop();
+	ccomd_web_stop(d);
 	fprintf(stderr, "ccomd: stopped\n");
 	return 0;
 }

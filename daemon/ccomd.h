@@ -4,7 +4,10 @@
  * daemon keeps (recent driver events, per-rank progress), and the entry
  * points of its files (ccomd.c: options and main loop, events.c: netlink
  * events, state.c: published-state tracking, web.c: the HTTP endpoints,
- * metrics.c: Prometheus text).
+ * metrics.c: Prometheus text).  main() creates the one &struct ccomd and
+ * hands it to every other file; there is no other daemon state (only
+ * ccomd.c's signal flag).  The printer, the member/job logic and the
+ * netlink plumbing are tools/lib/, shared with ccomctl.
  */
 #ifndef CCOM_DAEMON_CCOMD_H
 #define CCOM_DAEMON_CCOMD_H
@@ -86,9 +89,13 @@ struct ccomd_progress {
 	bool seen;
 };
 
+struct MHD_Daemon;
+
 /**
- * struct ccomd - the daemon
- * @cfg: configuration
+ * struct ccomd - the daemon, created by main() and passed to every file
+ * @cfg: configuration; written before the threads start, then read-only
+ * @web: the HTTP server (libmicrohttpd), NULL when not running; started and
+ *	stopped by the main thread only
  * @lock: protects everything below
  * @events: ring of the last %CCOMD_MAX_EVENTS events
  * @nevents: events received since start (ring position)
@@ -102,6 +109,7 @@ struct ccomd_progress {
  */
 struct ccomd {
 	struct ccomd_config cfg;
+	struct MHD_Daemon *web;
 	pthread_mutex_t lock;
 	struct ccomd_event events[CCOMD_MAX_EVENTS];
 	uint64_t nevents;
@@ -113,8 +121,6 @@ struct ccomd {
 	uint64_t scans;
 	uint64_t requests;
 };
-
-int64_t ccomd_now_ms(void);
 
 /* events.c: start the thread that joins the events group (retries while the driver is absent). */
 int ccomd_events_start(struct ccomd *d);
@@ -134,8 +140,8 @@ double ccomd_state_idle_s(struct ccomd *d, const struct member *m);
 /* metrics.c: write the Prometheus text exposition to @out. */
 void ccomd_metrics(struct ccomd *d, FILE *out);
 
-/* web.c: start/stop the HTTP server (libmicrohttpd). */
+/* web.c: start/stop the HTTP server (libmicrohttpd) of @d->cfg.listen into @d->web. */
 int ccomd_web_start(struct ccomd *d);
-void ccomd_web_stop(void);
+void ccomd_web_stop(struct ccomd *d);
 
 #endif

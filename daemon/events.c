@@ -12,15 +12,15 @@
 
 #include <linux/nccom_genl.h>
 
-#include "ccomctl.h"
 #include "ccomd.h"
+#include "nl.h"
 
-static int events_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int events_cb(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	struct ccomd *d = arg;
 	struct ccomd_event e = { .dev = -1 };
 
-	(void)c;
+	(void)nl;
 	if (!tb[NCCOM_NL_A_EVENT_TYPE])
 		return 0;
 	e.type = nla_get_u32(tb[NCCOM_NL_A_EVENT_TYPE]);
@@ -56,24 +56,23 @@ static int events_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
 static void *events_main(void *arg)
 {
 	struct ccomd *d = arg;
-	struct ccomctl c;
+	struct ctl_nl nl;
 	int rc;
 
 	for (;;) {
-		memset(&c, 0, sizeof(c));
-		pr_init(&c.pr, stderr, false, false);
-		c.quiet = true;
-		rc = ctl_nl_open(&c);
+		memset(&nl, 0, sizeof(nl));
+		nl.quiet = true;
+		rc = ctl_nl_open(&nl);
 		if (rc == CTL_OK) {
 			pthread_mutex_lock(&d->lock);
 			d->events_joined = true;
 			pthread_mutex_unlock(&d->lock);
-			rc = ctl_nl_monitor(&c, NCCOM_NL_A_EVENT_MAX, events_cb, d);
+			rc = ctl_nl_monitor(&nl, NCCOM_NL_A_EVENT_MAX, events_cb, d);
 			pthread_mutex_lock(&d->lock);
 			d->events_joined = false;
 			pthread_mutex_unlock(&d->lock);
 		}
-		ctl_nl_close(&c);
+		ctl_nl_close(&nl);
 		if (rc == CTL_EPERM) {
 			fprintf(stderr, "ccomd: not allowed to join the nccom events group (run ccomd with CAP_NET_ADMIN); driver events are off\n");
 			return NULL;

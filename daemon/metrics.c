@@ -5,14 +5,13 @@
  * driver's devices and statistics (when it is loaded) and the events seen.
  */
 #include <stdio.h>
-#include <string.h>
 
 #include <netlink/genl/genl.h>
 
 #include <linux/nccom_genl.h>
 
-#include "ccomctl.h"
 #include "ccomd.h"
+#include "nl.h"
 
 /* Label values escape backslash, double quote and newline. */
 static void metric_label(FILE *out, const char *s)
@@ -85,7 +84,7 @@ struct metrics_ctx {
 	int pass;		/* which device family is being printed */
 };
 
-static int metrics_dev_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int metrics_dev_cb(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	struct metrics_ctx *m = arg;
 	static const int attrs[] = { NCCOM_NL_A_DEV_NQUEUES, NCCOM_NL_A_DEV_COMPLETED,
@@ -94,7 +93,7 @@ static int metrics_dev_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
 					     "ccom_dev_bytes_total" };
 	struct nlattr *a = tb[attrs[m->pass]];
 
-	(void)c;
+	(void)nl;
 	if (!tb[NCCOM_NL_A_DEV_INDEX] || !a)
 		return 0;
 	fprintf(m->out, "%s{dev=\"%u\"} %llu\n", names[m->pass],
@@ -102,11 +101,11 @@ static int metrics_dev_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
 	return 0;
 }
 
-static int metrics_stats_cb(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int metrics_stats_cb(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	struct metrics_ctx *m = arg;
 
-	(void)c;
+	(void)nl;
 	if (!tb[NCCOM_NL_A_STATS_DEV_INDEX] || !tb[NCCOM_NL_A_STATS_QUEUE_ERRORS])
 		return 0;
 	fprintf(m->out, "ccom_dev_queue_errors_total{dev=\"%u\"} %llu\n",
@@ -124,21 +123,18 @@ static bool metrics_driver(FILE *out)
 		{ "ccom_dev_bytes_total", "counter", "Bytes copied or reduced by the device." },
 	};
 	struct metrics_ctx m = { .out = out };
-	struct ccomctl c;
+	struct ctl_nl nl = { .quiet = true };
 
-	memset(&c, 0, sizeof(c));
-	pr_init(&c.pr, stderr, false, false);
-	c.quiet = true;
-	if (ctl_nl_open(&c) != CTL_OK)
+	if (ctl_nl_open(&nl) != CTL_OK)
 		return false;
 	for (m.pass = 0; m.pass < 3; m.pass++) {
 		metric_head(out, help[m.pass][0], help[m.pass][1], help[m.pass][2]);
-		ctl_nl_dump(&c, NCCOM_NL_CMD_DEV_GET, NCCOM_NL_A_DEV_MAX, metrics_dev_cb, &m);
+		ctl_nl_dump(&nl, NCCOM_NL_CMD_DEV_GET, NCCOM_NL_A_DEV_MAX, metrics_dev_cb, &m);
 	}
 	metric_head(out, "ccom_dev_queue_errors_total", "counter",
 		    "Queues of the device that entered the error state.");
-	ctl_nl_dump(&c, NCCOM_NL_CMD_STATS_GET, NCCOM_NL_A_STATS_MAX, metrics_stats_cb, &m);
-	ctl_nl_close(&c);
+	ctl_nl_dump(&nl, NCCOM_NL_CMD_STATS_GET, NCCOM_NL_A_STATS_MAX, metrics_stats_cb, &m);
+	ctl_nl_close(&nl);
 	return true;
 }
 

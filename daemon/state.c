@@ -9,21 +9,27 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-#include "ccomctl.h"
 #include "ccomd.h"
+#include "commlist.h"
+
+/* The clock of the idle times: CLOCK_MONOTONIC in ms. */
+static int64_t state_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 int ccomd_members(struct ccomd *d, bool clean, struct member_list *l)
 {
-	struct ccomctl c;
+	struct ctl_nl nl = { .quiet = true };
 	int rc;
 
-	memset(&c, 0, sizeof(c));
-	pr_init(&c.pr, stderr, false, false);
-	c.quiet = true;
-	c.pubdir = d->cfg.pubdir;
-	rc = comm_collect_local(&c, clean, l);
-	ctl_nl_close(&c);
+	rc = comm_collect_local(&nl, d->cfg.pubdir, clean, l);
+	ctl_nl_close(&nl);
 	return rc ? -EIO : 0;
 }
 
@@ -72,7 +78,7 @@ static int state_track_locked(struct ccomd *d, const struct member *m, int64_t n
 int ccomd_state_scan(struct ccomd *d)
 {
 	struct member_list l = { 0 };
-	int64_t now = ccomd_now_ms();
+	int64_t now = state_now_ms();
 	size_t i, n;
 	int err;
 
@@ -101,7 +107,7 @@ double ccomd_state_idle_s(struct ccomd *d, const struct member *m)
 	pthread_mutex_lock(&d->lock);
 	p = state_find_locked(d, m);
 	if (p && p->completed == m->ops_completed && p->stage == m->stage)
-		idle = (double)(ccomd_now_ms() - p->changed_ms) / 1000.0;
+		idle = (double)(state_now_ms() - p->changed_ms) / 1000.0;
 	else if (p)
 		idle = 0;
 	pthread_mutex_unlock(&d->lock);

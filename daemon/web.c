@@ -19,8 +19,6 @@
 
 #include "ccomd.h"
 
-static struct MHD_Daemon *web_daemon;
-
 /* A response built in a memstream; the body is freed by libmicrohttpd. */
 struct web_buf {
 	char *data;
@@ -215,12 +213,12 @@ int ccomd_web_start(struct ccomd *d)
 	}
 	if (v6)
 		flags |= MHD_USE_IPv6;
-	web_daemon = MHD_start_daemon(flags, 0, NULL, NULL, web_handler, d,
+	d->web = MHD_start_daemon(flags, 0, NULL, NULL, web_handler, d,
 				      MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
 				      MHD_OPTION_CONNECTION_LIMIT, 64U,
 				      MHD_OPTION_CONNECTION_TIMEOUT, 10U,
 				      MHD_OPTION_END);
-	if (!web_daemon) {
+	if (!d->web) {
 		fprintf(stderr, "ccomd: cannot listen on %s (address in use or not local?)\n",
 			d->cfg.listen);
 		return -EADDRINUSE;
@@ -228,9 +226,9 @@ int ccomd_web_start(struct ccomd *d)
 	return 0;
 }
 
-void ccomd_web_stop(void)
+void ccomd_web_stop(struct ccomd *d)
 {
-	if (web_daemon)
-		MHD_stop_daemon(web_daemon);
-	web_daemon = NULL;
+	if (d->web)
+		MHD_stop_daemon(d->web);
+	d->web = NULL;
 }

@@ -17,6 +17,8 @@
 
 #include "nccom_private.h"
 
+static const struct nccom_obj_ops nccom_comm_ops;
+
 /* Retries of a snapshot while the owner is writing the block. */
 #define NCCOM_COMM_READ_TRIES	16
 
@@ -87,7 +89,7 @@ int nccom_ioctl_comm_register(struct nccom_ucmd *ucmd)
 		nccom_dbg("COMM_REGISTER: bad arguments (%d)\n", ret);
 		return ret;
 	}
-	comm = nccom_obj_alloc(ucmd->ctx, sizeof(*comm), NCCOM_OBJ_COMM);
+	comm = nccom_obj_alloc(ucmd->ctx, sizeof(*comm), &nccom_comm_ops);
 	if (IS_ERR(comm))
 		return PTR_ERR(comm);
 	comm->comm_hash = cmd->comm_hash;
@@ -164,7 +166,8 @@ static void nccom_comm_free(struct nccom_object *obj)
 	kfree(comm);
 }
 
-const struct nccom_obj_ops nccom_comm_ops = {
+static const struct nccom_obj_ops nccom_comm_ops = {
+	.type = NCCOM_OBJ_COMM,
 	.destroy = nccom_comm_destroy,
 	.free = nccom_comm_free,
 };

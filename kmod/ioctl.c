@@ -87,20 +87,6 @@ static const struct nccom_ioctl_op nccom_ioctl_ops[] = {
 		       struct nccom_comm_register, out_handle),
 };
 
-/**
- * nccom_ucmd_respond() - copy the command struct back to the user
- * @ucmd: the command
- * @len: size of the kernel struct; at most the user's size is copied
- *
- * Return: 0 or -EFAULT.
- */
-int nccom_ucmd_respond(struct nccom_ucmd *ucmd, size_t len)
-{
-	if (copy_to_user(ucmd->ubuffer, ucmd->cmd, min_t(size_t, ucmd->user_size, len)))
-		return -EFAULT;
-	return 0;
-}
-
 static u64 nccom_features(void)
 {
 	return NCCOM_FEAT_MEM_REGISTER | NCCOM_FEAT_DMABUF_EXPORT |

@@ -17,6 +17,11 @@
 
 #include "nccom_private.h"
 
+/* The max_reg_size module parameter (main.c); GET_INFO reports it. */
+unsigned long nccom_max_reg_size = 1UL << 34;
+
+static const struct nccom_obj_ops nccom_mem_ops;
+
 #define NCCOM_PIN_BATCH 512
 
 /*
@@ -355,7 +360,7 @@ struct nccom_mem *nccom_mem_create(struct nccom_ctx *ctx,
 {
 	struct nccom_mem *mem;
 
-	mem = nccom_obj_alloc(ctx, sizeof(*mem), NCCOM_OBJ_MEM);
+	mem = nccom_obj_alloc(ctx, sizeof(*mem), &nccom_mem_ops);
 	if (IS_ERR(mem))
 		return mem;
 	mem->region = nccom_region_get(region);
@@ -434,7 +439,8 @@ static void nccom_mem_free(struct nccom_object *obj)
 	kfree(mem);
 }
 
-const struct nccom_obj_ops nccom_mem_ops = {
+static const struct nccom_obj_ops nccom_mem_ops = {
+	.type = NCCOM_OBJ_MEM,
 	.destroy = nccom_mem_destroy,
 	.free = nccom_mem_free,
 };

@@ -39,12 +39,16 @@ struct nccom_stats {
 };
 
 extern struct nccom_stats nccom_stats;
+
+/*
+ * Module parameters: declared in main.c, stored with the file that reads
+ * them (dev.c, mem.c, queue.c, object.c).
+ */
 extern unsigned int nccom_ndevs;
+extern unsigned int nccom_nengines;
 extern unsigned long nccom_max_reg_size;
 extern unsigned int nccom_turn_bytes;
 extern unsigned int nccom_fail_nth;
-
-bool nccom_should_fail(void);
 
 enum nccom_obj_type {
 	NCCOM_OBJ_ANY = 0,
@@ -53,6 +57,17 @@ enum nccom_obj_type {
 	NCCOM_OBJ_SEM,
 	NCCOM_OBJ_COMM,
 	NCCOM_OBJ_TYPE_COUNT,
+};
+
+struct nccom_object;
+
+/* One per object type, defined by the type's file (mem.c, queue.c, ...). */
+struct nccom_obj_ops {
+	enum nccom_obj_type type;
+	/* Called once when the handle goes away (destroy ioctl or close). */
+	void (*destroy)(struct nccom_object *obj);
+	/* Called when the last reference is dropped. */
+	void (*free)(struct nccom_object *obj);
 };
 
 /*
@@ -65,13 +80,7 @@ struct nccom_object {
 	u32 id;
 	refcount_t users;
 	struct nccom_ctx *ctx;
-};
-
-struct nccom_obj_ops {
-	/* Called once when the handle goes away (destroy ioctl or close). */
-	void (*destroy)(struct nccom_object *obj);
-	/* Called when the last reference is dropped. */
-	void (*free)(struct nccom_object *obj);
+	const struct nccom_obj_ops *ops;
 };
 
 /* Per open file of /dev/nccom. */
@@ -104,8 +113,13 @@ struct nccom_dev {
 	struct nccom_engine engines[NCCOM_MAX_ENGINES];
 };
 
+/* dev.c: the virtual devices and the DMA device (calls no other nccom file) */
 extern struct nccom_dev *nccom_devs;
 extern struct device *nccom_dma_dev;
+int nccom_devs_init(void);
+void nccom_devs_fini(void);
+int nccom_dma_dev_init(void);
+void nccom_dma_dev_fini(void);
 
 /*
  * Backing memory shared by a registration, its dma-buf exports and nccom
@@ -239,11 +253,12 @@ struct nccom_ucmd {
 	void *cmd;
 };
 
+/* object.c: the object core (calls no other nccom file) */
 int nccom_ucmd_respond(struct nccom_ucmd *ucmd, size_t len);
-
-/* main.c: object core */
+struct nccom_ctx *nccom_ctx_alloc(void);
+void nccom_ctx_free(struct nccom_ctx *ctx);
 void *nccom_obj_alloc(struct nccom_ctx *ctx, size_t size,
-		      enum nccom_obj_type type);
+		      const struct nccom_obj_ops *ops);
 void nccom_obj_finalize(struct nccom_object *obj);
 void nccom_obj_abort(struct nccom_object *obj);
 struct nccom_object *nccom_obj_get(struct nccom_ctx *ctx, u32 id,
@@ -258,7 +273,6 @@ int nccom_ioctl_get_info(struct nccom_ucmd *ucmd);
 int nccom_ioctl_destroy(struct nccom_ucmd *ucmd);
 
 /* mem.c */
-extern const struct nccom_obj_ops nccom_mem_ops;
 int nccom_ioctl_mem_register(struct nccom_ucmd *ucmd);
 struct nccom_region *nccom_region_get(struct nccom_region *region);
 void nccom_region_put(struct nccom_region *region);
@@ -276,7 +290,6 @@ int nccom_ioctl_mem_import_dmabuf(struct nccom_ucmd *ucmd);
 void nccom_region_free_dmabuf(struct nccom_region *region);
 
 /* sem.c */
-extern const struct nccom_obj_ops nccom_sem_ops;
 int nccom_ioctl_sem_create(struct nccom_ucmd *ucmd);
 int nccom_ioctl_sem_signal(struct nccom_ucmd *ucmd);
 int nccom_ioctl_sem_read(struct nccom_ucmd *ucmd);
@@ -289,13 +302,11 @@ int nccom_wait_deadline(wait_queue_head_t *wq, u64 timeout_ns,
 			bool (*done)(void *arg), void *arg);
 
 /* comm.c */
-extern const struct nccom_obj_ops nccom_comm_ops;
 int nccom_ioctl_comm_register(struct nccom_ucmd *ucmd);
 bool nccom_comm_read(const struct nccom_comm *comm,
 		     struct nccom_comm_snap *out);
 
 /* queue.c */
-extern const struct nccom_obj_ops nccom_queue_ops;
 int nccom_ioctl_queue_create(struct nccom_ucmd *ucmd);
 int nccom_ioctl_queue_doorbell(struct nccom_ucmd *ucmd);
 int nccom_ioctl_queue_get_state(struct nccom_ucmd *ucmd);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * nccom generic netlink family "nccom" (netlink.c): what the rest of the
- * driver calls. Spec: Documentation/netlink/specs/nccom.yaml.
+ * nccom generic netlink family "nccom": what the rest of the driver calls
+ * (client lifecycle and registration in netlink.c, events in
+ * netlink_event.c). Spec: Documentation/netlink/specs/nccom.yaml.
  *
  * Copyright (C) 2026 The ccom authors.
  */
@@ -37,11 +38,14 @@ struct nccom_nl_client {
 	char comm[TASK_COMM_LEN];
 };
 
+/* netlink.c */
 int nccom_nl_init(void);
 void nccom_nl_exit(void);
 void nccom_nl_client_add(struct nccom_ctx *ctx);
 void nccom_nl_client_del(struct nccom_ctx *ctx);
 void nccom_nl_client_fini(struct nccom_ctx *ctx);
+
+/* netlink_event.c */
 void nccom_nl_queue_error(struct nccom_queue *q, int status);
 void nccom_nl_sem_timeout(struct nccom_ctx *ctx, u32 handle, u64 value);
 

@@ -17,6 +17,11 @@
 
 #include "nccom_private.h"
 
+/* The turn_bytes module parameter (main.c): the budget of nccom_queue_run(). */
+unsigned int nccom_turn_bytes = 256 * 1024;
+
+static const struct nccom_obj_ops nccom_queue_ops;
+
 #define NCCOM_TURN_DESCS 64
 
 static size_t nccom_ring_size(u32 depth, u32 *sq_off, u32 *cq_off)
@@ -90,7 +95,7 @@ int nccom_ioctl_queue_create(struct nccom_ucmd *ucmd)
 	    cmd->depth > NCCOM_MAX_DEPTH || !is_power_of_2(cmd->depth))
 		return -EINVAL;
 	ndev = &nccom_devs[cmd->dev_index];
-	q = nccom_obj_alloc(ucmd->ctx, sizeof(*q), NCCOM_OBJ_QUEUE);
+	q = nccom_obj_alloc(ucmd->ctx, sizeof(*q), &nccom_queue_ops);
 	if (IS_ERR(q))
 		return PTR_ERR(q);
 	ret = nccom_queue_init_ring(q, cmd->depth);
@@ -461,7 +466,8 @@ static void nccom_queue_free(struct nccom_object *obj)
 	kfree(q);
 }
 
-const struct nccom_obj_ops nccom_queue_ops = {
+static const struct nccom_obj_ops nccom_queue_ops = {
+	.type = NCCOM_OBJ_QUEUE,
 	.destroy = nccom_queue_destroy,
 	.free = nccom_queue_free,
 };

@@ -18,6 +18,8 @@
 
 #include "nccom_private.h"
 
+static const struct nccom_obj_ops nccom_sem_ops;
+
 /* One open semaphore file; @target is the poll threshold of this file. */
 struct nccom_sem_file {
 	struct nccom_sem_core *core;
@@ -163,7 +165,7 @@ int nccom_ioctl_sem_create(struct nccom_ucmd *ucmd)
 
 	if (cmd->flags || cmd->__reserved)
 		return -EINVAL;
-	sem = nccom_obj_alloc(ucmd->ctx, sizeof(*sem), NCCOM_OBJ_SEM);
+	sem = nccom_obj_alloc(ucmd->ctx, sizeof(*sem), &nccom_sem_ops);
 	if (IS_ERR(sem))
 		return PTR_ERR(sem);
 	sem->core = nccom_sem_core_alloc(cmd->initial_value);
@@ -384,7 +386,7 @@ int nccom_ioctl_sem_import(struct nccom_ucmd *ucmd)
 		return -EBADF;
 	}
 	sf = file->private_data;
-	sem = nccom_obj_alloc(ucmd->ctx, sizeof(*sem), NCCOM_OBJ_SEM);
+	sem = nccom_obj_alloc(ucmd->ctx, sizeof(*sem), &nccom_sem_ops);
 	if (IS_ERR(sem)) {
 		fput(file);
 		return PTR_ERR(sem);
@@ -417,7 +419,8 @@ static void nccom_sem_free(struct nccom_object *obj)
 	kfree(sem);
 }
 
-const struct nccom_obj_ops nccom_sem_ops = {
+static const struct nccom_obj_ops nccom_sem_ops = {
+	.type = NCCOM_OBJ_SEM,
 	.destroy = nccom_sem_destroy,
 	.free = nccom_sem_free,
 };

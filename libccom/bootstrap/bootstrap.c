@@ -95,7 +95,8 @@ static void bs_stagger(const struct ccom_bootstrap_args *a)
 }
 
 static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
-		      const struct ccom_bs_id *id, union ccom_sockaddr *next)
+		      const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
+		      union ccom_sockaddr *next)
 {
 	int64_t deadline = a->start_us + a->timeout_ms * 1000;
 	int64_t grace = a->timeout_ms * 100; /* 10 % of the timeout, in us */
@@ -116,7 +117,7 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	}
 	memset(&h, 0, sizeof(h));
 	h.magic = id->magic;
-	h.type = CCOM_BS_HELLO;
+	h.type = ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO;
 	h.abi = ccom_abi_id();
 	h.size = sizeof(h);
 	h.rank = a->rank;
@@ -136,6 +137,8 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	grace = grace < 500000 ? 500000 : grace > 5000000 ? 5000000 : grace;
 	verdict_deadline = deadline + grace;
 	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, a->abort);
+	if (!rc && ext)
+		rc = ccom_sock_send_all(fd, ext, sizeof(*ext), deadline, a->abort);
 	if (!rc) {
 		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
 			  a->rank, a->nranks, ra);
@@ -234,17 +237,56 @@ static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint
 	return bs;
 }
 
+/*
+ * Several ids: this rank checks in with the root of ids[rank * nids /
+ * nranks] (into @id), telling it where root 0 is (@ext); the ring's magic
+ * is ids[0]'s (@magic0).
+ */
+static int bs_multi_ids(const struct ccom_bootstrap_args *a, struct ccom_bs_id *id,
+			struct ccom_bs_hello_ext *ext, uint64_t *magic0)
+{
+	struct ccom_bs_id id0;
+	int idx = (int)((int64_t)a->rank * a->nids / a->nranks), rc;
+
+	rc = ccom_bs_id_decode(&a->ids[0], &id0);
+	if (!rc)
+		rc = ccom_bs_id_decode(&a->ids[idx], id);
+	if (rc)
+		return rc;
+	if ((id0.flags | id->flags) & CCOM_BS_ID_ROOT_AT_RANK0) {
+		ccom_set_last_error("Bootstrap: rank %d: an id made from CCOM_COMM_ID (root hosted by rank 0) cannot be one of several ids; create each id with ccomGetUniqueId",
+				    a->rank);
+		return -EINVAL;
+	}
+	memset(ext, 0, sizeof(*ext));
+	ext->nids = (uint32_t)a->nids;
+	ext->idx = (uint32_t)idx;
+	ext->root0_magic = id0.magic;
+	ext->root0 = id0.root;
+	*magic0 = id0.magic;
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d checks in with root %d of %d", a->rank, idx,
+		  a->nids);
+	return 0;
+}
+
 int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstrap **out)
 {
 	struct ccom_bs_id id;
+	struct ccom_bs_hello_ext ext;
 	struct ccom_bootstrap *bs;
 	union ccom_sockaddr next;
+	uint64_t magic = 0;
 	int rc;
 
-	rc = ccom_bs_id_decode(a->id, &id);
+	if (a->nids > 1)
+		rc = bs_multi_ids(a, &id, &ext, &magic);
+	else
+		rc = ccom_bs_id_decode(a->id, &id);
 	if (rc)
 		return rc;
-	bs = bs_alloc(a, id.magic);
+	if (a->nids <= 1)
+		magic = id.magic;
+	bs = bs_alloc(a, magic);
 	if (!bs) {
 		ccom_set_last_error("Bootstrap: out of memory for %d ranks", a->nranks);
 		return -ENOMEM;
@@ -272,7 +314,7 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 	if (rc)
 		goto err_close;
 	bs_stagger(a);
-	rc = bs_checkin(bs, a, &id, &next);
+	rc = bs_checkin(bs, a, &id, a->nids > 1 ? &ext : NULL, &next);
 	if (rc)
 		goto err_close;
 	rc = bs_ring_connect(bs, a, &next);

@@ -48,6 +48,12 @@ uint64_t ccom_bootstrap_id_magic(const ccomUniqueId *id);
  */
 struct ccom_bootstrap_args {
 	const ccomUniqueId *id;
+	/*
+	 * nids > 1: several roots (ccomCommInitRankScalable): this rank checks
+	 * in with ids[rank * nids / nranks]; @id is ids[0].  0 or 1: @id only.
+	 */
+	const ccomUniqueId *ids;
+	int nids;
 	int rank;
 	int nranks;
 	int64_t start_us;

@@ -14,6 +14,16 @@
  * ranks that never checked in, before the present ranks time out alone.
  * Of the folder it uses only id.c (the identity it checks the ranks'
  * against); bootstrap.c starts it with ccom_bs_root_start().
+ *
+ * Several roots (ccomCommInitRankScalable, nIds > 1, wire.h): each root
+ * serves the ranks r with r * nids / nranks == its index; a root k > 0
+ * whose ranks are in sends their addresses to root 0 and gets everyone's
+ * back (a blocking exchange), root 0 waits for its own ranks and every
+ * other root, then each answers its own ranks.  A failure anywhere (a
+ * missing rank, a mismatch, a hang-up) is reported to root 0, which tells
+ * every root, so every present rank gets the same sentence.  Root 0 waits
+ * half a margin longer than the others, so that a root k's report of a
+ * missing rank arrives before root 0 would time out on its own.
  */
 #include <errno.h>
 #include <poll.h>
@@ -34,9 +44,10 @@
 struct root_pending {
 	int fd;
 	int64_t since;
-	size_t got;
+	size_t got;		/* bytes of hello, then of ext */
 	union ccom_sockaddr from;
 	struct ccom_bs_hello hello;
+	struct ccom_bs_hello_ext ext;
 };
 
 struct root_rank {
@@ -57,6 +68,14 @@ struct root {
 	int64_t latest;		/* when the last checked-in rank gives up by itself */
 	int failed;		/* -errno once the job cannot start */
 	char msg[CCOM_BS_MAX_MSG];
+	/* Several roots (nids > 1); nids 1: one root, lo 0, hi nranks. */
+	int nids, idx, lo, hi;
+	uint64_t root0_magic;
+	union ccom_sockaddr root0;
+	union ccom_sockaddr *addrs;	/* every rank's listen address as known here */
+	int *sub_fd;			/* root 0: connection of each root k > 0, or -1 */
+	int subs_in;
+	int reported;			/* root k > 0: root 0 was told (table or failure) */
 	struct root_pending *pend;	/* connections that have not checked in yet */
 	int npend;
 	int cap;
@@ -95,6 +114,64 @@ static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_so
 			     len < CCOM_BS_MAX_MSG ? len : CCOM_BS_MAX_MSG);
 }
 
+/* First rank of root @idx's range: ceil(idx * nranks / nids). */
+static int range_lo(int idx, int nranks, int nids)
+{
+	return (int)(((int64_t)idx * nranks + nids - 1) / nids);
+}
+
+/* Root 0: pass a failure on to every root k > 0 that is waiting for the table. */
+static void root_tell_subs(struct root *rt, int err)
+{
+	int k;
+
+	for (k = 1; rt->sub_fd && k < rt->nids; k++) {
+		if (rt->sub_fd[k] < 0)
+			continue;
+		root_send_reply(rt->sub_fd[k], rt->magic, err, NULL, rt->msg);
+		close(rt->sub_fd[k]);
+		rt->sub_fd[k] = -1;
+	}
+}
+
+/* Send root 0 a struct ccom_bs_subroot and @len bytes of @data; 0 or -errno. */
+static int root_sub_send(struct root *rt, int fd, int err, uint32_t count, const void *data,
+			 size_t len, int64_t deadline)
+{
+	struct ccom_bs_subroot m;
+	int64_t now = ccom_now_us();
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	m.magic = rt->root0_magic;
+	m.type = CCOM_BS_SUBROOT;
+	m.abi = ccom_abi_id();
+	m.idx = rt->idx;
+	m.nids = rt->nids;
+	m.nranks = rt->nranks;
+	m.err = err;
+	m.count = count;
+	m.msg_len = err ? (uint32_t)len : 0;
+	m.remaining_ms = rt->latest > now ? (uint32_t)((rt->latest - now) / 1000) : 0;
+	rc = ccom_sock_send_all(fd, &m, sizeof(m), deadline, NULL);
+	if (!rc && len)
+		rc = ccom_sock_send_all(fd, data, len, deadline, NULL);
+	return rc;
+}
+
+/* Root k > 0 failed: tell root 0 (best effort, 1 s), which tells everyone. */
+static void root_sub_report(struct root *rt, int err)
+{
+	int64_t deadline = ccom_now_us() + 1000000;
+	int fd;
+
+	rt->reported = 1;
+	if (ccom_sock_connect(&rt->root0, deadline, NULL, &fd))
+		return;
+	root_sub_send(rt, fd, err, 0, rt->msg, strlen(rt->msg), deadline);
+	close(fd);
+}
+
 /* The job cannot start: tell every rank that checked in, and later ones too. */
 static void root_fail(struct root *rt, int err, int64_t linger)
 {
@@ -110,6 +187,10 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 		close(rt->ranks[r].fd);
 		rt->ranks[r].fd = -1;
 	}
+	if (rt->nids > 1 && rt->idx == 0)
+		root_tell_subs(rt, err);
+	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
+		root_sub_report(rt, err);
 }
 
 static void root_drop(struct root *rt, int i, const char *why)
@@ -122,7 +203,7 @@ static void root_drop(struct root *rt, int i, const char *why)
 	rt->pend[i] = rt->pend[--rt->npend];
 }
 
-static int64_t rank_deadline(const struct ccom_bs_hello *h, int64_t now)
+static int64_t rank_deadline(const struct ccom_bs_hello *h, int64_t now, int root0_of_many)
 {
 	int64_t rem = (int64_t)h->remaining_ms * 1000;
 	int64_t margin = rem / 10;
@@ -133,7 +214,7 @@ static int64_t rank_deadline(const struct ccom_bs_hello *h, int64_t now)
 		margin = 2000000;
 	if (margin > rem / 2)
 		margin = rem / 2;
-	return now + rem - margin;
+	return now + rem - (root0_of_many ? margin / 2 : margin);
 }
 
 /* Check a skew of version, ABI or build against the root's own library. */
@@ -153,9 +234,9 @@ static void root_all_in(struct root *rt)
 {
 	int r;
 
-	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root: all %d ranks checked in after %.3f ms",
-		  rt->nranks, (ccom_now_us() - rt->first_us) / 1e3);
-	for (r = 0; r < rt->nranks; r++) {
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks checked in after %.3f ms",
+		  rt->idx, rt->nids, rt->nranks, (ccom_now_us() - rt->first_us) / 1e3);
+	for (r = rt->lo; r < rt->hi; r++) {
 		struct ccom_bs_addr_entry e[CCOM_BS_MAX_MSG / sizeof(struct ccom_bs_addr_entry)];
 		int n = rt->nranks, next = (r + 1) % n, k = 0;
 		int64_t dist;
@@ -164,13 +245,57 @@ static void root_all_in(struct root *rt)
 		memset(e, 0, sizeof(e));
 		for (dist = 1; dist < n; dist <<= 1, k++) {
 			e[k].rank = (int32_t)((r - dist + n) % n);
-			e[k].addr = rt->ranks[e[k].rank].hello.listen;
+			e[k].addr = rt->addrs[e[k].rank];
 		}
-		root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->ranks[next].hello.listen, e,
+		root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->addrs[next], e,
 				     k * sizeof(e[0]));
 		close(rt->ranks[r].fd);
 		rt->ranks[r].fd = -1;
 	}
+}
+
+/* The job's shape, from its first check-in (or, at root 0, a root k's report). */
+static int root_setup(struct root *rt, int nranks, int nids, int idx)
+{
+	int r;
+
+	rt->ranks = calloc(nranks, sizeof(*rt->ranks));
+	rt->addrs = calloc(nranks, sizeof(*rt->addrs));
+	if (nids > 1 && idx == 0)
+		rt->sub_fd = malloc(nids * sizeof(*rt->sub_fd));
+	if (!rt->ranks || !rt->addrs || (nids > 1 && idx == 0 && !rt->sub_fd)) {
+		snprintf(rt->msg, sizeof(rt->msg), "out of memory for %d ranks", nranks);
+		return -ENOMEM;
+	}
+	for (r = 0; r < nranks; r++)
+		rt->ranks[r].fd = -1;
+	for (r = 0; rt->sub_fd && r < nids; r++)
+		rt->sub_fd[r] = -1;
+	rt->nranks = nranks;
+	rt->nids = nids;
+	rt->idx = idx;
+	rt->lo = range_lo(idx, nranks, nids);
+	rt->hi = range_lo(idx + 1, nranks, nids);
+	rt->first_us = ccom_now_us();
+	return 0;
+}
+
+/* Several roots: the rank's ids must match this root's and it must be one of its ranks. */
+static int root_check_multi(struct root *rt, const struct ccom_bs_hello *h, int nids, int idx)
+{
+	if (nids != rt->nids) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "nIds mismatch: rank %d (%s pid %d) passed %d unique id(s) but this root (ids[%d]) serves a job of %d; every rank must pass the same nIds and ids",
+			 h->rank, h->host, h->pid, nids, rt->idx, rt->nids);
+		return -EPERM;
+	}
+	if (idx != rt->idx || h->rank < rt->lo || h->rank >= rt->hi) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "rank %d (%s pid %d) checked in with ids[%d], whose root serves ranks %d-%d of %d (rank r uses ids[r * nIds / nranks]); pass the ids in the same order on every rank",
+			 h->rank, h->host, h->pid, idx, rt->lo, rt->hi - 1, rt->nranks);
+		return -EPERM;
+	}
+	return 0;
 }
 
 /* A complete, well-formed hello arrived on pending connection @i. */
@@ -178,8 +303,10 @@ static void root_checkin(struct root *rt, int i)
 {
 	struct root_pending p = rt->pend[i];
 	const struct ccom_bs_hello *h = &p.hello;
+	int multi = h->type == CCOM_BS_HELLO_MULTI;
+	int nids = multi ? (int)p.ext.nids : 1, idx = multi ? (int)p.ext.idx : 0;
 	int64_t now = ccom_now_us();
-	int64_t dl = rank_deadline(h, now);
+	int64_t dl = rank_deadline(h, now, nids > 1 && idx == 0);
 	int err = 0;
 
 	rt->pend[i] = rt->pend[--rt->npend];
@@ -199,29 +326,33 @@ static void root_checkin(struct root *rt, int i)
 		snprintf(rt->msg, sizeof(rt->msg), "rank %d of %d (%s pid %d) is out of range",
 			 h->rank, h->nranks, h->host, h->pid);
 		err = -EINVAL;
+	} else if (nids < 1 || nids > h->nranks || idx < 0 || idx >= nids) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "rank %d of %d (%s pid %d) checked in with ids[%d] of %d; nIds must be 1 to nranks",
+			 h->rank, h->nranks, h->host, h->pid, idx, nids);
+		err = -EINVAL;
 	} else if (rt->nranks < 0) {
-		rt->ranks = calloc(h->nranks, sizeof(*rt->ranks));
-		if (!rt->ranks) {
-			snprintf(rt->msg, sizeof(rt->msg), "out of memory for %d ranks", h->nranks);
-			err = -ENOMEM;
-		} else {
-			int r;
-
-			for (r = 0; r < h->nranks; r++)
-				rt->ranks[r].fd = -1;
-			rt->nranks = h->nranks;
-			rt->first_rank = h->rank;
-			rt->first_us = now;
+		err = root_setup(rt, h->nranks, nids, idx);
+		rt->first_rank = h->rank;
+		if (multi) {
+			rt->root0 = p.ext.root0;
+			rt->root0_magic = p.ext.root0_magic;
 		}
 	}
 	if (!err && rt->nranks != h->nranks) {
-		const struct ccom_bs_hello *f = &rt->ranks[rt->first_rank].hello;
+		char who[128];
 
+		if (rt->first_rank >= 0)
+			snprintf(who, sizeof(who), "rank %d (%s pid %d)", rt->first_rank,
+				 rt->ranks[rt->first_rank].hello.host, rt->ranks[rt->first_rank].hello.pid);
+		else
+			snprintf(who, sizeof(who), "the root of another id");
 		snprintf(rt->msg, sizeof(rt->msg),
-			 "nranks mismatch: rank %d (%s pid %d) checked in with nranks %d but rank %d (%s pid %d) with nranks %d; every rank must pass the same nranks",
-			 h->rank, h->host, h->pid, h->nranks, rt->first_rank, f->host, f->pid,
-			 rt->nranks);
+			 "nranks mismatch: rank %d (%s pid %d) checked in with nranks %d but %s with nranks %d; every rank must pass the same nranks",
+			 h->rank, h->host, h->pid, h->nranks, who, rt->nranks);
 		err = -EPERM;
+	} else if (!err && (err = root_check_multi(rt, h, nids, idx))) {
+		/* rt->msg says which */
 	} else if (!err && rt->ranks[h->rank].fd >= 0) {
 		const struct ccom_bs_hello *o = &rt->ranks[h->rank].hello;
 
@@ -241,6 +372,7 @@ static void root_checkin(struct root *rt, int i)
 	}
 	rt->ranks[h->rank].fd = p.fd;
 	rt->ranks[h->rank].hello = *h;
+	rt->addrs[h->rank] = h->listen;
 	rt->count++;
 	if (!rt->deadline || dl < rt->deadline)
 		rt->deadline = dl;
@@ -254,25 +386,46 @@ static void root_timeout(struct root *rt)
 	char list[600];
 	int r;
 
+	int k, missing = 0;
+
+	/* Ranks of other roots count as in, at root 0 those of the roots that reported. */
 	for (r = 0; in && r < rt->nranks; r++)
-		in[r] = rt->ranks[r].fd >= 0;
+		in[r] = rt->ranks[r].fd >= 0 || r < rt->lo || r >= rt->hi;
+	for (k = 1; in && rt->sub_fd && k < rt->nids; k++)
+		for (r = range_lo(k, rt->nranks, rt->nids);
+		     r < range_lo(k + 1, rt->nranks, rt->nids); r++)
+			in[r] = rt->sub_fd[k] >= 0;
+	for (r = 0; in && r < rt->nranks; r++)
+		missing += !in[r];
 	if (in)
 		ccom_format_rank_list(in, rt->nranks, 0, list, sizeof(list));
 	else
 		snprintf(list, sizeof(list), "(unknown)");
 	snprintf(rt->msg, sizeof(rt->msg),
-		 "timed out after %.1f s waiting for %d of %d ranks; ranks that never checked in: %s. Check that they were started, reached ccomCommInitRank with the same unique id, and can reach the root",
-		 (ccom_now_us() - rt->first_us) / 1e6, rt->nranks - rt->count, rt->nranks, list);
+		 "timed out after %.1f s waiting for %d of %d ranks; ranks that never checked in%s: %s. Check that they were started, reached ccomCommInitRank with the same unique id, and can reach the root",
+		 (ccom_now_us() - rt->first_us) / 1e6, missing, rt->nranks,
+		 rt->sub_fd ? " (or whose root never reported to root 0)" : "", list);
 	free(in);
 	/* Ranks arriving late get the verdict too, as long as the others wait. */
 	root_fail(rt, -ETIMEDOUT, rt->latest);
 }
 
 /* Read what is available on pending connection @i; 1 if it was consumed. */
+static void root_subroot_in(struct root *rt, int i);
+
 static int root_read_pending(struct root *rt, int i)
 {
 	struct root_pending *p = &rt->pend[i];
-	ssize_t n = recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got, 0);
+	/* Magic and type first (a root k's report is not a hello), then the hello, then its ext. */
+	size_t head = sizeof(uint64_t) + sizeof(uint32_t);
+	ssize_t n;
+
+	if (p->got < sizeof(p->hello))
+		n = recv(p->fd, (char *)&p->hello + p->got,
+			 (p->got < head ? head : sizeof(p->hello)) - p->got, 0);
+	else
+		n = recv(p->fd, (char *)&p->ext + (p->got - sizeof(p->hello)),
+			 sizeof(p->hello) + sizeof(p->ext) - p->got, 0);
 
 	if (n == 0) {
 		root_drop(rt, i, "closed before a complete check-in");
@@ -293,17 +446,184 @@ static int root_read_pending(struct root *rt, int i)
 		root_drop(rt, i, why);
 		return 1;
 	}
+	if (p->got == head && p->hello.type == CCOM_BS_SUBROOT) {
+		root_subroot_in(rt, i);
+		return 1;
+	}
 	if (p->got >= 3 * sizeof(uint32_t) + sizeof(uint64_t) &&
-	    (p->hello.type != CCOM_BS_HELLO ||
+	    ((p->hello.type != CCOM_BS_HELLO && p->hello.type != CCOM_BS_HELLO_MULTI) ||
 	     (p->hello.abi == ccom_abi_id() && p->hello.size != sizeof(p->hello)))) {
 		root_drop(rt, i, "malformed check-in message");
 		return 1;
 	}
-	if (p->got < sizeof(p->hello))
+	if (p->got < sizeof(p->hello) +
+		     (p->hello.type == CCOM_BS_HELLO_MULTI ? sizeof(p->ext) : 0))
 		return 0;
 	p->hello.host[sizeof(p->hello.host) - 1] = '\0';
 	root_checkin(rt, i);
 	return 1;
+}
+
+/* Root 0: a root k > 0 reports its ranks' addresses (kept, with its connection) or its failure. */
+static void root_subroot_in(struct root *rt, int i)
+{
+	struct root_pending p = rt->pend[i];
+	int64_t now = ccom_now_us(), until = now + 2000000;
+	struct ccom_bs_subroot m;
+	struct ccom_bs_addr_entry *e = NULL;
+	char text[CCOM_BS_MAX_MSG + 1];
+	int lo, hi, err = 0;
+	uint32_t k;
+
+	rt->pend[i] = rt->pend[--rt->npend];
+	memcpy(&m, &p.hello, sizeof(uint64_t) + sizeof(uint32_t));
+	if (ccom_sock_recv_all(p.fd, (char *)&m + sizeof(uint64_t) + sizeof(uint32_t),
+			       sizeof(m) - sizeof(uint64_t) - sizeof(uint32_t), until, NULL) ||
+	    m.abi != ccom_abi_id() || m.nids < 2 || m.idx < 1 || m.idx >= m.nids ||
+	    m.nranks < m.nids || m.msg_len > CCOM_BS_MAX_MSG) {
+		ccom_warn("Bootstrap root: dropped a malformed report of another root");
+		close(p.fd);
+		return;
+	}
+	if (now + (int64_t)m.remaining_ms * 1000 > rt->latest)
+		rt->latest = now + (int64_t)m.remaining_ms * 1000;
+	if (rt->failed) {
+		root_send_reply(p.fd, rt->magic, rt->failed, NULL, rt->msg);
+		close(p.fd);
+		return;
+	}
+	lo = range_lo(m.idx, m.nranks, m.nids);
+	hi = range_lo(m.idx + 1, m.nranks, m.nids);
+	if (m.err) {
+		size_t len = m.msg_len;
+
+		if (ccom_sock_recv_all(p.fd, text, len, until, NULL))
+			len = 0;
+		text[len] = '\0';
+		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d (ranks %d-%d) reports: %.900s", m.idx,
+			 m.nids, lo, hi - 1, len ? text : "(no reason given)");
+		close(p.fd);
+		root_fail(rt, m.err, rt->latest);
+		return;
+	}
+	if (rt->nranks < 0) {
+		err = root_setup(rt, m.nranks, m.nids, 0);
+		rt->first_rank = -1;
+	} else if (m.nranks != rt->nranks || m.nids != rt->nids || rt->idx != 0) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "root %d of a job of %d ranks and %d ids reported to the root of ids[%d] of a job of %d ranks and %d ids; every rank must pass the same nranks, nIds and ids in the same order",
+			 m.idx, m.nranks, m.nids, rt->idx, rt->nranks, rt->nids);
+		err = -EPERM;
+	} else if (rt->sub_fd[m.idx] >= 0) {
+		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported twice", m.idx, m.nids);
+		err = -EPERM;
+	} else if (m.count != (uint32_t)(hi - lo)) {
+		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported %u ranks instead of %d",
+			 m.idx, m.nids, m.count, hi - lo);
+		err = -EPROTO;
+	}
+	if (!err) {
+		e = calloc(m.count, sizeof(*e));
+		if (!e || ccom_sock_recv_all(p.fd, e, m.count * sizeof(*e), until, NULL)) {
+			snprintf(rt->msg, sizeof(rt->msg), "root %d of %d: its table of %u ranks did not arrive",
+				 m.idx, m.nids, m.count);
+			err = -EPROTO;
+		}
+	}
+	for (k = 0; !err && k < m.count; k++) {
+		if (e[k].rank < lo || e[k].rank >= hi) {
+			snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported rank %d, not one of its ranks %d-%d",
+				 m.idx, m.nids, e[k].rank, lo, hi - 1);
+			err = -EPROTO;
+			break;
+		}
+		rt->addrs[e[k].rank] = e[k].addr;
+	}
+	free(e);
+	if (err) {
+		root_send_reply(p.fd, rt->magic, err, NULL, rt->msg);
+		close(p.fd);
+		root_fail(rt, err, rt->latest);
+		return;
+	}
+	rt->sub_fd[m.idx] = p.fd;
+	rt->subs_in++;
+	if (!rt->deadline)
+		rt->deadline = now + (int64_t)m.remaining_ms * 1000;
+	ccom_trace(CCOM_SUBSYS_BOOT, "Bootstrap root: root %d of %d reported ranks %d-%d", m.idx,
+		   m.nids, lo, hi - 1);
+}
+
+/*
+ * Root k > 0, its ranks in: send them to root 0 and get every rank's
+ * address (or root 0's verdict) back.  0, or -1 after root_fail().
+ */
+static int root_sub_exchange(struct root *rt)
+{
+	int n = rt->hi - rt->lo, fd = -1, rc, err = 0, r;
+	int64_t deadline = rt->latest;
+	struct ccom_bs_addr_entry *e = calloc(n, sizeof(*e));
+	struct ccom_bs_reply rep;
+	char text[CCOM_BS_MAX_MSG + 1], a[80];
+
+	rt->reported = 1;
+	rc = e ? 0 : -ENOMEM;
+	for (r = 0; e && r < n; r++) {
+		e[r].rank = rt->lo + r;
+		e[r].addr = rt->addrs[rt->lo + r];
+	}
+	if (!rc)
+		rc = ccom_sock_connect(&rt->root0, deadline, NULL, &fd);
+	if (!rc)
+		rc = root_sub_send(rt, fd, 0, n, e, n * sizeof(*e), deadline);
+	if (!rc)
+		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, NULL);
+	if (!rc && (rep.magic != rt->root0_magic || rep.type != CCOM_BS_REPLY))
+		rc = -EBADMSG;
+	if (!rc && rep.err) {
+		size_t len = rep.msg_len < CCOM_BS_MAX_MSG ? rep.msg_len : CCOM_BS_MAX_MSG;
+
+		if (ccom_sock_recv_all(fd, text, len, deadline, NULL))
+			len = 0;
+		text[len] = '\0';
+		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "root 0 refused the job");
+		err = rep.err;
+	} else if (!rc && rep.msg_len != rt->nranks * sizeof(*rt->addrs)) {
+		rc = -EBADMSG;
+	} else if (!rc) {
+		rc = ccom_sock_recv_all(fd, rt->addrs, rep.msg_len, deadline, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(e);
+	if (rc)
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "root %d of %d could not exchange its ranks' addresses with root 0 at %s: %s (is the process that created ids[0] alive and reachable?)",
+			 rt->idx, rt->nids, ccom_addr_str(&rt->root0, a, sizeof(a)), strerror(-rc));
+	if (rc || err) {
+		root_fail(rt, rc ? rc : err, rt->latest);
+		return -1;
+	}
+	return 0;
+}
+
+/* Root 0, everyone in: every rank's address to each root k > 0. */
+static void root_send_tables(struct root *rt)
+{
+	int64_t deadline = ccom_now_us() + 2000000;
+	struct ccom_bs_reply r;
+	int k;
+
+	memset(&r, 0, sizeof(r));
+	r.magic = rt->magic;
+	r.type = CCOM_BS_REPLY;
+	r.msg_len = rt->nranks * sizeof(*rt->addrs);
+	for (k = 1; k < rt->nids; k++) {
+		if (!ccom_sock_send_all(rt->sub_fd[k], &r, sizeof(r), deadline, NULL))
+			ccom_sock_send_all(rt->sub_fd[k], rt->addrs, r.msg_len, deadline, NULL);
+		close(rt->sub_fd[k]);
+		rt->sub_fd[k] = -1;
+	}
 }
 
 static int root_grow(struct root *rt)
@@ -413,7 +733,12 @@ static int root_step(struct root *rt)
 	}
 	if (pfd[0].revents)
 		root_accept(rt);
-	if (!rt->failed && rt->nranks > 0 && rt->count == rt->nranks) {
+	if (!rt->failed && rt->nranks > 0 && rt->count == rt->hi - rt->lo &&
+	    (rt->nids <= 1 || rt->idx > 0 || rt->subs_in == rt->nids - 1)) {
+		if (rt->nids > 1 && rt->idx > 0 && root_sub_exchange(rt))
+			return rt->failed && ccom_now_us() >= rt->linger;
+		if (rt->nids > 1 && rt->idx == 0)
+			root_send_tables(rt);
 		root_all_in(rt);
 		return 1;
 	}
@@ -435,7 +760,12 @@ static void *root_main(void *arg)
 	for (i = 0; rt->ranks && i < rt->nranks; i++)
 		if (rt->ranks[i].fd >= 0)
 			close(rt->ranks[i].fd);
+	for (i = 1; rt->sub_fd && i < rt->nids; i++)
+		if (rt->sub_fd[i] >= 0)
+			close(rt->sub_fd[i]);
 	close(rt->lfd);
+	free(rt->sub_fd);
+	free(rt->addrs);
 	free(rt->pfd);
 	free(rt->who);
 	free(rt->pend);

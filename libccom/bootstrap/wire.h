@@ -23,6 +23,8 @@ enum ccom_bs_msg {
 	CCOM_BS_REPLY = 0x504c5231,	/* root -> rank verdict */
 	CCOM_BS_RING = 0x474e5231,	/* rank -> next rank, ring connection */
 	CCOM_BS_P2P = 0x50325031,	/* rank -> rank, p2p connection */
+	CCOM_BS_HELLO_MULTI = 0x4d454831, /* rank -> root check-in, struct ccom_bs_hello_ext follows */
+	CCOM_BS_SUBROOT = 0x42555331,	/* root k > 0 -> root 0: its ranks' table, or its failure */
 };
 
 /* The 128-byte ccomUniqueId, seen from inside. */
@@ -47,6 +49,36 @@ struct ccom_bs_hello {
 	int32_t pid;
 	char host[64];
 	union ccom_sockaddr listen;
+};
+
+/*
+ * Multi-root bootstrap (ccomCommInitRankScalable with nIds > 1): rank r
+ * checks in with root idx = r * nids / nranks, sending a hello of type
+ * CCOM_BS_HELLO_MULTI followed by this.  Each root k > 0, once its ranks
+ * are in, sends root 0 a struct ccom_bs_subroot and their addresses, and
+ * gets back a struct ccom_bs_reply followed by every rank's listen address
+ * (msg_len = nranks * sizeof(union ccom_sockaddr)) or root 0's verdict;
+ * every root then answers its own ranks as a single root does.
+ */
+struct ccom_bs_hello_ext {
+	uint32_t nids;
+	uint32_t idx;		/* the id this rank checks in with */
+	uint64_t root0_magic;	/* ids[0]: where roots k > 0 report */
+	union ccom_sockaddr root0;
+};
+
+struct ccom_bs_subroot {
+	uint64_t magic;		/* ids[0]'s magic */
+	uint32_t type;		/* CCOM_BS_SUBROOT */
+	uint32_t abi;
+	int32_t idx;
+	int32_t nids;
+	int32_t nranks;
+	int32_t err;		/* 0: count address entries follow; -errno: msg_len bytes of text */
+	uint32_t count;
+	uint32_t msg_len;
+	uint32_t remaining_ms;	/* until the last of its ranks gives up */
+	uint32_t pad;
 };
 
 struct ccom_bs_reply {

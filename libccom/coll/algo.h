@@ -12,6 +12,7 @@
 struct ccomComm;
 struct ccom_op;
 struct ccom_transport_conn;
+struct ccom_hier;
 
 int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
@@ -22,6 +23,15 @@ int ccom_pair_allreduce(struct ccomComm *comm, struct ccom_op *op, struct ccom_t
 			int pos);
 int ccom_bruck_allgather(struct ccomComm *comm, struct ccom_op *op);
 int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
+/*
+ * hier.c: the hierarchical schedules between hosts, @algo CCOM_ALGO_RAIL
+ * (split-rail AllReduce) or CCOM_ALGO_RAB (reduce / leaders / broadcast
+ * AllReduce; Broadcast and Reduce through the hosts' leaders for both);
+ * the tuner chose them only on layouts they cover.  ccom_hier_free()
+ * frees the layout cached in comm->coll->hier.
+ */
+int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo);
+void ccom_hier_free(struct ccom_hier *h);
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
 
 /*

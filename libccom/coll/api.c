@@ -31,14 +31,6 @@ static __thread int group_depth;
 static __thread struct group_entry *group_ops;
 static __thread int group_n, group_cap;
 
-static const char *const kind_names[CCOM_COLL_NKINDS] = {
-	[CCOM_COLL_ALLREDUCE] = "ccomAllReduce", [CCOM_COLL_BROADCAST] = "ccomBroadcast",
-	[CCOM_COLL_REDUCE] = "ccomReduce", [CCOM_COLL_ALLGATHER] = "ccomAllGather",
-	[CCOM_COLL_REDUCESCATTER] = "ccomReduceScatter", [CCOM_COLL_ALLTOALL] = "ccomAlltoAll",
-	[CCOM_COLL_SEND] = "ccomSend", [CCOM_COLL_RECV] = "ccomRecv",
-	[CCOM_COLL_P2P_GROUP] = "p2p group",
-};
-
 static bool needs_op(enum ccom_coll_kind k)
 {
 	return k == CCOM_COLL_ALLREDUCE || k == CCOM_COLL_REDUCE || k == CCOM_COLL_REDUCESCATTER;
@@ -52,7 +44,7 @@ static bool needs_root(enum ccom_coll_kind k)
 
 static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccomStream **stream)
 {
-	const char *fn = kind_names[op->kind];
+	const char *fn = ccom_coll_kind_name(op->kind);
 	size_t bytes;
 
 	if (!ccom_comm_valid(comm) || !comm->coll) {
@@ -60,7 +52,9 @@ static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 		return -EINVAL;
 	}
 	if (atomic_load(&comm->async_result) == ccomInProgress) {
-		ccom_set_last_error("%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
+		ccom_set_last_error(comm->finalizing ?
+				    "%s: the communicator is being finalized; no operation may follow ccomCommFinalize" :
+				    "%s: the communicator is still initialising; poll ccomCommGetAsyncError first", fn);
 		return -EPERM;
 	}
 	*stream = ccom_stream_resolve(comm, *stream);
@@ -123,47 +117,90 @@ static void submit(struct ccomComm *comm, struct ccom_op *op)
 	ccom_stream_enqueue(comm, op);
 }
 
-/* Wrap a single send/recv (or the first of a group) into a P2P_GROUP op. */
-static struct ccom_op *p2p_wrap(struct ccom_op *first)
+/*
+ * A record from the queue's recycled ones (ccom_stream_op_get()), filled
+ * from @tmpl; a recycled record keeps its subs array.
+ */
+static struct ccom_op *op_new(struct ccomComm *comm, const struct ccom_op *tmpl,
+			      struct ccomStream *stream)
 {
-	struct ccom_op *g = calloc(1, sizeof(*g));
+	struct ccom_op *op = ccom_stream_op_get(comm), *subs;
+	int cap;
 
-	if (!g)
+	if (!op)
 		return NULL;
-	g->kind = CCOM_COLL_P2P_GROUP;
-	g->stream = first->stream;
-	g->subs = first;
-	g->nsubs = 1;
-	return g;
+	subs = op->subs;
+	cap = op->subs_cap;
+	*op = *tmpl;
+	op->stream = stream;
+	op->subs = subs;
+	op->subs_cap = cap;
+	op->nsubs = 0;
+	op->next = NULL;
+	return op;
+}
+
+/* Room for @n sends/recvs in @g->subs (kept across recycling); 0 or -ENOMEM. */
+static int subs_reserve(struct ccom_op *g, int n)
+{
+	struct ccom_op *subs;
+
+	if (g->subs_cap >= n)
+		return 0;
+	subs = realloc(g->subs, (size_t)n * sizeof(*subs));
+	if (!subs)
+		return -ENOMEM;
+	g->subs = subs;
+	g->subs_cap = n;
+	return 0;
+}
+
+/* One send/recv as sub-op @i of @g: the record's own fields only. */
+static void sub_set(struct ccom_op *g, int i, const struct ccom_op *o)
+{
+	g->subs[i] = *o;
+	g->subs[i].subs = NULL;
+	g->subs[i].nsubs = 0;
+	g->subs[i].subs_cap = 0;
+	g->subs[i].next = NULL;
 }
 
 static ccomResult_t enqueue(struct ccomComm *comm, struct ccom_op *tmpl, struct ccomStream *stream)
 {
-	struct ccom_op *op, *g;
+	struct ccom_op *op;
 	int err;
 
 	ccom_clear_last_error();
 	err = validate(comm, tmpl, &stream);
 	if (err)
 		return ccom_result_from_errno(err);
-	op = malloc(sizeof(*op));
-	if (!op)
-		return ccomSystemError;
-	*op = *tmpl;
-	op->stream = stream;
 	if (group_depth > 0) {
+		op = op_new(comm, tmpl, stream);
+		if (!op)
+			return ccomSystemError;
 		err = group_record(comm, op);
 		if (err)
-			free(op);
+			ccom_stream_op_put(comm, op);
 		return ccom_result_from_errno(err);
 	}
-	if (op->kind == CCOM_COLL_SEND || op->kind == CCOM_COLL_RECV) {
-		g = p2p_wrap(op);
-		if (!g) {
-			free(op);
+	if (tmpl->kind == CCOM_COLL_SEND || tmpl->kind == CCOM_COLL_RECV) {
+		/* A single send/recv is a P2P_GROUP of one. */
+		struct ccom_op g = { .kind = CCOM_COLL_P2P_GROUP };
+
+		op = op_new(comm, &g, stream);
+		if (!op)
+			return ccomSystemError;
+		if (subs_reserve(op, 1)) {
+			ccom_stream_op_put(comm, op);
 			return ccomSystemError;
 		}
-		op = g;
+		tmpl->stream = stream;
+		sub_set(op, 0, tmpl);
+		op->nsubs = 1;
+	} else {
+		op = op_new(comm, tmpl, stream);
+		if (!op)
+			return ccomSystemError;
 	}
 	submit(comm, op);
 	return ccomSuccess;
@@ -176,36 +213,40 @@ ccomResult_t ccomGroupStart(void)
 	return ccomSuccess;
 }
 
-/* Merge the p2p ops of entry @i's (comm, stream) from @i on into one op. */
+/*
+ * Merge the p2p ops of entry @i's (comm, stream) from @i on into one op:
+ * the first one's record becomes the group (its subs array holds them
+ * all), the others' records go back to the queue.
+ */
 static struct ccom_op *group_merge_p2p(int i)
 {
-	struct ccom_op *g = calloc(1, sizeof(*g)), *subs;
+	struct ccomComm *comm = group_ops[i].comm;
+	struct ccom_op *first = group_ops[i].op, *g = first;
+	struct ccomStream *stream = first->stream;
 	int j, n = 0;
 
 	for (j = i; j < group_n; j++)
-		if (group_ops[j].op && group_ops[j].comm == group_ops[i].comm &&
-		    group_ops[j].op->stream == group_ops[i].op->stream &&
-		    group_ops[j].op->kind >= CCOM_COLL_SEND)
+		if (group_ops[j].op && group_ops[j].comm == comm &&
+		    group_ops[j].op->stream == stream && group_ops[j].op->kind >= CCOM_COLL_SEND)
 			n++;
-	subs = calloc((size_t)n, sizeof(*subs));
-	if (!g || !subs) {
-		free(g);
-		free(subs);
+	if (subs_reserve(g, n))
 		return NULL;
-	}
-	g->kind = CCOM_COLL_P2P_GROUP;
-	g->stream = group_ops[i].op->stream;
-	g->subs = subs;
 	for (j = i, n = 0; j < group_n; j++) {
 		struct ccom_op *o = group_ops[j].op;
 
-		if (o && group_ops[j].comm == group_ops[i].comm && o->stream == g->stream &&
+		if (o && group_ops[j].comm == comm && o->stream == stream &&
 		    o->kind >= CCOM_COLL_SEND) {
-			subs[n++] = *o;
-			free(o);
+			sub_set(g, n++, o);
+			if (o != first)
+				ccom_stream_op_put(comm, o);
 			group_ops[j].op = NULL;
 		}
 	}
+	g->kind = CCOM_COLL_P2P_GROUP;
+	g->sendbuff = NULL;
+	g->recvbuff = NULL;
+	g->count = 0;
+	g->root = 0;
 	g->nsubs = n;
 	return g;
 }

@@ -23,6 +23,7 @@
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "reduce/reduce.h"
@@ -108,6 +109,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_channels_stop(cs->channels);
 	ccom_shm_fini(comm->shm);
 	comm->shm = NULL;
+	ccom_hier_free(cs->hier);
 	free(cs->ring);
 	free(cs->tmp);
 	free(cs);
@@ -153,6 +155,7 @@ int ccom_coll_comm_init(struct ccomComm *comm)
 	if (!cs)
 		return -ENOMEM;
 	cs->comm = comm;
+	cs->check_mismatch = ccom_param_int("CCOM_CHECK_MISMATCH") != 0;
 	comm->coll = cs;
 	err = coll_init_locked(comm, cs);
 	if (err) {
@@ -184,6 +187,10 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 
 	if (!cs)
 		return 0;
+	/* What each rank last issued and ran, unless a failure already dumped it. */
+	if (comm->proxy && comm->proxy->flight && comm->proxy->flight->next_seq)
+		ccom_flight_dump(comm, ccom_flight_pending(comm->proxy->flight) ?
+				 "ccomCommAbort with operations pending" : "ccomCommAbort", true);
 	/* comm->abort_flag is already set: every wait returns -ECANCELED soon. */
 	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
 	ccom_kdev_comm_abort(comm);
@@ -197,6 +204,14 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 		ccom_sleep_us(200, NULL);
 	}
 	return 0;
+}
+
+void ccom_coll_comm_revoke(struct ccomComm *comm)
+{
+	if (!comm->coll)
+		return;
+	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
+	ccom_kdev_comm_abort(comm);
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)
@@ -237,12 +252,14 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return 0;
 	ccom_tune_pick(comm, op, &algo, &proto);
 	if (algo == CCOM_ALGO_ENGINE) {
+		ccom_flight_algo(comm->proxy->flight, op, "engine", "kdev");
 		err = ccom_kdev_run(comm, op);
 		if (err <= 0)
 			return err;
 		/* 1: the ranks fell back from the engine together: run it on the host. */
 		ccom_tune_pick_host(comm, op, &algo, &proto);
 	}
+	ccom_flight_algo(comm->proxy->flight, op, ccom_algo_name(algo), ccom_proto_name(proto));
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
 		return ccom_ll_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT)
@@ -251,6 +268,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_bruck_allgather(comm, op);
 	if (algo == CCOM_ALGO_RD)
 		return ccom_rd_allreduce(comm, op);
+	if (algo == CCOM_ALGO_RAIL || algo == CCOM_ALGO_RAB)
+		return ccom_hier_run(comm, op, algo);
 	if (algo == CCOM_ALGO_TREE)
 		return ccom_tree_run(comm, op);
 	return ccom_ring_run(comm, op);
@@ -259,6 +278,7 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_coll_state *cs = comm->coll;
+	bool sig;
 	int err;
 
 	if (cs->broken_err) {
@@ -266,7 +286,26 @@ static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 				    comm->rank, ccomGetErrorString(ccom_result_from_errno(cs->broken_err)));
 		return cs->broken_err;
 	}
+	/*
+	 * The mismatch check: post this collective's signature on the host
+	 * segment; every wait of the algorithm compares it with the peers'
+	 * (so a rank stuck because its peer called something else fails in
+	 * milliseconds), and after it ran it is compared once more (the rank
+	 * whose call needed less data would otherwise succeed).
+	 */
+	sig = cs->check_mismatch && comm->shm && op->kind != CCOM_COLL_P2P_GROUP;
+	if (sig) {
+		struct ccom_op_sig os;
+
+		ccom_op_sig_make(&os, op, ++cs->coll_seq);
+		ccom_shm_sig_post(comm->shm, &os);
+	}
 	err = coll_dispatch(comm, op);
+	if (sig) {
+		if (!err && !comm->shm->sig_checked)
+			err = ccom_shm_sig_verify(comm->shm, false);
+		ccom_shm_sig_clear(comm->shm);
+	}
 	if (err) {
 		cs->broken_err = err;
 		ccom_shm_mark_broken(comm->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);

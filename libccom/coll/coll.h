@@ -16,6 +16,7 @@
 struct ccomComm;
 struct ccom_op;
 struct ccom_transport_conn;
+struct ccom_hier;
 
 /* The per-communicator state of the algorithms (comm->coll). */
 struct ccom_coll_state {
@@ -25,6 +26,7 @@ struct ccom_coll_state {
 	int *ring;			/* ring order (global ranks) */
 	int ring_pos;			/* this rank's position in @ring */
 	int ncpus;
+	struct ccom_hier *hier;		/* hier.c's layout of hosts, built on first use */
 
 	char *tmp;			/* scratch for the ring algorithms */
 	size_t tmp_size;
@@ -32,6 +34,10 @@ struct ccom_coll_state {
 
 	/* First failure: every later op fails with it at once. */
 	int broken_err;
+
+	/* Collective-mismatch check (CCOM_CHECK_MISMATCH), see coll_execute(). */
+	bool check_mismatch;
+	uint64_t coll_seq;		/* collectives (not p2p) executed so far */
 };
 
 /*
@@ -46,6 +52,11 @@ struct ccom_coll_state {
 int ccom_coll_comm_init(struct ccomComm *comm);
 int ccom_coll_comm_finalize(struct ccomComm *comm);
 int ccom_coll_comm_abort(struct ccomComm *comm);
+/*
+ * From ccomCommRevoke() (any thread, abort flag set): tell the local peers
+ * (the host segment's broken flag) and wake every wait; frees nothing.
+ */
+void ccom_coll_comm_revoke(struct ccomComm *comm);
 void ccom_coll_comm_fini(struct ccomComm *comm);
 
 #endif

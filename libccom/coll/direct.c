@@ -338,6 +338,10 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbyte
 		if (err)
 			return err;
 	}
+	/* Every peer posted its call before its zdesc: agree before writing into their buffers. */
+	err = ccom_shm_sig_verify(s, true);
+	if (err)
+		return err;
 	for (l = 0; l < s->nlocal; l++)
 		if (!s->hdr->zdesc[l].serial[0] || !s->hdr->zdesc[l].serial[1])
 			return 1;	/* some rank's buffers are not ccomMemAlloc memory */

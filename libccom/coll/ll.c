@@ -11,8 +11,13 @@
  * from the published inputs (one-shot).
  *
  * Slot reuse: operation k uses set k % 2.  Every rank reads at least the
- * first word of every peer in every LL operation, so when a rank starts
+ * header of every peer in every LL operation, so when a rank starts
  * operation k + 2 every peer has published k + 1, i.e. finished reading k.
+ *
+ * Mismatch check: the header (CCOM_SHM_LL_HDR_WORDS words, same flag) is
+ * the collective's signature (core/op.h); a reader compares it before it
+ * waits for data, so on the 8-byte path the check costs four word stores
+ * and loads in a cache line that is transferred anyway.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -42,11 +47,16 @@ static size_t ll_publish_bytes(const struct ccom_op *op, int nl, int me)
 	}
 }
 
-static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t flag)
+/* The signature header (mismatch check), then the data after it. */
+static void ll_publish(struct ccom_shm *s, uint64_t *slot, const char *src, size_t bytes,
+		       uint32_t flag)
 {
 	size_t nw = bytes ? (bytes + 3) / 4 : 1, i;
 	uint32_t v;
 
+	for (i = 0; i < CCOM_SHM_LL_HDR_WORDS; i++)
+		__atomic_store_n(&slot[i], ((uint64_t)flag << 32) | s->sig_ll[i], __ATOMIC_RELAXED);
+	slot += CCOM_SHM_LL_HDR_WORDS;
 	for (i = 0; i < nw; i++) {
 		v = 0;
 		if (i * 4 < bytes)
@@ -56,20 +66,58 @@ static void ll_publish(uint64_t *slot, const char *src, size_t bytes, uint32_t f
 }
 
 /*
- * Wait for and unpack bytes [off, off + len) of a peer's slot into @dst
- * (len 0: wait for the first word only, as a synchronisation).
+ * Wait for a peer's signature header and compare it with this rank's call
+ * (before reading any data: a peer that called something else may never
+ * publish what this rank would wait for).
+ */
+static int ll_check_sig(struct ccom_shm *s, int peer, const uint64_t *slot, uint32_t flag,
+			struct ccom_wait *w_)
+{
+	uint32_t hdr[CCOM_SHM_LL_HDR_WORDS], diff = 0;
+	struct ccom_op_sig theirs;
+	uint64_t x;
+	int i, err;
+
+	while ((uint32_t)(__atomic_load_n(&slot[CCOM_SHM_LL_HDR_WORDS - 1], __ATOMIC_RELAXED) >> 32) != flag) {
+		err = ccom_wait_step(w_);
+		if (err)
+			return err;
+	}
+	if (!s->sig.seq)
+		return 0;
+	for (i = 0; i < CCOM_SHM_LL_HDR_WORDS; i++) {
+		x = __atomic_load_n(&slot[i], __ATOMIC_RELAXED);
+		if ((uint32_t)(x >> 32) != flag)
+			return 0;	/* cannot happen (stored in order); do not guess */
+		hdr[i] = (uint32_t)x;
+		diff |= hdr[i] ^ s->sig_ll[i];
+	}
+	if (!diff || !hdr[0])
+		return 0;	/* the same call, or the peer runs with the check off */
+	ccom_shm_ll_sig_unpack(hdr, &s->sig, &theirs);
+	return ccom_shm_sig_compare(s, peer, &theirs);
+}
+
+/*
+ * Wait for a peer's header (checking its signature), then for and unpack
+ * bytes [off, off + len) of its data into @dst (len 0: the header only,
+ * as a synchronisation).
  */
 static int ll_read(struct ccomComm *comm, int peer, uint64_t *slot, char *dst, size_t off,
 		   size_t len, uint32_t flag)
 {
 	struct ccom_shm *s = comm->shm;
-	size_t w0 = len ? off / 4 : 0, w1 = len ? (off + len + 3) / 4 : 1, w, b, lo, hi;
+	size_t w0 = off / 4, w1 = (off + len + 3) / 4, w, b, lo, hi;
 	struct ccom_wait w_;
 	uint64_t x;
 	uint32_t v;
 	int err = 0;
 
 	ccom_shm_wait_begin_peer(&w_, s, peer);
+	err = ll_check_sig(s, peer, slot, flag, &w_);
+	if (err || !len)
+		goto out;
+	slot += CCOM_SHM_LL_HDR_WORDS;
 	/*
 	 * Wait for the last word first: the writer stores in order, so the
 	 * rest is then (almost always) there and is read in one sweep.
@@ -200,13 +248,16 @@ int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op)
 	struct ccom_shm *s = comm->shm;
 	size_t stride = CCOM_SHM_LL_MAX_BYTES;
 	uint32_t flag = ++s->ll_seq;
-	int set = (int)(flag & 1);
+	int set = (int)(flag & 1), err;
 
 	if (!flag)			/* never publish flag 0: fresh memory reads as 0 */
 		flag = s->ll_seq = 2;
 	set = (int)(flag & 1);
-	ll_publish(ccom_shm_ll_slot(s, set, s->me), op->sendbuff,
+	ll_publish(s, ccom_shm_ll_slot(s, set, s->me), op->sendbuff,
 		   ll_publish_bytes(op, s->nlocal, s->me), flag);
 	ccom_shm_ring(s);
-	return ll_finish(comm, op, cs->tmp, stride, flag, set);
+	err = ll_finish(comm, op, cs->tmp, stride, flag, set);
+	/* Every reader compared every peer's header: no second check needed. */
+	s->sig_checked = !err;
+	return err;
 }

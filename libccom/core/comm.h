@@ -82,6 +82,8 @@ struct ccomComm {
 	 * blocking loop in bootstrap, transports and progress.
 	 */
 	atomic_int abort_flag;
+	/* Set (before abort_flag) by ccomCommRevoke(): the comm stays allocated. */
+	atomic_int revoked;
 	/* ccomInProgress during init, ccomSuccess after, or the first error. */
 	_Atomic ccomResult_t async_result;
 
@@ -103,12 +105,15 @@ struct ccomComm {
 	/* Lifecycle, owned by init/. */
 	pthread_mutex_t lock;		/* protects the fields below */
 	pthread_cond_t cond;		/* signalled when init_running drops */
-	int init_running;		/* an init (thread or caller) still uses the comm */
+	int init_running;		/* an init or nonblocking finalize still uses the comm */
 	int init_thread_valid;		/* init_thread must be joined */
-	pthread_t init_thread;
-	int finalized;
+	pthread_t init_thread;		/* the nonblocking init's or finalize's thread */
+	int finalizing;			/* ccomCommFinalize was called */
+	int finalized;			/* ... and its drain completed */
 	int split_count;		/* children created by ccomCommSplit */
-	ccomUniqueId id;		/* [init] copy of the rendezvous id */
+	ccomUniqueId id;		/* [init] copy of the rendezvous id (ids[0] with several) */
+	ccomUniqueId *ids;		/* [init] ccomCommInitRankScalable's nids ids, or NULL */
+	int nids;
 	int64_t init_start_us;
 	int64_t timings_us[CCOM_INIT_NSTAGES]; /* time spent in each stage */
 	int64_t init_total_us;		/* API call to ready (0 until ready) */
@@ -128,6 +133,13 @@ static inline int ccom_comm_valid(const struct ccomComm *comm)
 static inline int ccom_comm_aborted(const struct ccomComm *comm)
 {
 	return atomic_load_explicit(&comm->abort_flag, memory_order_relaxed);
+}
+
+/* How a wait that saw the abort flag says why ("was aborted", "was revoked ..."). */
+static inline const char *ccom_comm_stop_reason(const struct ccomComm *comm)
+{
+	return atomic_load(&comm->revoked) ?
+	       "was revoked (ccomCommRevoke); destroy it" : "was aborted";
 }
 
 #endif

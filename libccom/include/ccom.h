@@ -257,6 +257,26 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
 				    int rank, ccomConfig_t *config);
 
 /**
+ * ccomCommInitRankScalable() - ccomCommInitRankConfig() with several
+ * rendezvous roots, so that no one root takes every rank's check-in.
+ * @comm: as ccomCommInitRank().
+ * @nranks: as ccomCommInitRank().
+ * @rank: as ccomCommInitRank().
+ * @nIds: number of ids, 1 <= nIds <= nranks, identical on every rank.
+ * @commIds: @nIds ids, each from its own ccomGetUniqueId() (not from
+ *	CCOM_COMM_ID), in the same order on every rank.
+ * @config: as ccomCommInitRankConfig().
+ *
+ * Rank r checks in with the root of commIds[r * nIds / nranks]; the roots
+ * combine their tables through the root of commIds[0], then every rank
+ * connects as with one root.  A missing rank is named on every present
+ * rank, behind whichever root; a different nIds or id order is
+ * ccomInvalidUsage naming both sides.  nIds = 1 is ccomCommInitRankConfig().
+ */
+ccomResult_t ccomCommInitRankScalable(ccomComm_t *comm, int nranks, int rank, int nIds,
+				      ccomUniqueId *commIds, ccomConfig_t *config);
+
+/**
  * ccomCommInitAll() - create @ndev communicators in this process, one per device.
  * @comms: array of @ndev handles to fill; rank i is devlist[i].
  * @ndev: number of ranks, >= 1.
@@ -307,9 +327,34 @@ ccomResult_t ccomCommSplit(ccomComm_t comm, int color, int key, ccomComm_t *newc
  * @comm: communicator.
  *
  * Collective.  Blocking config: returns when all operations completed.
- * Nonblocking: returns ccomInProgress; poll ccomCommGetAsyncError().
+ * Nonblocking: returns ccomInProgress at once and completes in the
+ * background; poll ccomCommGetAsyncError() until it is no longer
+ * ccomInProgress (ccomSuccess, or the error of an operation that failed).
+ * While it runs, collectives and a second finalize return
+ * ccomInvalidUsage; ccomCommDestroy() aborts it.
  */
 ccomResult_t ccomCommFinalize(ccomComm_t comm);
+
+#define CCOM_REVOKE_DEFAULT 0
+
+/**
+ * ccomCommRevoke() - fail every pending and future operation on @comm.
+ * @comm: communicator.
+ * @flags: %CCOM_REVOKE_DEFAULT (0); other values are reserved.
+ *
+ * Not collective; callable from any thread, also while another thread
+ * waits in ccomCommSynchronize() or ccomStreamSynchronize() on @comm.  The
+ * running operation and every queued one complete with ccomRemoteError
+ * ("the communicator was revoked") within milliseconds, the waiting
+ * threads return, and every later collective fails the same way at once;
+ * ccomCommGetAsyncError() reports ccomRemoteError.  The local peers'
+ * operations fail too (they see this rank as aborted).  Resources stay
+ * allocated until ccomCommDestroy() (ccomCommFinalize() is refused).  A
+ * revoke during a nonblocking init aborts the init.  Revoking twice is
+ * harmless.  Return: ccomSuccess, or ccomInvalidArgument for an invalid
+ * @comm or @flags.
+ */
+ccomResult_t ccomCommRevoke(ccomComm_t comm, int flags);
 
 /**
  * ccomCommDestroy() - free @comm's local resources.

@@ -60,10 +60,80 @@ static void comm_free(struct ccomComm *comm)
 	free(comm->rank_to_node);
 	free(comm->rank_to_local);
 	free(comm->local_to_rank);
+	free(comm->ids);
 	pthread_mutex_destroy(&comm->lock);
 	pthread_cond_destroy(&comm->cond);
 	comm->start_magic = comm->end_magic = 0;
 	free(comm);
+}
+
+/* Drain the queue; the result becomes the comm's async state (nonblocking finalize). */
+static ccomResult_t comm_finalize_run(struct ccomComm *comm)
+{
+	ccomResult_t cur = ccomInProgress;
+	int rc;
+
+	rc = ccom_coll_comm_finalize(comm);
+	if (rc) {
+		ccom_comm_set_async_error(comm, ccom_result_from_errno(rc));
+		return ccom_result_from_errno(rc);
+	}
+	/* An op that failed meanwhile already replaced ccomInProgress: keep it. */
+	atomic_compare_exchange_strong(&comm->async_result, &cur, ccomSuccess);
+	pthread_mutex_lock(&comm->lock);
+	comm->finalized = 1;
+	pthread_mutex_unlock(&comm->lock);
+	return ccomSuccess;
+}
+
+static void *comm_finalize_thread(void *arg)
+{
+	struct ccomComm *comm = arg;
+
+	ccom_log_set_rank(comm->rank);
+	comm_finalize_run(comm);
+	pthread_mutex_lock(&comm->lock);
+	comm->init_running = 0;
+	pthread_cond_broadcast(&comm->cond);
+	pthread_mutex_unlock(&comm->lock);
+	return NULL;
+}
+
+/*
+ * Nonblocking finalize: the comm's async state goes back to ccomInProgress
+ * (new operations are refused) and a thread drains the queue, then sets it
+ * to ccomSuccess or the error.  The thread uses the init slot of the comm
+ * (init_running, init_thread), so destroy and abort wait for it exactly as
+ * for a nonblocking init.
+ */
+static ccomResult_t comm_finalize_start(struct ccomComm *comm)
+{
+	int rc;
+
+	pthread_mutex_lock(&comm->lock);
+	if (comm->init_running || comm->init_thread_valid) {
+		pthread_mutex_unlock(&comm->lock);
+		ccom_set_last_error("ccomCommFinalize: rank %d: a finalize of this communicator is already running; poll ccomCommGetAsyncError until it is not ccomInProgress",
+				    comm->rank);
+		return ccomInvalidUsage;
+	}
+	comm->finalizing = 1;
+	comm->init_running = 1;
+	comm->init_thread_valid = 1;
+	atomic_store(&comm->async_result, ccomInProgress);
+	rc = pthread_create(&comm->init_thread, NULL, comm_finalize_thread, comm);
+	if (rc) {
+		comm->init_thread_valid = 0;
+		comm->init_running = 0;
+		comm->finalizing = 0;
+		atomic_store(&comm->async_result, ccomSuccess);
+		pthread_mutex_unlock(&comm->lock);
+		ccom_set_last_error("ccomCommFinalize: rank %d: cannot start the finalize thread: %s",
+				    comm->rank, strerror(rc));
+		return ccomSystemError;
+	}
+	pthread_mutex_unlock(&comm->lock);
+	return ccomInProgress;
 }
 
 ccomResult_t ccomCommFinalize(ccomComm_t comm)
@@ -76,6 +146,11 @@ ccomResult_t ccomCommFinalize(ccomComm_t comm)
 	if (rc)
 		return ccom_result_from_errno(rc);
 	res = atomic_load(&comm->async_result);
+	if (res == ccomInProgress && comm->finalizing) {
+		ccom_set_last_error("ccomCommFinalize: rank %d: a finalize of this communicator is already running; poll ccomCommGetAsyncError until it is not ccomInProgress",
+				    comm->rank);
+		return ccomInvalidUsage;
+	}
 	if (res != ccomSuccess) {
 		ccom_set_last_error("ccomCommFinalize: the communicator is not ready (%s)%s%s",
 				    ccomGetErrorString(res), comm->last_error[0] ? ": " : "",
@@ -83,12 +158,13 @@ ccomResult_t ccomCommFinalize(ccomComm_t comm)
 		return res == ccomInProgress ? ccomInvalidUsage : res;
 	}
 	ccom_publish_stage(comm->publish, NCCOM_NL_STAGE_FINALIZING);
-	rc = ccom_coll_comm_finalize(comm);
-	if (rc && rc != -EINPROGRESS)
-		ccom_comm_set_async_error(comm, ccom_result_from_errno(rc));
-	else
-		comm->finalized = 1;
-	return ccom_result_from_errno(rc);
+	if (!comm->config.blocking) {
+		/* The nonblocking init's thread, if any, has ended: reap it first. */
+		comm_wait_init(comm);
+		return comm_finalize_start(comm);
+	}
+	comm->finalizing = 1;
+	return comm_finalize_run(comm);
 }
 
 ccomResult_t ccomCommDestroy(ccomComm_t comm)
@@ -100,7 +176,9 @@ ccomResult_t ccomCommDestroy(ccomComm_t comm)
 		return ccomInvalidArgument;
 	pthread_mutex_lock(&comm->lock);
 	if (comm->init_running) {
-		ccom_warn("ccomCommDestroy: rank %d is still initialising; aborting its init",
+		ccom_warn(comm->finalizing ?
+			  "ccomCommDestroy: rank %d is still finalizing; aborting the operations it waits for" :
+			  "ccomCommDestroy: rank %d is still initialising; aborting its init",
 			  comm->rank);
 		atomic_store(&comm->abort_flag, 1);
 	}
@@ -124,6 +202,34 @@ ccomResult_t ccomCommAbort(ccomComm_t comm)
 		return ccomSuccess;	/* leaked, see the warning: never freed under a running thread */
 	comm_wait_init(comm);
 	comm_free(comm);
+	return ccomSuccess;
+}
+
+ccomResult_t ccomCommRevoke(ccomComm_t comm, int flags)
+{
+	ccom_clear_last_error();
+	if (check_comm(comm, "ccomCommRevoke"))
+		return ccomInvalidArgument;
+	if (flags != CCOM_REVOKE_DEFAULT) {
+		ccom_set_last_error("ccomCommRevoke: flags %#x are not defined; pass CCOM_REVOKE_DEFAULT (0)",
+				    (unsigned int)flags);
+		return ccomInvalidArgument;
+	}
+	if (atomic_exchange(&comm->revoked, 1))
+		return ccomSuccess;	/* revoked before: nothing more to do */
+	/* Every wait of every room polls the abort flag: running ops fail within ms. */
+	atomic_store(&comm->abort_flag, 1);
+	pthread_mutex_lock(&comm->lock);
+	/* An init still building the data path fails on the flag; do not touch its rooms. */
+	if (!comm->init_running || comm->finalizing)
+		ccom_coll_comm_revoke(comm);
+	pthread_mutex_unlock(&comm->lock);
+	ccom_set_last_error("rank %d: the communicator was revoked (ccomCommRevoke); destroy it",
+			    comm->rank);
+	ccom_comm_set_async_error(comm, ccomRemoteError);
+	ccom_publish_stage(comm->publish, NCCOM_NL_STAGE_ABORTED);
+	ccom_info(CCOM_SUBSYS_INIT, "ccomCommRevoke: rank %d revoked its communicator", comm->rank);
+	ccom_clear_last_error();
 	return ccomSuccess;
 }
 

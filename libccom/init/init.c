@@ -149,6 +149,8 @@ static int stage_bootstrap(struct ccomComm *comm)
 {
 	struct ccom_bootstrap_args a = {
 		.id = &comm->id,
+		.ids = comm->ids,
+		.nids = comm->nids,
 		.rank = comm->rank,
 		.nranks = comm->nranks,
 		.start_us = comm->init_start_us,
@@ -524,6 +526,15 @@ static struct ccomComm *comm_alloc(const struct ccom_init_args *a)
 	comm->rank = a->rank;
 	comm->nranks = a->nranks;
 	comm->id = a->id;
+	if (a->nids > 1) {
+		comm->ids = malloc((size_t)a->nids * sizeof(*comm->ids));
+		if (!comm->ids) {
+			free(comm);
+			return NULL;
+		}
+		memcpy(comm->ids, a->ids, (size_t)a->nids * sizeof(*comm->ids));
+		comm->nids = a->nids;
+	}
 	comm->comm_hash = ccom_hash_mix(ccom_hash_bytes(0, a->id.internal, sizeof(a->id.internal)) +
 					a->hash_salt);
 	comm->magic = ccom_bootstrap_id_magic(&a->id);
@@ -609,6 +620,31 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
 		rc = ccom_config_validate(config, &a.config);
 	if (rc)
 		return ccom_result_from_errno(rc);
+	return ccom_comm_init_rank(comm, &a);
+}
+
+ccomResult_t ccomCommInitRankScalable(ccomComm_t *comm, int nranks, int rank, int nIds,
+				      ccomUniqueId *commIds, ccomConfig_t *config)
+{
+	struct ccom_init_args a = { .nranks = nranks, .rank = rank, .start_us = ccom_now_us() };
+	int rc;
+
+	ccom_clear_last_error();
+	rc = check_rank_args(comm, nranks, rank);
+	if (!rc && (!commIds || nIds < 1 || nIds > nranks)) {
+		ccom_set_last_error("Invalid argument: nIds %d with %d ranks and ids %p (need 1 <= nIds <= nranks and an array of nIds ids)",
+				    nIds, nranks, (void *)commIds);
+		rc = -EINVAL;
+	}
+	if (!rc)
+		rc = ccom_config_validate(config, &a.config);
+	if (rc)
+		return ccom_result_from_errno(rc);
+	a.id = commIds[0];
+	if (nIds > 1) {
+		a.ids = commIds;
+		a.nids = nIds;
+	}
 	return ccom_comm_init_rank(comm, &a);
 }
 

@@ -23,6 +23,8 @@ struct ccom_init_args {
 	ccomConfig_t config;	/* validated, effective */
 	uint64_t hash_salt;	/* 0, or a split child's salt */
 	int64_t start_us;	/* when the API call started (0: now) */
+	const ccomUniqueId *ids;	/* nids > 1: every root's id (ids[0] == id) */
+	int nids;
 };
 /* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
 int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);

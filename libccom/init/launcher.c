@@ -86,12 +86,24 @@ int ccom_launcher_addr(char *addr, size_t len, const char **source)
 		return 0;
 	}
 	if (ma && mp) {
+		/*
+		 * MASTER_PORT is the launcher's own store (torchrun's, and
+		 * torch.distributed's env://): rendezvous on the next port.
+		 */
+		char *end;
+		long port = strtol(mp, &end, 10);
+
+		if (*end || port < 1 || port > 65534) {
+			ccom_set_last_error("ccomCommInitFromEnv: MASTER_PORT=%s is not a port number below 65535; set it (or CCOM_COMM_ID=<host>:<port>) identically on every rank",
+					    mp);
+			return -EINVAL;
+		}
 		if (strchr(ma, ':') && ma[0] != '[')
-			snprintf(addr, len, "[%s]:%s", ma, mp);
+			snprintf(addr, len, "[%s]:%ld", ma, port + 1);
 		else
-			snprintf(addr, len, "%s:%s", ma, mp);
+			snprintf(addr, len, "%s:%ld", ma, port + 1);
 		if (source)
-			*source = "MASTER_ADDR:MASTER_PORT";
+			*source = "MASTER_ADDR:MASTER_PORT+1";
 		return 0;
 	}
 	return -ENOENT;
@@ -118,6 +130,8 @@ ccomResult_t ccomCommInitFromEnv(ccomComm_t *comm, ccomConfig_t *config)
 	if (rc)
 		return ccom_result_from_errno(rc);
 	rc = ccom_launcher_addr(addr, sizeof(addr), &asrc);
+	if (rc == -EINVAL)
+		return ccomInvalidArgument;
 	if (rc) {
 		ccom_set_last_error("ccomCommInitFromEnv: no rendezvous address; set CCOM_COMM_ID=<host>:<port> (or MASTER_ADDR and MASTER_PORT) identically on every rank");
 		return ccomInvalidArgument;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "core/comm.h"
+#include "proxy/flight.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "publish/publish.h"
@@ -26,7 +27,7 @@ int ccom_proxy_create(struct ccomComm *comm)
 	if (px->op_timeout_us <= 0)
 		px->op_timeout_us = 300 * 1000000LL;
 	comm->proxy = px;
-	return 0;
+	return ccom_flight_create(comm);
 }
 
 int ccom_proxy_start(struct ccomComm *comm, ccom_proxy_exec_fn exec)
@@ -49,6 +50,7 @@ void ccom_proxy_destroy(struct ccomComm *comm)
 	if (px->queue)
 		ccom_stream_queue_stop(comm);
 	ccom_stream_free(px->default_stream);
+	ccom_flight_destroy(comm);
 	free(px);
 	comm->proxy = NULL;
 }

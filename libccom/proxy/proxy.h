@@ -22,6 +22,7 @@ struct ccom_op;
 struct ccom_stream_queue;
 struct ccomStream;
 struct ccom_wait_source;
+struct ccom_flight;
 
 /* Runs one operation on the calling (progress) thread: 0 or -errno. */
 typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
@@ -37,6 +38,7 @@ typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
  * @deadline_us: when the operation running now must have completed;
  *	0 between operations (waits then have no deadline)
  * @wait_src: the waits' shared memory (the host segment), NULL if none
+ * @flight: the flight recorder (flight.h), NULL when off
  */
 struct ccom_proxy {
 	struct ccom_stream_queue *queue;
@@ -46,6 +48,7 @@ struct ccom_proxy {
 	int64_t op_timeout_us;
 	int64_t deadline_us;
 	const struct ccom_wait_source *wait_src;
+	struct ccom_flight *flight;
 };
 
 /* Allocate comm->proxy (no thread yet); 0 or -ENOMEM. */

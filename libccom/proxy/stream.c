@@ -22,6 +22,7 @@
 
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "publish/publish.h"
@@ -87,6 +88,77 @@ static void op_free(struct ccom_op *op)
 	free(op);
 }
 
+static void op_free_list(struct ccom_op *op)
+{
+	struct ccom_op *next;
+
+	for (; op; op = next) {
+		next = op->next;
+		op_free(op);
+	}
+}
+
+/* After the op ran (any executor): recycle its record, or free it past the limit. */
+static void op_recycle(struct ccom_stream_queue *q, struct ccom_op *op)
+{
+	struct ccom_op *head;
+
+	if (atomic_load_explicit(&q->nrecords, memory_order_relaxed) > CCOM_OP_RECORDS_KEEP) {
+		atomic_fetch_sub_explicit(&q->nrecords, 1, memory_order_relaxed);
+		op_free(op);
+		return;
+	}
+	head = atomic_load_explicit(&q->recycled, memory_order_relaxed);
+	do
+		op->next = head;
+	while (!atomic_compare_exchange_weak_explicit(&q->recycled, &head, op, memory_order_release,
+						      memory_order_relaxed));
+}
+
+struct ccom_op *ccom_stream_op_get(struct ccomComm *comm)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+	struct ccom_op *op = q->cache, *subs;
+	int cap;
+
+	if (!op)
+		op = atomic_exchange_explicit(&q->recycled, NULL, memory_order_acquire);
+	if (!op) {
+		op = calloc(1, sizeof(*op));
+		if (op)
+			atomic_fetch_add_explicit(&q->nrecords, 1, memory_order_relaxed);
+		return op;
+	}
+	q->cache = op->next;
+	subs = op->subs;
+	cap = op->subs_cap;
+	*op = (struct ccom_op){ .subs = subs, .subs_cap = cap };
+	return op;
+}
+
+void ccom_stream_op_put(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_stream_queue *q = comm->proxy->queue;
+
+	op->next = q->cache;
+	q->cache = op;
+}
+
+/* The first failed op of the comm dumps the flight recorder (the error sentence kept). */
+static void flight_dump_failure(struct ccomComm *comm, const struct ccom_op *op, int err)
+{
+	char msg[1024], reason[1024 + 96];
+
+	if (!comm->proxy->flight || atomic_load(&comm->proxy->flight->dumped))
+		return;
+	snprintf(msg, sizeof(msg), "%s", ccom_last_error());
+	snprintf(reason, sizeof(reason), "op %llu (%s) failed with %s: %s",
+		 (unsigned long long)op->flight_seq, ccom_coll_kind_name(op->kind),
+		 ccomGetErrorString(ccom_result_from_errno(err)), msg);
+	ccom_flight_dump(comm, reason, true);
+	ccom_set_last_error_quiet(msg);
+}
+
 /* Run queued ops until the queue is empty or @stop_s reached @target.  Holds q->exec. */
 static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t target)
 {
@@ -95,16 +167,22 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	int err;
 
 	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
+		int64_t now = ccom_now_us();
+
 		ccom_clear_last_error();
+		ccom_flight_start(comm->proxy->flight, op, now);
 		/* Every wait of the op's transports and algorithms honours this. */
-		comm->proxy->deadline_us = ccom_now_us() + comm->proxy->op_timeout_us;
+		comm->proxy->deadline_us = now + comm->proxy->op_timeout_us;
 		err = comm->proxy->exec(comm, op);
 		comm->proxy->deadline_us = 0;
+		ccom_flight_end(comm->proxy->flight, op, err);
 		ccom_publish_op_completed(comm->publish);
-		if (err)
+		if (err) {
 			ccom_publish_error(comm->publish, err, ccom_last_error(), 0);
+			flight_dump_failure(comm, op, err);
+		}
 		stream_complete(op->stream, err, err ? ccom_last_error() : "");
-		op_free(op);
+		op_recycle(q, op);
 		atomic_fetch_sub(&q->pending, 1);
 	}
 }
@@ -212,6 +290,8 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
 		op_free(op);
 	}
+	op_free_list(atomic_exchange(&q->recycled, NULL));
+	op_free_list(q->cache);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->exec);
 	pthread_cond_destroy(&q->cond);
@@ -226,6 +306,7 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 	op->next = NULL;
 	atomic_fetch_add(&q->pending, 1);
 	pthread_mutex_lock(&q->lock);
+	ccom_flight_enqueue(comm->proxy->flight, op);	/* seq order = queue order */
 	if (q->tail)
 		q->tail->next = op;
 	else
@@ -325,7 +406,8 @@ static int stream_wait(struct ccomStream *s, uint64_t target)
 
 	while (atomic_load(&s->completed) < target) {
 		if (ccom_comm_aborted(comm)) {
-			ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+			ccom_set_last_error("rank %d: the communicator %s", comm->rank,
+					    ccom_comm_stop_reason(comm));
 			return -ECANCELED;
 		}
 		if (pthread_mutex_trylock(&q->exec) == 0) {

@@ -36,7 +36,7 @@ struct ccomStream {
 	_Atomic int err;		/* first error, -errno */
 	_Atomic int completing;		/* progress thread inside stream_complete() */
 	pthread_mutex_t err_lock;	/* protects errmsg */
-	char errmsg[256];
+	char errmsg[512];
 };
 
 struct ccom_stream_queue {
@@ -55,7 +55,22 @@ struct ccom_stream_queue {
 	_Atomic int pending;		/* ops queued or running */
 	pthread_t thread;
 	bool thread_valid;
+	/*
+	 * Op records are recycled, so that an enqueue allocates nothing once
+	 * the communicator has as many records as ops in flight: the thread
+	 * that ran an op pushes its record on @recycled (lock-free, any
+	 * executor); the issuing thread (one at a time: a communicator is not
+	 * thread-safe) takes records from @cache, its private list, and when
+	 * that is empty takes all of @recycled at once (an exchange, so no
+	 * ABA).  @nrecords counts the records that exist; past
+	 * CCOM_OP_RECORDS_KEEP an executed record is freed instead.
+	 */
+	struct ccom_op *_Atomic recycled;
+	struct ccom_op *cache;
+	_Atomic int nrecords;
 };
+
+#define CCOM_OP_RECORDS_KEEP 4096
 
 int ccom_stream_queue_start(struct ccomComm *comm);
 void ccom_stream_queue_stop(struct ccomComm *comm);
@@ -63,6 +78,13 @@ void ccom_stream_queue_stop(struct ccomComm *comm);
 int ccom_stream_queue_drain(struct ccomComm *comm);
 /* Append @op (its stream and stream_seq set by the caller) and wake the thread. */
 void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op);
+/*
+ * An op record for the issuing thread: every field zero except @subs and
+ * @subs_cap (an array the record keeps when recycled); NULL when out of
+ * memory.  ccom_stream_op_put() hands back one that was never enqueued.
+ */
+struct ccom_op *ccom_stream_op_get(struct ccomComm *comm);
+void ccom_stream_op_put(struct ccomComm *comm, struct ccom_op *op);
 int ccom_stream_alloc(struct ccomComm *comm, bool is_default, struct ccomStream **out);
 void ccom_stream_free(struct ccomStream *s);
 /* Resolve the API's stream argument (NULL = default); NULL if invalid. */

@@ -77,7 +77,8 @@ int ccom_wait_check(struct ccom_wait *w)
 	int64_t now = ccom_now_us();
 
 	if (ccom_comm_aborted(w->comm)) {
-		ccom_set_last_error("rank %d: the communicator was aborted", w->comm->rank);
+		ccom_set_last_error("rank %d: the communicator %s", w->comm->rank,
+				    ccom_comm_stop_reason(w->comm));
 		return -ECANCELED;
 	}
 	if (w->deadline_us && now > w->deadline_us) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * publish.c - the writer side of the per-communicator state file
- * (pubfile.h): directory checks, creation (temp name, flock, fill, rename),
+ * (ccom_pubstate.h): directory checks, creation (temp name, flock, fill, rename),
  * registration of the state block with the nccom driver, seqlocked
  * stage/error updates and removal.  Nothing here runs per operation: the op
  * counters are the inline helpers of publish.h.

@@ -2,7 +2,7 @@
 /*
  * publish.h - libccom publishes the state of each communicator (rank,
  * nranks, hash, init stage, op counters, last error) in a small mmap'd file
- * (layout in pubfile.h) so that ccomd and ccomctl can answer "which rank is
+ * (layout in ccom_pubstate.h) so that ccomd and ccomctl can answer "which rank is
  * stuck where" without the driver, and registers the same state block with
  * the nccom driver when /dev/nccom is usable (NCCOM_IOC_COMM_REGISTER), so
  * that the driver's netlink family lists the communicator too.
@@ -19,7 +19,7 @@
 
 #include <linux/nccom_genl.h>
 
-#include "publish/pubfile.h"
+#include "ccom_pubstate.h"
 
 struct ccomComm;
 

@@ -479,12 +479,118 @@ static int report_broken(struct ccom_shm *s, int l)
 	return -ECONNRESET;
 }
 
-/* Dead peers first (the root cause), then peers that broke because of one. */
+#define SIG_TAG(seq) ((uint64_t)((seq) & 0xffff) << 48)
+#define SIG_LOW48 ((1ULL << 48) - 1)
+
+void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig)
+{
+	struct ccom_shm_sig *e = &s->hdr->sig[s->me][sig->seq % CCOM_SHM_SIG_RING];
+	uint64_t tag = SIG_TAG(sig->seq);
+
+	s->sig = *sig;
+	ccom_shm_ll_sig_pack(sig, s->sig_ll);
+	atomic_store_explicit(&e->a, tag | (sig->count & SIG_LOW48), memory_order_relaxed);
+	atomic_store_explicit(&e->b, tag | ((uint64_t)(sig->kind & 0xff) << 40) |
+			      ((uint64_t)(sig->dtype & 0xff) << 32) | ((uint64_t)(sig->op & 0xff) << 24) |
+			      ((uint64_t)sig->root & 0xffffff), memory_order_relaxed);
+	atomic_store_explicit(&e->seq, sig->seq, memory_order_release);
+}
+
+/*
+ * Local rank @l's entry for @seq into @out: true if it holds @seq, else
+ * false with the seq it holds in *@held (0 also while being rewritten).
+ */
+static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig *out, uint64_t *held)
+{
+	struct ccom_shm_sig *e = &s->hdr->sig[l][seq % CCOM_SHM_SIG_RING];
+	uint64_t s1 = atomic_load_explicit(&e->seq, memory_order_acquire);
+	uint64_t a = atomic_load_explicit(&e->a, memory_order_relaxed);
+	uint64_t b = atomic_load_explicit(&e->b, memory_order_relaxed);
+
+	*held = s1;
+	if (s1 != seq)
+		return false;
+	if ((a & ~SIG_LOW48) != SIG_TAG(seq) || (b & ~SIG_LOW48) != SIG_TAG(seq)) {
+		*held = 0;	/* the owner is already rewriting it for a later seq */
+		return false;
+	}
+	out->seq = seq;
+	out->count = a & SIG_LOW48;
+	out->kind = (int32_t)((b >> 40) & 0xff);
+	out->dtype = (int32_t)((b >> 32) & 0xff);
+	out->op = (int32_t)(int8_t)((b >> 24) & 0xff);
+	out->root = (b & 0xffffff) == 0xffffff ? -1 : (int32_t)(b & 0xffffff);
+	return true;
+}
+
+int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs)
+{
+	char mine_s[128], theirs_s[128];
+	struct ccom_op_sig mine = s->sig;
+	const char *why;
+
+	/* Compare what the board can hold: 48 bits of count, 24 of root. */
+	if (theirs->count == (mine.count & SIG_LOW48))
+		mine.count = theirs->count;
+	why = ccom_op_sig_diff(&mine, theirs);
+
+	if (!why)
+		return 0;
+	ccom_set_last_error("collective mismatch: rank %d called %s but rank %d %s as collective %llu (%s); call the same collectives in the same order on every rank",
+			    s->comm->rank, ccom_op_sig_str(&s->sig, mine_s, sizeof(mine_s)),
+			    s->comm->local_to_rank[l], ccom_op_sig_str(theirs, theirs_s, sizeof(theirs_s)),
+			    (unsigned long long)s->sig.seq, why);
+	return -EPERM;
+}
+
+static int sig_check(struct ccom_shm *s, bool strict)
+{
+	struct ccomComm *comm = s->comm;
+	struct ccom_op_sig theirs;
+	char mine_s[128];
+	uint64_t held;
+	int l, err;
+
+	if (!s->sig.seq)
+		return 0;
+	for (l = 0; l < s->nlocal; l++) {
+		if (l == s->me)
+			continue;
+		if (!sig_read(s, l, s->sig.seq, &theirs, &held)) {
+			if (!strict)
+				continue;	/* not there yet (or long past): it checks itself */
+			ccom_set_last_error("collective mismatch: rank %d is at collective %llu (%s) but rank %d at %llu; call the same collectives in the same order on every rank",
+					    comm->rank, (unsigned long long)s->sig.seq,
+					    ccom_op_sig_str(&s->sig, mine_s, sizeof(mine_s)),
+					    comm->local_to_rank[l], (unsigned long long)held);
+			return -EPERM;
+		}
+		err = ccom_shm_sig_compare(s, l, &theirs);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int ccom_shm_sig_verify(struct ccom_shm *s, bool strict)
+{
+	return s ? sig_check(s, strict) : 0;
+}
+
+/*
+ * A mismatched call first (a peer that found it breaks the segment, and
+ * this rank should report the cause, not "peer failed"), then dead peers
+ * (the root cause), then peers that broke because of one.
+ */
 static int shm_check_peers(void *ctx)
 {
 	struct ccom_shm *s = ctx;
 	struct ccomComm *comm = s->comm;
 	int l, r;
+
+	r = sig_check(s, false);
+	if (r)
+		return r;
 
 	for (l = 0; l < s->nlocal; l++) {
 		r = comm->local_to_rank[l];

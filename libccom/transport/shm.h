@@ -32,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/op.h"
 #include "proxy/wait.h"
 
 struct ccomComm;
@@ -39,8 +40,15 @@ struct ccomComm;
 #define CCOM_SHM_MAX_LOCAL 256
 #define CCOM_SHM_LINE 64
 #define CCOM_SHM_NBUF 3		/* staging buffers (see coll/direct.c) */
-#define CCOM_SHM_LL_SLOT_WORDS 4096	/* 16 KiB of LL payload per rank slot */
-#define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_SLOT_WORDS * 4)
+/*
+ * An LL slot: CCOM_SHM_LL_HDR_WORDS words of the operation's signature
+ * (ccom_shm_ll_sig_pack(), checked by every reader before the data), then
+ * 16 KiB of payload; the slot stride stays a whole number of cache lines.
+ */
+#define CCOM_SHM_LL_HDR_WORDS 4
+#define CCOM_SHM_LL_DATA_WORDS 4096	/* 16 KiB of LL payload per rank slot */
+#define CCOM_SHM_LL_SLOT_WORDS (CCOM_SHM_LL_DATA_WORDS + 8)
+#define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_DATA_WORDS * 4)
 
 
 /* One local rank's control line. */
@@ -84,6 +92,23 @@ struct ccom_shm_zdesc {
 };
 _Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines per rank");
 
+/*
+ * The collective-mismatch board: each local rank posts the signature of
+ * the collective it runs (core/op.h) into entry seq % CCOM_SHM_SIG_RING of
+ * its row before running it; peers compare it with their own (see
+ * ccom_shm_sig_post()).  @a and @b carry the low 16 bits of @seq in their
+ * top bits, so a reader that acquired @seq knows whether they belong to
+ * it (the owner stores @a, @b, then @seq with release) without a seqlock.
+ */
+#define CCOM_SHM_SIG_RING 8
+struct ccom_shm_sig {
+	_Atomic uint64_t seq;
+	_Atomic uint64_t a;		/* tag << 48 | count (48 bits) */
+	_Atomic uint64_t b;		/* tag << 48 | kind << 40 | dtype << 32 | op << 24 | root (24 bits) */
+	uint64_t pad;
+};
+_Static_assert(sizeof(struct ccom_shm_sig) == 32, "two entries per line");
+
 struct ccom_shm_hdr {
 	uint64_t magic;
 	uint32_t nlocal;
@@ -97,6 +122,7 @@ struct ccom_shm_hdr {
 	char pad3[CCOM_SHM_LINE - 8];
 	struct ccom_shm_ctl ctl[CCOM_SHM_MAX_LOCAL];
 	struct ccom_shm_zdesc zdesc[CCOM_SHM_MAX_LOCAL];
+	struct ccom_shm_sig sig[CCOM_SHM_MAX_LOCAL][CCOM_SHM_SIG_RING];
 };
 
 struct ccom_shm_fifo {
@@ -153,6 +179,10 @@ struct ccom_shm {
 	uint64_t zcopy_ops;
 	int culprit;			/* root cause seen by the last failed wait, -1 */
 	int reason;
+	/* The collective running now, posted on the mismatch board (seq 0: none). */
+	struct ccom_op_sig sig;
+	uint32_t sig_ll[CCOM_SHM_LL_HDR_WORDS]; /* @sig as the LL header (ccom_shm_ll_sig_pack()) */
+	bool sig_checked;		/* the algorithm compared it with every local peer (LL) */
 };
 
 /* Create (local rank 0) or attach to the segment; collective over the local ranks. */
@@ -209,5 +239,51 @@ void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, 
 
 /* Host barrier over the local ranks (all must call it the same number of times). */
 int ccom_shm_barrier(struct ccom_shm *s);
+
+/*
+ * Collective-mismatch check (CCOM_CHECK_MISMATCH): post @sig for the
+ * collective this rank starts now, so that waits check it against the
+ * peers' (ccom_wait_ops.check_peers); after the collective,
+ * ccom_shm_sig_verify() compares it with every local peer that posted the
+ * same seq (@strict: every peer must have: the zero-copy path, before it
+ * writes into peers' buffers), and ccom_shm_sig_clear() ends it.  Verify
+ * returns 0 or -EPERM after ccom_set_last_error() naming both calls.
+ */
+void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig);
+/* 0 if local rank @l's @theirs matches the posted call, else -EPERM naming both. */
+int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs);
+int ccom_shm_sig_verify(struct ccom_shm *s, bool strict);
+static inline void ccom_shm_sig_clear(struct ccom_shm *s)
+{
+	s->sig.seq = 0;
+	s->sig_checked = false;
+}
+
+/*
+ * The signature as the 4 LL header words' data halves (an LL operation
+ * moves at most 16 KiB, so 40 bits of count are plenty): seq (low 32
+ * bits), count (low 32), kind | dtype << 8 | op << 16 | count bits 32-39
+ * << 24, root.  All zero when the check is off.
+ */
+static inline void ccom_shm_ll_sig_pack(const struct ccom_op_sig *sig, uint32_t w[CCOM_SHM_LL_HDR_WORDS])
+{
+	w[0] = (uint32_t)sig->seq;
+	w[1] = (uint32_t)sig->count;
+	w[2] = ((uint32_t)sig->kind & 0xff) | ((uint32_t)sig->dtype & 0xff) << 8 |
+	       ((uint32_t)sig->op & 0xff) << 16 | (uint32_t)((sig->count >> 32) & 0xff) << 24;
+	w[3] = (uint32_t)sig->root;
+}
+
+/* Inverse of ccom_shm_ll_sig_pack(); @mine supplies the seq's high bits. */
+static inline void ccom_shm_ll_sig_unpack(const uint32_t w[CCOM_SHM_LL_HDR_WORDS],
+					  const struct ccom_op_sig *mine, struct ccom_op_sig *sig)
+{
+	sig->seq = (mine->seq & ~(uint64_t)UINT32_MAX) | w[0];
+	sig->count = (uint64_t)w[1] | (uint64_t)(w[2] >> 24) << 32;
+	sig->kind = (int32_t)(w[2] & 0xff);
+	sig->dtype = (int32_t)((w[2] >> 8) & 0xff);
+	sig->op = (int32_t)(int8_t)((w[2] >> 16) & 0xff);
+	sig->root = (int32_t)w[3];
+}
 
 #endif

@@ -26,6 +26,7 @@
  * must be identical on every rank).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,7 +90,8 @@ static int parse_choice(const char *name, const char *const *vals, int n)
 	return -1;
 }
 
-static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring", "rd", "tree" };
+static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring", "rd", "tree", "rail",
+							 "rab" };
 static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple" };
 
 const char *ccom_algo_name(int algo)
@@ -101,6 +103,8 @@ const char *ccom_proto_name(int proto)
 {
 	return proto >= 0 && proto < CCOM_PROTO_NUM ? proto_names[proto] : "auto";
 }
+
+static void hier_init(struct ccomComm *comm, struct ccom_tune *cs);
 
 int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes)
 {
@@ -115,6 +119,7 @@ int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes)
 	cs->force_proto = parse_choice("CCOM_PROTO", proto_names, CCOM_PROTO_NUM);
 	if (cs->force_algo == CCOM_ALGO_DIRECT && !cs->direct_ok)
 		ccom_info(CCOM_SUBSYS_TUNE, "CCOM_ALGO=direct needs every rank on one host; using ring");
+	hier_init(comm, cs);
 	return 0;
 }
 
@@ -222,6 +227,9 @@ static int pick_transport_algo(struct ccomComm *comm, const struct ccom_op *op, 
 }
 
 static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto);
+static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t bytes, int flat);
+
+_Static_assert(CCOM_COLL_NKINDS <= 16, "CCOM_TUNE_NPICKS covers 16 collective kinds");
 
 static const char *const kind_names[CCOM_COLL_NKINDS] = {
 	"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Send",
@@ -250,7 +258,7 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 		return;
 	bit = ((unsigned int)op->kind * CCOM_ALGO_NUM + (unsigned int)*algo) * CCOM_PROTO_NUM +
 	      (unsigned int)*proto;
-	if (bit >= 128 || (cs->picks_seen[bit / 64] & (1ull << (bit % 64))))
+	if (bit >= CCOM_TUNE_NPICKS || (cs->picks_seen[bit / 64] & (1ull << (bit % 64))))
 		return;
 	cs->picks_seen[bit / 64] |= 1ull << (bit % 64);
 	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice)",
@@ -271,6 +279,8 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 	if (cs->force_algo == CCOM_ALGO_RING || cs->force_algo == CCOM_ALGO_RD ||
 	    cs->force_algo == CCOM_ALGO_TREE || !direct_ok) {
 		*algo = pick_transport_algo(comm, op, bytes);
+		if (comm->nnodes > 1)
+			*algo = pick_hier(comm, op, bytes, *algo);
 		return;
 	}
 	*algo = CCOM_ALGO_DIRECT;
@@ -287,4 +297,191 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 		*algo = CCOM_ALGO_DIRECT;
 		*proto = CCOM_PROTO_LL;
 	}
+}
+
+/* ------------------------------------------------------------------ hierarchical */
+
+/*
+ * The layout decides which hierarchical schedules exist (coll/hier.c);
+ * logged once per communicator with the reason when one is ruled out.
+ */
+static void hier_init(struct ccomComm *comm, struct ccom_tune *cs)
+{
+	int *nl, r, lmin, force = cs->force_algo;
+	char shape[96];
+	size_t len = 0;
+
+	if (comm->nnodes <= 1) {
+		if (force == CCOM_ALGO_RAIL || force == CCOM_ALGO_RAB)
+			ccom_info(CCOM_SUBSYS_TUNE, "CCOM_ALGO=%s needs ranks on several hosts (all %d are on one); using the flat choice",
+				  algo_names[force], comm->nranks);
+		return;
+	}
+	nl = calloc((size_t)comm->nnodes, sizeof(int));
+	if (!nl)
+		return;	/* no hierarchical candidates: the flat algorithms run */
+	for (r = 0; r < comm->nranks; r++)
+		nl[comm->rank_to_node[r]]++;
+	lmin = nl[0];
+	for (r = 0; r < comm->nnodes; r++) {
+		cs->hier_lmax = nl[r] > cs->hier_lmax ? nl[r] : cs->hier_lmax;
+		lmin = nl[r] < lmin ? nl[r] : lmin;
+		if (len < sizeof(shape) - 16)
+			len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%d", r ? "+" : "",
+						nl[r]);
+	}
+	free(nl);
+	cs->hier_rab = cs->hier_lmax >= 2;
+	cs->hier_rail = cs->hier_rab && lmin == cs->hier_lmax;
+	if (!cs->hier_rab)
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: hierarchical: every one of the %d hosts holds one rank, so the hierarchical schedules are the flat ones; flat algorithms only",
+			  comm->rank, comm->nnodes);
+	else if (!cs->hier_rail)
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: hierarchical: the hosts hold %s ranks; split-rail needs the same count on every host, so rab and the flat algorithms are priced",
+			  comm->rank, shape);
+	else
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: hierarchical: %d hosts x %d ranks; rail, rab and the flat algorithms are priced",
+			  comm->rank, comm->nnodes, cs->hier_lmax);
+	if ((force == CCOM_ALGO_RAIL && !cs->hier_rail) || (force == CCOM_ALGO_RAB && !cs->hier_rab))
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: CCOM_ALGO=%s cannot run on hosts of %s ranks (%s); using the flat choice",
+			  comm->rank, algo_names[force], shape,
+			  cs->hier_rab ? "split-rail needs the same count on every host"
+				       : "every host holds one rank");
+}
+
+static int ceil_log2(int n)
+{
+	int s = 0;
+
+	while ((1 << s) < n)
+		s++;
+	return s;
+}
+
+/*
+ * Split-rail AllReduce of @bytes on H hosts x L ranks, per segment of L
+ * MiB: 2(L - 1) shm steps of S/L per rank, 2(H - 1) network steps; the L
+ * rails share the host's link, which carries 2(H - 1)/H * S in all.
+ */
+static double cost_rail(const struct ccomComm *comm, size_t bytes)
+{
+	int H = comm->nnodes, L = comm->tune->hier_lmax;
+	double kb = (double)bytes / 1024.0, nseg = (double)(bytes / ((size_t)L << 20) + 1);
+
+	return nseg * (ring_cost_shm.alpha_us * 2 * (L - 1) + ring_cost_net.alpha_us * 2 * (H - 1)) +
+	       ring_cost_shm.beta_us_per_kb * kb * 2.0 * (L - 1) / L +
+	       ring_cost_net.beta_us_per_kb * kb * 2.0 * (H - 1) / H;
+}
+
+/* rab: a tree in the host each way (whole vector per step), doubling between the H leaders. */
+static double cost_rab(const struct ccomComm *comm, size_t bytes)
+{
+	double kb = (double)bytes / 1024.0;
+	int H = comm->nnodes, p2 = 1, steps = 0;
+
+	while (p2 * 2 <= H) {
+		p2 *= 2;
+		steps++;
+	}
+	if (p2 < H)
+		steps += 2;
+	return 2.0 * ceil_log2(comm->tune->hier_lmax) *
+	       (ring_cost_shm.alpha_us + ring_cost_shm.beta_us_per_kb * kb) +
+	       steps * (ring_cost_net.alpha_us + (ring_cost_net.beta_us_per_kb + RD_LOCAL_US_PER_KB) * kb);
+}
+
+/* Broadcast / Reduce through the leaders: a tree between hosts, then (or before) one in each. */
+static double cost_hier_tree(const struct ccomComm *comm, size_t bytes)
+{
+	double kb = (double)bytes / 1024.0;
+
+	return ceil_log2(comm->nnodes) * (ring_cost_net.alpha_us + ring_cost_net.beta_us_per_kb * kb) +
+	       ceil_log2(comm->tune->hier_lmax) *
+	       (ring_cost_shm.alpha_us + ring_cost_shm.beta_us_per_kb * kb);
+}
+
+/* The flat choice's price for Broadcast / Reduce: the binomial tree or the pipelined chain. */
+static double cost_flat_tree_or_chain(const struct ccomComm *comm, size_t bytes, int flat)
+{
+	const struct cost *c = transport_cost(comm);
+	double kb = (double)bytes / 1024.0, pieces = (double)(bytes >> 20) + 1;
+	int n = comm->nranks;
+
+	if (flat == CCOM_ALGO_TREE)
+		return (c->alpha_us + c->beta_us_per_kb * kb) * ceil_log2(n);
+	return c->alpha_us * (n - 1 + pieces) + c->beta_us_per_kb * kb;
+}
+
+/*
+ * AllGather / ReduceScatter of @bytes in all (T) by rails: H - 1 network
+ * steps (the host's link carries (H - 1)/H * T), L - 1 shm steps of
+ * (L - 1)/L * T per rank; ReduceScatter repeats the steps per piece of
+ * 4 MiB / 3H per block.
+ */
+static double cost_rail_gather(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
+{
+	int H = comm->nnodes, L = comm->tune->hier_lmax;
+	double kb = (double)bytes / 1024.0, npieces = 1;
+
+	if (op->kind == CCOM_COLL_REDUCESCATTER)
+		npieces = (double)(bytes / (size_t)comm->nranks / ((4u << 20) / (3u * (unsigned)H)) + 1);
+	return npieces * (ring_cost_net.alpha_us * (H - 1) + ring_cost_shm.alpha_us * (L - 1)) +
+	       ring_cost_net.beta_us_per_kb * kb * (H - 1) / H +
+	       ring_cost_shm.beta_us_per_kb * kb * (L - 1) / L;
+}
+
+/* The flat ring (n - 1 steps) or Bruck's AllGather (log2 n steps), same bytes. */
+static double cost_flat_gather(const struct ccomComm *comm, size_t bytes, int flat)
+{
+	const struct cost *c = transport_cost(comm);
+	int n = comm->nranks;
+
+	return c->alpha_us * (flat == CCOM_ALGO_RD ? ceil_log2(n) : n - 1) +
+	       c->beta_us_per_kb * (double)bytes / 1024.0 * (n - 1) / n;
+}
+
+/*
+ * Flat (@flat, pick_transport_algo()'s choice) or hierarchical, for a
+ * communicator spanning hosts.  CCOM_ALGO=rail|rab forces a schedule the
+ * layout allows (hier_init() logged the ones it does not); the other
+ * forced names keep the flat choice.
+ */
+static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t bytes, int flat)
+{
+	const struct ccom_tune *cs = comm->tune;
+	int force = cs->force_algo, algo = flat;
+	double best, c;
+
+	if (force != CCOM_ALGO_AUTO && force != CCOM_ALGO_RAIL && force != CCOM_ALGO_RAB)
+		return flat;
+	if (op->kind == CCOM_COLL_ALLREDUCE) {
+		if (force == CCOM_ALGO_RAIL)
+			return cs->hier_rail ? CCOM_ALGO_RAIL : flat;
+		if (force == CCOM_ALGO_RAB)
+			return cs->hier_rab ? CCOM_ALGO_RAB : flat;
+		best = flat == CCOM_ALGO_RD ? cost_rd(comm, bytes) : cost_ring(comm, bytes);
+		if (cs->hier_rail && (c = cost_rail(comm, bytes)) < best) {
+			algo = CCOM_ALGO_RAIL;
+			best = c;
+		}
+		if (cs->hier_rab && cost_rab(comm, bytes) < best)
+			algo = CCOM_ALGO_RAB;
+		return algo;
+	}
+	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER) {
+		if (!cs->hier_rail || force == CCOM_ALGO_RAB)
+			return flat;
+		if (force == CCOM_ALGO_RAIL ||
+		    cost_rail_gather(comm, op, bytes) < cost_flat_gather(comm, bytes, flat))
+			return CCOM_ALGO_RAIL;
+		return flat;
+	}
+	if (op->kind != CCOM_COLL_BROADCAST && op->kind != CCOM_COLL_REDUCE)
+		return flat;
+	if (!cs->hier_rab || (force == CCOM_ALGO_RAIL && !cs->hier_rail))
+		return flat;
+	if (force != CCOM_ALGO_AUTO ||
+	    cost_hier_tree(comm, bytes) < cost_flat_tree_or_chain(comm, bytes, flat))
+		return CCOM_ALGO_RAB;
+	return flat;
 }

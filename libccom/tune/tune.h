@@ -23,6 +23,14 @@ enum ccom_algo {
 	CCOM_ALGO_RING = 1,
 	CCOM_ALGO_RD = 2,	/* doubling: AllReduce (recursive), AllGather (Bruck); ring for the rest */
 	CCOM_ALGO_TREE = 3,	/* binomial tree: Broadcast and Reduce only */
+	/*
+	 * Hierarchical, between hosts (coll/hier.c): split-rail AllReduce
+	 * (same number of ranks on every host), and reduce / leaders /
+	 * broadcast AllReduce; both run Broadcast and Reduce through the
+	 * hosts' leaders (logged as rab); ring for the rest.
+	 */
+	CCOM_ALGO_RAIL = 4,
+	CCOM_ALGO_RAB = 5,
 	CCOM_ALGO_NUM,
 	/*
 	 * The nccom engine's descriptor schedules (coll/kdev_sched.c): chosen
@@ -33,6 +41,9 @@ enum ccom_algo {
 };
 enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1, CCOM_PROTO_NUM };
 
+/* (collective, algorithm, protocol) triples the log-once bitmap covers (16 kinds at most). */
+#define CCOM_TUNE_NPICKS (16 * CCOM_ALGO_NUM * CCOM_PROTO_NUM)
+
 /**
  * struct ccom_tune - the tuner's state of a communicator (comm->tune).
  * @force_algo: CCOM_ALGO, or CCOM_ALGO_AUTO
@@ -40,6 +51,11 @@ enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1
  * @scratch_bytes: coll/'s scratch buffer, the bound of Bruck's AllGather
  * @direct_ok: every rank on this host and a host segment: the direct
  *	engine and LL are candidates
+ * @hier_rab: ranks span hosts and some host holds several: the
+ *	hierarchical schedules through the hosts' leaders are candidates
+ * @hier_rail: also the same number of ranks on every host: split-rail
+ *	AllReduce is a candidate
+ * @hier_lmax: most ranks on one host
  * @picks_seen: (collective, algorithm, protocol) choices made so far:
  *	each is logged once
  */
@@ -48,7 +64,10 @@ struct ccom_tune {
 	int force_proto;
 	size_t scratch_bytes;
 	bool direct_ok;
-	uint64_t picks_seen[2];
+	bool hier_rab;
+	bool hier_rail;
+	int hier_lmax;
+	uint64_t picks_seen[(CCOM_TUNE_NPICKS + 63) / 64];
 };
 
 /* Read the overrides into comm->tune (allocated here); 0 or -ENOMEM. */

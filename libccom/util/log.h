@@ -15,7 +15,10 @@ enum ccom_log_level {
 	CCOM_LOG_TRACE = 3,
 };
 
-/* Subsystems, selectable with CCOM_DEBUG_SUBSYS=INIT,BOOT,... (or ^X to exclude). */
+/*
+ * Subsystems, selectable with CCOM_DEBUG_SUBSYS=INIT,BOOT,... (or ^X to
+ * exclude).  SHM and PROXY have no lines and are not selectable (log.c).
+ */
 enum ccom_subsys {
 	CCOM_SUBSYS_INIT = 1u << 0,
 	CCOM_SUBSYS_BOOT = 1u << 1,

@@ -1,25 +1,50 @@
 // SPDX-License-Identifier: MIT
 /*
- * params.c - THE table of CCOM_* environment variables.  Every variable
- * libccom reads is declared here once, with its default and a one-line doc
+ * params.c - THE table of CCOM_* parameters.  Every variable libccom reads
+ * is declared here once, with its default and a one-line doc
  * (Documentation/libccom/environment.rst is written from this table).  Other
  * layers add rows here instead of calling getenv() themselves.
+ *
+ * A value comes from, in this order: the environment; the configuration
+ * file (CCOM_CONF_FILE if set, else ~/.ccom.conf over /etc/ccom.conf);
+ * the table's default.  Files hold KEY=VALUE lines (blank lines and
+ * # comments allowed, the value may be quoted).  Loaded once per process,
+ * on the first parameter read.  An environment variable or a file key that
+ * starts with CCOM_ but is not in the table gets one WARN naming the
+ * nearest known name; so does an unreadable or malformed file.  The WARNs
+ * are queued while loading (the logger itself reads parameters) and printed
+ * by ccom_params_flush_warnings(), which the logger calls once it is set up.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <pthread.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/log.h"
 #include "util/misc.h"
 #include "util/params.h"
 
+#ifndef CCOM_SYSCONF_FILE
+#define CCOM_SYSCONF_FILE "/etc/ccom.conf"
+#endif
+
+extern char **environ;
+
 static const struct ccom_param_desc params[] = {
 	/* Logging */
 	{ "CCOM_DEBUG", "WARN", "Log level: NONE, WARN, INFO or TRACE." },
 	{ "CCOM_DEBUG_SUBSYS", "ALL",
-	  "Comma-separated subsystems logged at INFO/TRACE (INIT,BOOT,NET,SHM,COLL,TUNE,TOPO,PROXY,KDEV,ENV,ALL); ^ excludes." },
+	  "Comma-separated subsystems logged at INFO/TRACE (INIT,BOOT,NET,COLL,TUNE,TOPO,KDEV,ENV,ALL); ^ excludes." },
 	{ "CCOM_DEBUG_FILE", NULL, "Log to this file instead of stderr; %h expands to the host name, %p to the pid." },
+	/* Configuration files */
+	{ "CCOM_CONF_FILE", NULL,
+	  "Read settings from this file instead of /etc/ccom.conf and ~/.ccom.conf (KEY=VALUE lines, # comments); the environment wins over every file." },
 	/* Bootstrap */
 	{ "CCOM_COMM_ID", NULL,
 	  "Fixed rendezvous address <ipv4>:<port> | [<ipv6>]:<port> | <host>:<port>; rank 0 hosts the root there." },
@@ -39,8 +64,9 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host bound explicitly (config.device, CCOM_DEVICE) to one nccom device." },
 	/* Data path (coll/, transport/, tune/) */
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
-	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports) or tree (binomial-tree Broadcast and Reduce over the transports); collectives the forced algorithm does not cover use ring." },
+	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports), tree (binomial-tree Broadcast and Reduce over the transports), rail (hosts of equal rank counts: split-rail AllReduce) or rab (ranks on several hosts: AllReduce through the hosts' leaders); rail and rab run Broadcast and Reduce through the hosts' leaders and fall back to the flat choice on layouts they cannot run on; collectives the forced algorithm does not cover use ring." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
+	{ "CCOM_CHECK_MISMATCH", "1", "1 checks that the ranks of one host call the same collective (kind, count, datatype, op, root) as their n-th collective and fails a mismatch on every rank with ccomInvalidUsage naming both calls; 0 turns the check off." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
 	{ "CCOM_NCHANNELS", "0",
@@ -66,6 +92,10 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_IB_TIMEOUT", "18", "net_ib QP ack timeout exponent (1-31): an unacknowledged write is resent after 4.096 us x 2^N (18: 1.07 s), 7 times before the peer counts as gone." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
+	{ "CCOM_FLIGHT_RECORDER_ENTRIES", "64",
+	  "Operations each communicator's flight recorder keeps (its last N: collective, count, dtype, op, root/peer, algorithm, state, times); dumped at WARN and to CCOM_FLIGHT_RECORDER_FILE when an operation fails or the comm is aborted with operations pending; 0 turns it off." },
+	{ "CCOM_FLIGHT_RECORDER_FILE", NULL,
+	  "Also write the flight recorder's dump as JSON to this file; %h host, %p pid, %r rank." },
 	/* Inspection (publish/) */
 	{ "CCOM_PUBLISH", "1",
 	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },
@@ -81,46 +111,336 @@ static const struct ccom_param_desc params[] = {
 
 #define NPARAMS ((int)(CCOM_ARRAY_SIZE(params)))
 
-static const struct ccom_param_desc *find(const char *name)
+/*
+ * CCOM_* variables of ccom's own test runners, read by them and not by the
+ * library: known, so that setting them draws no WARN.
+ */
+static const char *const not_library[] = {
+	"CCOM_TEST_SANITIZER",	/* selftests/libccom: built with ASan/UBSan */
+	"CCOM_TEST_TIMEOUT",	/* selftests/libccom/run: seconds per test */
+};
+
+#define FILE_VALUE_MAX 1024
+#define PENDING_MAX 32
+
+struct file_value {
+	char *value;		/* NULL: not set by a file */
+	char origin[300];	/* "path:line" */
+};
+
+static pthread_once_t load_once = PTHREAD_ONCE_INIT;
+static struct file_value file_values[NPARAMS];
+/* WARN/INFO lines found while loading, printed by ccom_params_flush_warnings(). */
+static struct {
+	int level;
+	char msg[600];
+} pending[PENDING_MAX];
+static int npending;
+static atomic_int flushed;
+
+static void queue_line(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void queue_line(int level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (npending >= PENDING_MAX)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(pending[npending].msg, sizeof(pending[npending].msg), fmt, ap);
+	va_end(ap);
+	pending[npending++].level = level;
+}
+
+static int index_of(const char *name)
 {
 	int i;
 
 	for (i = 0; i < NPARAMS; i++)
 		if (!strcmp(params[i].name, name))
-			return &params[i];
-	ccom_warn("internal: parameter %s is not declared in util/params.c", name);
+			return i;
+	return -1;
+}
+
+static int is_known(const char *name)
+{
+	size_t i;
+
+	if (index_of(name) >= 0)
+		return 1;
+	for (i = 0; i < CCOM_ARRAY_SIZE(not_library); i++)
+		if (!strcmp(not_library[i], name))
+			return 1;
+	return 0;
+}
+
+/* Levenshtein distance of @a and @b (both shorter than 64 bytes; else large). */
+static int edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	int row[64], prev, tmp;
+
+	if (la >= 64 || lb >= 64)
+		return 1000;
+	for (j = 0; j <= lb; j++)
+		row[j] = (int)j;
+	for (i = 1; i <= la; i++) {
+		prev = row[0];
+		row[0] = (int)i;
+		for (j = 1; j <= lb; j++) {
+			int best = prev + (toupper((unsigned char)a[i - 1]) !=
+					   toupper((unsigned char)b[j - 1]));
+
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			tmp = row[j];
+			row[j] = best;
+			prev = tmp;
+		}
+	}
+	return row[lb];
+}
+
+const char *ccom_param_nearest(const char *name)
+{
+	const char *best = NULL;
+	int i, d, bestd = 1 << 30;
+
+	for (i = 0; i < NPARAMS; i++) {
+		/* Test hooks are never suggested. */
+		if (!strncmp(params[i].name, "CCOM_TEST_", 10))
+			continue;
+		d = edit_distance(name, params[i].name);
+		if (d < bestd) {
+			bestd = d;
+			best = params[i].name;
+		}
+	}
+	return best;
+}
+
+static void unknown_name(const char *name, const char *where)
+{
+	queue_line(CCOM_LOG_WARN, "%s%s is not a ccom variable; did you mean %s? (%s lists every variable)",
+		   where, name, ccom_param_nearest(name), "Documentation/libccom/environment.rst");
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/*
+ * Read one configuration file into file_values (a later file overrides an
+ * earlier one).  @must_exist: a missing file is worth a WARN (CCOM_CONF_FILE).
+ */
+static void load_file(const char *path, int must_exist)
+{
+	char line[FILE_VALUE_MAX + 128], where[300];
+	int lineno = 0;
+	FILE *f;
+
+	f = fopen(path, "r");
+	if (!f) {
+		if (must_exist || errno != ENOENT)
+			queue_line(CCOM_LOG_WARN, "cannot read the configuration file %s: %s; its settings are ignored (check the path%s and the file's permissions)",
+				   path, strerror(errno), must_exist ? " in CCOM_CONF_FILE" : "");
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		char *key, *val, *eq;
+		size_t vl;
+		int idx;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		if (!strchr(line, '\n') && !feof(f)) {
+			int c;
+
+			queue_line(CCOM_LOG_WARN, "%s: line longer than %d bytes; ignored", where,
+				   FILE_VALUE_MAX);
+			while ((c = fgetc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		key = trim(line);
+		if (!key[0] || key[0] == '#')
+			continue;
+		eq = strchr(key, '=');
+		if (!eq) {
+			queue_line(CCOM_LOG_WARN, "%s: \"%s\" is not a KEY=VALUE line; ignored", where, key);
+			continue;
+		}
+		*eq = '\0';
+		val = trim(eq + 1);
+		key = trim(key);
+		vl = strlen(val);
+		if (vl >= 2 && (val[0] == '"' || val[0] == '\'') && val[vl - 1] == val[0]) {
+			val[vl - 1] = '\0';
+			val++;
+		}
+		idx = index_of(key);
+		if (idx < 0) {
+			char prefix[320];
+
+			snprintf(prefix, sizeof(prefix), "%s: ", where);
+			if (!strncmp(key, "CCOM_", 5) && !is_known(key))
+				unknown_name(key, prefix);
+			else if (strncmp(key, "CCOM_", 5))
+				queue_line(CCOM_LOG_WARN, "%s: %s is not a ccom variable (keys start with CCOM_); ignored",
+					   where, key);
+			continue;
+		}
+		if (!strcmp(key, "CCOM_CONF_FILE")) {
+			queue_line(CCOM_LOG_WARN, "%s: CCOM_CONF_FILE has no effect inside a configuration file; set it in the environment",
+				   where);
+			continue;
+		}
+		free(file_values[idx].value);
+		file_values[idx].value = strdup(val);
+		snprintf(file_values[idx].origin, sizeof(file_values[idx].origin), "%s", where);
+	}
+	if (ferror(f))
+		queue_line(CCOM_LOG_WARN, "error reading the configuration file %s: %s; the rest of it is ignored",
+			   path, strerror(errno));
+	fclose(f);
+}
+
+static void load(void)
+{
+	const char *conf = getenv("CCOM_CONF_FILE");
+	char **e;
+	int i;
+
+	if (conf && conf[0]) {
+		load_file(conf, 1);
+	} else {
+		const char *home = getenv("HOME");
+		char path[512];
+
+		load_file(CCOM_SYSCONF_FILE, 0);
+		if (!home || !home[0]) {
+			struct passwd pw, *res = NULL;
+			char buf[1024];
+
+			if (!getpwuid_r(getuid(), &pw, buf, sizeof(buf), &res) && res)
+				home = res->pw_dir;
+		}
+		if (home && home[0]) {
+			snprintf(path, sizeof(path), "%s/.ccom.conf", home);
+			load_file(path, 0);
+		}
+	}
+	for (e = environ; e && *e; e++) {
+		char name[128];
+		const char *eq = strchr(*e, '=');
+		size_t len = eq ? (size_t)(eq - *e) : strlen(*e);
+
+		if (strncmp(*e, "CCOM_", 5) || len >= sizeof(name))
+			continue;
+		memcpy(name, *e, len);
+		name[len] = '\0';
+		if (!is_known(name))
+			unknown_name(name, "");
+	}
+	/* One ENV line per parameter that is set, and where it came from. */
+	for (i = 0; i < NPARAMS; i++) {
+		const char *v = getenv(params[i].name);
+
+		if (v && v[0])
+			queue_line(CCOM_LOG_INFO, "%s=%s (environment%s)", params[i].name, v,
+				   file_values[i].value ? ", overrides the file" : "");
+		else if (file_values[i].value)
+			queue_line(CCOM_LOG_INFO, "%s=%s (%s)", params[i].name, file_values[i].value,
+				   file_values[i].origin);
+	}
+}
+
+void ccom_params_flush_warnings(void)
+{
+	int i;
+
+	if (atomic_load_explicit(&flushed, memory_order_relaxed))
+		return;
+	pthread_once(&load_once, load);
+	if (atomic_exchange(&flushed, 1))
+		return;
+	for (i = 0; i < npending; i++) {
+		if (pending[i].level == CCOM_LOG_WARN)
+			ccom_log(CCOM_LOG_WARN, CCOM_SUBSYS_ALL, __FILE__, __LINE__, "%s", pending[i].msg);
+		else
+			ccom_log(CCOM_LOG_INFO, CCOM_SUBSYS_ENV, __FILE__, __LINE__, "%s", pending[i].msg);
+	}
+}
+
+static const struct ccom_param_desc *find(const char *name, int *idx)
+{
+	int i = index_of(name);
+
+	pthread_once(&load_once, load);
+	if (i < 0) {
+		ccom_warn("internal: parameter %s is not declared in util/params.c", name);
+		return NULL;
+	}
+	*idx = i;
+	return &params[i];
+}
+
+/* The value and where it came from: environment, a file, or the default. */
+static const char *value_of(const struct ccom_param_desc *p, int idx, const char **origin)
+{
+	const char *v = getenv(p->name);
+
+	if (v && v[0]) {
+		*origin = "environment";
+		return v;
+	}
+	if (file_values[idx].value && file_values[idx].value[0]) {
+		*origin = file_values[idx].origin;
+		return file_values[idx].value;
+	}
+	*origin = NULL;
 	return NULL;
 }
 
 const char *ccom_param_str(const char *name)
 {
-	const struct ccom_param_desc *p = find(name);
-	const char *v;
+	const char *v, *origin;
+	int idx;
+	const struct ccom_param_desc *p = find(name, &idx);
 
 	if (!p)
 		return NULL;
-	v = getenv(name);
-	if (v && v[0])
-		return v;
-	return p->def;
+	v = value_of(p, idx, &origin);
+	return v ? v : p->def;
 }
 
 int64_t ccom_param_int(const char *name)
 {
-	const struct ccom_param_desc *p = find(name);
-	const char *v;
+	const char *v, *origin;
 	char *end;
 	long long x;
+	int idx;
+	const struct ccom_param_desc *p = find(name, &idx);
 
 	if (!p)
 		return 0;
-	v = getenv(name);
-	if (v && v[0]) {
+	v = value_of(p, idx, &origin);
+	if (v) {
 		errno = 0;
 		x = strtoll(v, &end, 0);
 		if (!errno && end != v && *end == '\0')
 			return x;
-		ccom_warn("%s=%s is not an integer; using the default %s", name, v,
+		ccom_warn("%s=%s (%s) is not an integer; using the default %s", name, v, origin,
 			  p->def ? p->def : "(none)");
 	}
 	if (!p->def)
@@ -130,9 +450,22 @@ int64_t ccom_param_int(const char *name)
 
 int ccom_param_is_set(const char *name)
 {
-	const char *v = getenv(name);
+	const char *origin;
+	int idx;
+	const struct ccom_param_desc *p = find(name, &idx);
 
-	return find(name) && v && v[0];
+	return p && value_of(p, idx, &origin) != NULL;
+}
+
+const char *ccom_param_origin(const char *name)
+{
+	const char *origin;
+	int idx;
+	const struct ccom_param_desc *p = find(name, &idx);
+
+	if (!p || !value_of(p, idx, &origin))
+		return "default";
+	return origin;
 }
 
 int ccom_params_list(const struct ccom_param_desc **table)

@@ -3,7 +3,8 @@
  * Description: the shared library's ABI surface.  dlopen()s the
  * libccom.so.1 built next to this test (BUILD/lib, found from
  * /proc/self/exe), checks its SONAME-versioned public entry points resolve
- * (ccomGetVersionInfo with the CCOM_1.0 symbol version), that the version
+ * (ccomGetVersionInfo with the CCOM_1.0 symbol version, ccomCommRevoke
+ * with CCOM_1.1), that the version
  * handshake reports the compile-time version and ABI id (also truncated
  * for an older, smaller struct), and that internal symbols (ccom_*) are
  * not exported.  Skipped when the shared library is not there.
@@ -43,6 +44,9 @@ int main(void)
 								    "CCOM_1.0");
 	ver_fn = (ccomResult_t (*)(int *))dlvsym(h, "ccomGetVersion", "CCOM_1.0");
 	T_CHECK(info_fn && ver_fn, "public symbols not found with version CCOM_1.0");
+	/* Additions live in their own node, never in CCOM_1.0. */
+	T_CHECK(dlvsym(h, "ccomCommRevoke", "CCOM_1.1") && !dlvsym(h, "ccomCommRevoke", "CCOM_1.0"),
+		"ccomCommRevoke is not exported with version CCOM_1.1 (only)");
 	T_CHECK(ver_fn(&v) == ccomSuccess && v == CCOM_VERSION_CODE, "version %d", v);
 	memset(&vi, 0, sizeof(vi));
 	vi.size = sizeof(vi);

@@ -42,7 +42,11 @@ static int rank_main(int rank, int nranks, void *arg)
 		ccomGetErrorString(st), ccomGetLastError(comm));
 	T_CCOM(ccomCommUserRank(comm, &v), ccomSuccess);
 	T_CHECK(v == rank, "rank");
-	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
+	/* A nonblocking comm's finalize is nonblocking too (init_nonblock_finalize). */
+	T_CCOM(ccomCommFinalize(comm), ccomInProgress);
+	st = poll_done(comm);
+	T_CHECK(st == ccomSuccess, "rank %d: finalize ended in %s: %s", rank, ccomGetErrorString(st),
+		ccomGetLastError(comm));
 	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
 	return 0;
 }

@@ -5,6 +5,7 @@
  * allreduce so that every rank runs the same number), time = max over
  * ranks, and one nccl-tests row printed by rank 0.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,35 @@ static int agree(struct perf_ctx *c, void *v, ccomDataType_t dt, ccomRedOp_t op)
 	return sync_all(c);
 }
 
+/* Every rank returns only once every rank has called it. */
+int perf_barrier(struct perf_ctx *c)
+{
+	int one = 1;
+
+	return agree(c, &one, ccomInt32, ccomSum);
+}
+
+int perf_agree_max(struct perf_ctx *c, double *v)
+{
+	return agree(c, v, ccomFloat64, ccomMax);
+}
+
+/*
+ * A bandwidth (GB/s) with at least 3 significant digits and at least 2
+ * decimals, never in exponent form (12.34, 4.56, 0.145, 0.0123): one
+ * numeric token, so scripts that split the columns keep working.
+ */
+void perf_fmt_bw(char *buf, size_t len, double gbs)
+{
+	int dec = 2;
+
+	if (gbs > 0 && gbs < 1)
+		dec = 2 - (int)floor(log10(gbs));
+	if (dec > 9)
+		dec = 9;
+	snprintf(buf, len, "%.*f", dec, gbs);
+}
+
 /* One checked run: fill inputs, run, compare.  Returns wrong elements or -1. */
 static int64_t checked_run(struct perf_ctx *c, size_t count, int inplace)
 {
@@ -180,12 +210,14 @@ static void choose_iters(struct perf_ctx *c, size_t bytes, int *iters, int *warm
 }
 
 static int run_mode(struct perf_ctx *c, size_t bytes, size_t count, int inplace,
-		    char *line, size_t len)
+		    char *line, size_t len, double *us_out)
 {
 	int64_t wrong = 0;
 	double us = 0, algbw, busbw;
+	char a[32], b[32];
 	int iters, warmup;
 
+	*us_out = 0;
 	if (c->o->coll == PERF_SENDRECV && inplace) {
 		snprintf(line, len, "  %7s  %6s  %6s  %5s", "n/a", "n/a", "n/a", "n/a");
 		return 0;
@@ -203,7 +235,10 @@ static int run_mode(struct perf_ctx *c, size_t bytes, size_t count, int inplace,
 	busbw = algbw * bus_factor(c);
 	c->busbw_sum += busbw;
 	c->nresults++;
-	snprintf(line, len, "  %7.2f  %6.2f  %6.2f  %5lld", us, algbw, busbw,
+	*us_out = us;
+	perf_fmt_bw(a, sizeof(a), algbw);
+	perf_fmt_bw(b, sizeof(b), busbw);
+	snprintf(line, len, "  %7.2f  %6s  %6s  %5lld", us, a, b,
 		 c->o->check ? (long long)wrong : -1LL);
 	return 0;
 }
@@ -230,37 +265,97 @@ static const char *op_name(const struct perf_opts *o)
 	return n[o->op];
 }
 
+static void print_roof_header(const struct perf_ctx *c)
+{
+	double cp, rd, cpi, rdi;
+	int m;
+
+	printf("# roofline (-R): t_min = (C + R) * S / max(Bc, Br); Bc, Br: memcpy and float32 a + b of S\n"
+	       "#   bytes timed on every rank at once (aggregate read + write GB/s); C, R: the\n"
+	       "#   operation's copy and reduction traffic over all ranks, in units of S:\n");
+	for (m = 0; m < PERF_NMODELS; m++) {
+		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 0, &cp, &rd);
+		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 1, &cpi, &rdi);
+		printf("#   %-6s C %g R %g (in-place C %g R %g)\n", perf_model_name((enum perf_model)m),
+		       cp, rd, cpi, rdi);
+	}
+	printf("#   bound = busbw at t_min; %%oop, %%ip = t_min / time\n");
+}
+
 static void print_header(const struct perf_ctx *c)
 {
+	const char *rh1 = c->o->roof ? "  model       Bc       Br   bound   %oop    %ip" : "";
+	const char *rh2 = c->o->roof ? "         (GB/s)   (GB/s)  (GB/s)" : "";
+
 	printf("# ccom-perf %s: %d ranks, type %s, redop %s, check %s\n", coll_names[c->o->coll],
 	       c->nranks, type_name(c->o->dtype), op_name(c->o), c->o->check ? "on" : "off");
+	if (c->o->roof)
+		print_roof_header(c);
 	printf("#%76s%34s\n", "out-of-place", "in-place");
-	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "size", "count",
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s%s\n", "size", "count",
 	       "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw",
-	       "#wrong");
-	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s\n", "(B)",
-	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
+	       "#wrong", rh1);
+	printf("# %10s  %12s  %8s  %6s  %4s  %7s  %6s  %6s  %5s  %7s  %6s  %6s  %5s%s\n", "(B)",
+	       "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "",
+	       rh2);
 	fflush(stdout);
+}
+
+/* -R: the row's model, probe rates, bound and percentages (roof.c). */
+static int roof_columns(struct perf_ctx *c, size_t bytes, size_t count, const double *us,
+			char *line, size_t len)
+{
+	enum perf_model m = perf_roof_model(c, count);
+	double bc, br, t0, t1, bound;
+	char sbc[32], sbr[32], sb[32], p0[16] = "n/a", p1[16] = "n/a";
+
+	if (perf_roof_probe(c, bytes, &bc, &br))
+		return -1;
+	t0 = perf_roof_tmin_us(c, m, bytes, 0, bc, br);
+	t1 = perf_roof_tmin_us(c, m, bytes, 1, bc, br);
+	bound = t0 > 0 ? (double)bytes / t0 / 1e3 * bus_factor(c) : 0;
+	if (us[0] > 0 && t0 > 0) {
+		snprintf(p0, sizeof(p0), "%.1f", 100 * t0 / us[0]);
+		c->roof_sum += 100 * t0 / us[0];
+		c->nroof++;
+	}
+	if (us[1] > 0 && t1 > 0)
+		snprintf(p1, sizeof(p1), "%.1f", 100 * t1 / us[1]);
+	perf_fmt_bw(sbc, sizeof(sbc), bc / 1e9);
+	perf_fmt_bw(sbr, sizeof(sbr), br / 1e9);
+	perf_fmt_bw(sb, sizeof(sb), bound);
+	snprintf(line, len, "  %6s  %7s  %7s  %6s  %5s  %5s", perf_model_name(m), sbc, sbr, sb, p0, p1);
+	return 0;
+}
+
+/* The "size" column: the total buffer of allgather, reducescatter and alltoall. */
+static size_t row_bytes(const struct perf_ctx *c, size_t count)
+{
+	return count * perf_dtype_size(c->o->dtype) *
+	       (input_elems(c, 1) > 1 || c->o->coll == PERF_ALLGATHER ? (size_t)c->nranks : 1);
 }
 
 int perf_run(struct perf_ctx *c)
 {
 	const struct perf_opts *o = c->o;
-	char l1[128], l2[128];
-	size_t bytes, count, esz = perf_dtype_size(o->dtype);
+	char l1[256], l2[256], l3[256];
+	double us[2];
+	size_t bytes, count;
 	int root = (o->coll == PERF_BROADCAST || o->coll == PERF_REDUCE) ? o->root : -1;
 
 	if (c->rank == 0)
 		print_header(c);
 	for (bytes = o->minbytes; bytes <= o->maxbytes;) {
 		count = perf_count(o, bytes, c->nranks);
-		if (run_mode(c, bytes, count, 0, l1, sizeof(l1)) ||
-		    run_mode(c, bytes, count, 1, l2, sizeof(l2)))
+		if (run_mode(c, bytes, count, 0, l1, sizeof(l1), &us[0]) ||
+		    run_mode(c, bytes, count, 1, l2, sizeof(l2), &us[1]))
+			return -1;
+		l3[0] = '\0';
+		if (o->roof && roof_columns(c, row_bytes(c, count), count, us, l3, sizeof(l3)))
 			return -1;
 		if (c->rank == 0) {
-			printf("  %10zu  %12zu  %8s  %6s  %4d%s%s\n", count * esz *
-			       (input_elems(c, 1) > 1 || o->coll == PERF_ALLGATHER ? (size_t)c->nranks : 1),
-			       count, type_name(o->dtype), op_name(o), root, l1, l2);
+			printf("  %10zu  %12zu  %8s  %6s  %4d%s%s%s\n", row_bytes(c, count),
+			       count, type_name(o->dtype), op_name(o), root, l1, l2, l3);
 			fflush(stdout);
 		}
 		if (o->factor <= 1.0 || bytes == o->maxbytes)
@@ -272,8 +367,12 @@ int perf_run(struct perf_ctx *c)
 	if (c->rank == 0) {
 		printf("# Out of bounds values : %lld %s\n", (long long)c->wrong_total,
 		       c->wrong_total ? "FAILED" : "OK");
-		printf("# Avg bus bandwidth    : %g\n#\n",
+		printf("# Avg bus bandwidth    : %g\n",
 		       c->nresults ? c->busbw_sum / c->nresults : 0.0);
+		if (o->roof)
+			printf("# Avg %% of roofline    : %.1f (out-of-place, time against t_min)\n",
+			       c->nroof ? c->roof_sum / c->nroof : 0.0);
+		printf("#\n");
 		fflush(stdout);
 	}
 	return c->wrong_total ? 1 : 0;

@@ -6,7 +6,7 @@
  *
  * Usage: ccom-perf <collective> [-n ranks] [-b minbytes] [-e maxbytes]
  *        [-f factor] [-d dtype] [-o op] [-r root] [-w warmup] [-i iters]
- *        [-c check] [-m] [-B 0|1]
+ *        [-c check] [-m] [-B 0|1] [-R]
  * Exit status: 0 when every value was right, 1 on wrong values, 2 on an
  * error (bad arguments, a failed call, a rank that died).
  */
@@ -30,7 +30,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv>\n"
 		   "         [-n ranks] [-b minbytes] [-e maxbytes] [-f factor] [-d dtype] [-o op]\n"
-		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1]\n"
+		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1] [-R]\n"
 		   "  -n N   fork N local ranks (default: one rank of an mpirun/srun/torchrun job)\n"
 		   "  -b/-e  sizes in bytes (K, M, G suffixes), default 32M; -f multiplier (default 2)\n"
 		   "  -d     int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double\n"
@@ -38,7 +38,9 @@ static void usage(FILE *f)
 		   "  -w/-i  warm-up and timed iterations (default: scaled by size, agreed by all ranks)\n"
 		   "  -c     check results (default 1);  -m  buffers from ccomMemAlloc\n"
 		   "  -B     with -n: bind rank i to the i-th allowed CPU when ranks <= CPUs\n"
-		   "         (default 1, as mpirun binds 2 ranks to cores)\n");
+		   "         (default 1, as mpirun binds 2 ranks to cores)\n"
+		   "  -R     roofline: per size, this machine's memcpy and reduce bandwidth (every\n"
+		   "         rank at once) and busbw as a percentage of the path's memory bound\n");
 }
 
 static int parse_size(const char *s, size_t *out)
@@ -131,6 +133,7 @@ static int parse_opt(struct perf_opts *o, int c, const char *a)
 	case 'c': o->check = (int)strtol(a, &end, 10); return *end ? bad("-c", a) : 0;
 	case 'm': o->memalloc = 1; return 0;
 	case 'B': o->bind = (int)strtol(a, &end, 10); return *end ? bad("-B", a) : 0;
+	case 'R': o->roof = 1; return 0;
 	default: usage(stderr); return 2;
 	}
 }
@@ -149,7 +152,7 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 	if (parse_coll(argv[1], &o->coll))
 		return bad("collective", argv[1]);
 	optind = 2;
-	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:Rh")) != -1) {
 		err = parse_opt(o, c, optarg);
 		if (err)
 			return err;
@@ -178,11 +181,12 @@ static int alloc_buffers(struct perf_ctx *c)
 	}
 	memset(c->send, 0, bytes);
 	memset(c->recv, 0, bytes);
-	return 0;
+	return c->o->roof ? perf_roof_alloc(c) : 0;
 }
 
 static void free_buffers(struct perf_ctx *c)
 {
+	free(c->probe);
 	if (c->o->memalloc) {
 		ccomMemFree(c->comm, c->send);
 		ccomMemFree(c->comm, c->recv);
@@ -204,8 +208,8 @@ static int run_rank(const struct perf_opts *o, ccomComm_t comm)
 		return 2;
 	}
 	if (alloc_buffers(&c)) {
-		fprintf(stderr, "ccom-perf: rank %d: cannot allocate 2 x %zu bytes: %s\n", c.rank,
-			o->maxbytes, ccomGetLastError(comm));
+		fprintf(stderr, "ccom-perf: rank %d: cannot allocate %d x %zu bytes: %s\n", c.rank,
+			o->roof ? 4 : 2, o->maxbytes, ccomGetLastError(comm));
 		return 2;
 	}
 	rc = perf_run(&c);

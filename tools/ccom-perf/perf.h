@@ -27,7 +27,11 @@ struct perf_opts {
 	int check;
 	int memalloc;		/* -m: buffers from ccomMemAlloc */
 	int bind;		/* -B: with -n, one CPU per rank when ranks <= CPUs */
+	int roof;		/* -R: memory roofline per row (roof.c) */
 };
+
+/* roof.c's models of an operation's memory traffic (collectives.rst, "The roofline"). */
+enum perf_model { PERF_MODEL_STAGED, PERF_MODEL_SINGLE, PERF_MODEL_ZCOPY, PERF_NMODELS };
 
 struct perf_ctx {
 	const struct perf_opts *o;
@@ -38,6 +42,10 @@ struct perf_ctx {
 	int64_t wrong_total;
 	double busbw_sum;
 	int nresults;
+	char *probe;		/* -R: two source buffers of probe_half bytes */
+	size_t probe_half;
+	double roof_sum;	/* -R: sum of the out-of-place percentages */
+	int nroof;
 };
 
 /* check.c */
@@ -48,6 +56,19 @@ int64_t perf_check(const struct perf_ctx *c, size_t count, void *out);
 
 /* bench.c */
 int perf_run(struct perf_ctx *c);
+int perf_barrier(struct perf_ctx *c);
+int perf_agree_max(struct perf_ctx *c, double *v);
+void perf_fmt_bw(char *buf, size_t len, double gbs);
+
+/* roof.c */
+int perf_roof_alloc(struct perf_ctx *c);
+int perf_roof_probe(struct perf_ctx *c, size_t bytes, double *bc, double *br);
+enum perf_model perf_roof_model(const struct perf_ctx *c, size_t count);
+const char *perf_model_name(enum perf_model m);
+void perf_model_traffic(enum perf_model m, enum perf_coll coll, int nranks, int inplace,
+			double *copy, double *red);
+double perf_roof_tmin_us(const struct perf_ctx *c, enum perf_model m, size_t bytes, int inplace,
+			 double bc, double br);
 
 /* Sizes: per-rank element count of the API call and the "size" column for @bytes. */
 size_t perf_count(const struct perf_opts *o, size_t bytes, int nranks);

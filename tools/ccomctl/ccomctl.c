@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "ccomctl.h"
-#include "publish/pubfile.h"
+#include "ccom_pubstate.h"
 
 static void usage(void)
 {
@@ -199,6 +199,7 @@ int main(int argc, char **argv)
 		}
 	}
 	pr_init(&c.pr, stdout, json, pretty);
+	c.nl.flush = c.pr.out;
 	c.argc = argc - optind;
 	c.argv = argv + optind;
 	if (c.argc == 0) {
@@ -214,7 +215,7 @@ int main(int argc, char **argv)
 	}
 	ctl_next(&c);
 	rc = obj->fn(&c);
-	ctl_nl_close(&c);
+	ctl_nl_close(&c.nl);
 	if (fflush(stdout) && !rc)
 		rc = CTL_EIO;
 	return rc;

@@ -17,9 +17,9 @@ static void client_help(void)
 	fprintf(stderr, "Usage: ccomctl client [show [ID]]\n");
 }
 
-static int client_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int client_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	(void)arg;
 	if (!tb[NCCOM_NL_A_CLIENT_ID])
@@ -56,23 +56,23 @@ static int client_show(struct ccomctl *c)
 	uint32_t id;
 	int rc;
 
-	rc = ctl_nl_open(c);
+	rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
 	if (c->argc > 0) {
 		rc = ctl_parse_u32("client id", ctl_next(c), &id);
 		if (rc)
 			return rc;
-		msg = ctl_nl_msg(c, NCCOM_NL_CMD_CLIENT_GET, 0);
+		msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_CLIENT_GET, 0);
 		if (!msg || nla_put_u32(msg, NCCOM_NL_A_CLIENT_ID, id))
 			return CTL_EIO;
 	} else {
-		msg = ctl_nl_msg(c, NCCOM_NL_CMD_CLIENT_GET, NLM_F_DUMP);
+		msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_CLIENT_GET, NLM_F_DUMP);
 		if (!msg)
 			return CTL_EIO;
 	}
 	pr_open_array(&c->pr, NULL);
-	rc = ctl_nl_request(c, msg, NCCOM_NL_A_CLIENT_MAX, client_line, NULL);
+	rc = ctl_nl_request(&c->nl, msg, NCCOM_NL_A_CLIENT_MAX, client_line, NULL);
 	pr_close_array(&c->pr);
 	return rc;
 }

@@ -12,7 +12,7 @@
 
 #include "ccomctl.h"
 #include "jobcore.h"
-#include "member.h"
+#include "commlist.h"
 
 struct comm_filter {
 	uint64_t hash;
@@ -69,7 +69,7 @@ static int comm_show(struct ccomctl *c)
 
 	rc = comm_parse(c, &f);
 	if (!rc)
-		rc = comm_collect_local(c, false, &l);
+		rc = comm_collect_local(&c->nl, c->pubdir, false, &l);
 	if (rc)
 		goto out;
 	member_sort(&l);

@@ -17,9 +17,9 @@ static void dev_help(void)
 }
 
 /* One device; a missing attribute is simply not printed. */
-static int dev_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int dev_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	(void)arg;
 	if (!tb[NCCOM_NL_A_DEV_INDEX])
@@ -47,23 +47,23 @@ static int dev_show(struct ccomctl *c)
 	uint32_t index;
 	int rc;
 
-	rc = ctl_nl_open(c);
+	rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
 	if (c->argc > 0) {
 		rc = ctl_parse_u32("device index", ctl_next(c), &index);
 		if (rc)
 			return rc;
-		msg = ctl_nl_msg(c, NCCOM_NL_CMD_DEV_GET, 0);
+		msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_DEV_GET, 0);
 		if (!msg || nla_put_u32(msg, NCCOM_NL_A_DEV_INDEX, index))
 			return CTL_EIO;
 	} else {
-		msg = ctl_nl_msg(c, NCCOM_NL_CMD_DEV_GET, NLM_F_DUMP);
+		msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_DEV_GET, NLM_F_DUMP);
 		if (!msg)
 			return CTL_EIO;
 	}
 	pr_open_array(&c->pr, NULL);
-	rc = ctl_nl_request(c, msg, NCCOM_NL_A_DEV_MAX, dev_line, NULL);
+	rc = ctl_nl_request(&c->nl, msg, NCCOM_NL_A_DEV_MAX, dev_line, NULL);
 	pr_close_array(&c->pr);
 	return rc;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ccomctl.h"
+#include "commlist.h"
 #include "jobcore.h"
 
 
@@ -50,7 +51,7 @@ static int job_show(struct ccomctl *c, const char *hash_arg)
 			return CTL_EUSAGE;
 		}
 	}
-	rc = comm_collect_local(c, false, &l);
+	rc = comm_collect_local(&c->nl, c->pubdir, false, &l);
 	for (i = 0; i < npeers && !rc; i++) {
 		job_fetch_peer(&peers[i], hash, c->timeout_ms, &l);
 		if (peers[i].err) {

@@ -23,10 +23,10 @@ static void monitor_help(void)
 	fprintf(stderr, "Usage: ccomctl monitor [count N]\n");
 }
 
-static int monitor_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int monitor_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	struct monitor_state *m = arg;
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	if (!tb[NCCOM_NL_A_EVENT_TYPE])
 		return 0;
@@ -72,7 +72,7 @@ static int monitor_run(struct ccomctl *c)
 	}
 	/* One JSON object per line, so a consumer can read events as they come. */
 	c->pr.pretty = false;
-	return ctl_nl_monitor(c, NCCOM_NL_A_EVENT_MAX, monitor_line, &m);
+	return ctl_nl_monitor(&c->nl, NCCOM_NL_A_EVENT_MAX, monitor_line, &m);
 }
 
 int cmd_monitor(struct ccomctl *c)

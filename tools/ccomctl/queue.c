@@ -55,9 +55,9 @@ static void queue_u32(struct pr *p, struct nlattr *a, const char *key, const cha
 		pr_uint(p, key, fmt, nla_get_u32(a));
 }
 
-static int queue_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int queue_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	if (!tb[NCCOM_NL_A_QUEUE_CLIENT_ID] || !tb[NCCOM_NL_A_QUEUE_HANDLE] || queue_skip(arg, tb))
 		return 0;
@@ -131,10 +131,10 @@ static int queue_show(struct ccomctl *c)
 
 	rc = queue_parse_filter(c, &f);
 	if (!rc)
-		rc = ctl_nl_open(c);
+		rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
-	msg = ctl_nl_msg(c, NCCOM_NL_CMD_QUEUE_GET, f.has_handle ? 0 : NLM_F_DUMP);
+	msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_QUEUE_GET, f.has_handle ? 0 : NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
 	/* A dump carries client and dev as kernel-side filters (and they are re-checked here). */
@@ -145,7 +145,7 @@ static int queue_show(struct ccomctl *c)
 		return CTL_EIO;
 	}
 	pr_open_array(&c->pr, NULL);
-	rc = ctl_nl_request(c, msg, NCCOM_NL_A_QUEUE_MAX, queue_line, &f);
+	rc = ctl_nl_request(&c->nl, msg, NCCOM_NL_A_QUEUE_MAX, queue_line, &f);
 	pr_close_array(&c->pr);
 	return rc;
 }
@@ -168,15 +168,15 @@ static int queue_reset(struct ccomctl *c)
 		fprintf(stderr, "ccomctl: queue reset needs exactly client ID handle H [discard]\n");
 		return CTL_EUSAGE;
 	}
-	rc = ctl_nl_open(c);
+	rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
-	msg = ctl_nl_msg(c, NCCOM_NL_CMD_QUEUE_RESET, 0);
+	msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_QUEUE_RESET, 0);
 	if (!msg || nla_put_u32(msg, NCCOM_NL_A_QUEUE_CLIENT_ID, f.client) ||
 	    nla_put_u32(msg, NCCOM_NL_A_QUEUE_HANDLE, f.handle) ||
 	    (discard && nla_put_flag(msg, NCCOM_NL_A_QUEUE_DISCARD)))
 		return CTL_EIO;
-	return ctl_nl_request(c, msg, NCCOM_NL_A_QUEUE_MAX, queue_line, &f);
+	return ctl_nl_request(&c->nl, msg, NCCOM_NL_A_QUEUE_MAX, queue_line, &f);
 }
 
 int cmd_queue(struct ccomctl *c)

@@ -22,10 +22,10 @@ static void sem_help(void)
 	fprintf(stderr, "Usage: ccomctl sem [show [client ID [handle H]]]\n");
 }
 
-static int sem_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int sem_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	const struct sem_filter *f = arg;
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	if (!tb[NCCOM_NL_A_SEM_CLIENT_ID] || !tb[NCCOM_NL_A_SEM_HANDLE])
 		return 0;
@@ -68,10 +68,10 @@ static int sem_show(struct ccomctl *c)
 		rc = CTL_EUSAGE;
 	}
 	if (!rc)
-		rc = ctl_nl_open(c);
+		rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
-	msg = ctl_nl_msg(c, NCCOM_NL_CMD_SEM_GET, f.has_handle ? 0 : NLM_F_DUMP);
+	msg = ctl_nl_msg(&c->nl, NCCOM_NL_CMD_SEM_GET, f.has_handle ? 0 : NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
 	if ((f.has_handle && nla_put_u32(msg, NCCOM_NL_A_SEM_HANDLE, f.handle)) ||
@@ -80,7 +80,7 @@ static int sem_show(struct ccomctl *c)
 		return CTL_EIO;
 	}
 	pr_open_array(&c->pr, NULL);
-	rc = ctl_nl_request(c, msg, NCCOM_NL_A_SEM_MAX, sem_line, &f);
+	rc = ctl_nl_request(&c->nl, msg, NCCOM_NL_A_SEM_MAX, sem_line, &f);
 	pr_close_array(&c->pr);
 	return rc;
 }

@@ -24,9 +24,9 @@ static void stats_u64(struct pr *p, struct nlattr *a, const char *key, const cha
 		pr_uint(p, key, fmt, ctl_nla_u64(a));
 }
 
-static int stats_line(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int stats_line(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
-	struct pr *p = &c->pr;
+	struct pr *p = &ctl_of(nl)->pr;
 
 	(void)arg;
 	if (!tb[NCCOM_NL_A_STATS_DEV_INDEX])
@@ -66,10 +66,10 @@ static int stats_request(struct ccomctl *c, uint8_t cmd, bool reset)
 
 	rc = stats_parse_dev(c, &dev, &has_dev);
 	if (!rc)
-		rc = ctl_nl_open(c);
+		rc = ctl_nl_open(&c->nl);
 	if (rc)
 		return rc;
-	msg = ctl_nl_msg(c, cmd, has_dev || reset ? 0 : NLM_F_DUMP);
+	msg = ctl_nl_msg(&c->nl, cmd, has_dev || reset ? 0 : NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
 	if (has_dev && nla_put_u32(msg, NCCOM_NL_A_STATS_DEV_INDEX, dev)) {
@@ -78,7 +78,7 @@ static int stats_request(struct ccomctl *c, uint8_t cmd, bool reset)
 	}
 	if (!reset)
 		pr_open_array(&c->pr, NULL);
-	rc = ctl_nl_request(c, msg, NCCOM_NL_A_STATS_MAX, stats_line, NULL);
+	rc = ctl_nl_request(&c->nl, msg, NCCOM_NL_A_STATS_MAX, stats_line, NULL);
 	if (!reset)
 		pr_close_array(&c->pr);
 	return rc;

@@ -211,7 +211,8 @@ int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t l
 		}
 		/* A full socket buffer: the peer is behind; bounded by the deadline. */
 		if (ccom_comm_aborted(kd->comm)) {
-			ccom_set_last_error("rank %d: the communicator was aborted", kd->comm->rank);
+			ccom_set_last_error("rank %d: the communicator %s", kd->comm->rank,
+					    ccom_comm_stop_reason(kd->comm));
 			return -ECANCELED;
 		}
 		if (ccom_now_us() > deadline) {

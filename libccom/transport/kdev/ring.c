@@ -78,7 +78,8 @@ static int cqe_error(struct ccom_kdev *kd, const struct nccom_cqe *cqe)
 	if (cqe->status == -EPIPE && what == W_WAIT && peer >= 0)
 		return blame_peer(kd, l, "waiting on its semaphore failed with EPIPE");
 	if (cqe->status == -ECANCELED && ccom_comm_aborted(comm)) {
-		ccom_set_last_error("rank %d: the communicator was aborted", comm->rank);
+		ccom_set_last_error("rank %d: the communicator %s", comm->rank,
+				    ccom_comm_stop_reason(comm));
 		return -ECANCELED;
 	}
 	if (cqe->status == -EFAULT) {

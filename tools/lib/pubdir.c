@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * pubdir.c - reader of the library-published state files
- * (libccom/publish/pubfile.h): a directory scan, a seqlock-consistent copy of
- * each file and a liveness check through flock().
+ * (libccom/include/ccom_pubstate.h): a directory scan, a seqlock-consistent
+ * copy of each file and a liveness check through flock().
  */
 #include <dirent.h>
 #include <errno.h>

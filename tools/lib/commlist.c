@@ -13,16 +13,15 @@
 
 #include <linux/nccom_genl.h>
 
-#include "ccomctl.h"
-#include "member.h"
+#include "commlist.h"
 
 /* One registration of the driver's comm dump into the list (@arg). */
-static int comm_nl_member(struct ccomctl *c, struct nlattr **tb, void *arg)
+static int comm_nl_member(struct ctl_nl *nl, struct nlattr **tb, void *arg)
 {
 	struct member_list *l = arg;
 	struct member m;
 
-	(void)c;
+	(void)nl;
 	if (!tb[NCCOM_NL_A_COMM_HASH] || !tb[NCCOM_NL_A_COMM_RANK] || !tb[NCCOM_NL_A_COMM_NRANKS])
 		return 0;
 	memset(&m, 0, sizeof(m));
@@ -60,16 +59,16 @@ static int comm_nl_member(struct ccomctl *c, struct nlattr **tb, void *arg)
  * The driver's registrations, when its family is there and knows comm-get;
  * otherwise nothing (the published files still answer).  0 or a ctl_exit.
  */
-static int comm_collect_driver(struct ccomctl *c, struct member_list *l)
+static int comm_collect_driver(struct ctl_nl *nl, struct member_list *l)
 {
-	bool quiet = c->quiet;
+	bool quiet = nl->quiet;
 	int rc;
 
-	c->quiet = true;
-	rc = ctl_nl_open(c);
+	nl->quiet = true;
+	rc = ctl_nl_open(nl);
 	if (!rc)
-		rc = ctl_nl_dump(c, NCCOM_NL_CMD_COMM_GET, NCCOM_NL_A_COMM_MAX, comm_nl_member, l);
-	c->quiet = quiet;
+		rc = ctl_nl_dump(nl, NCCOM_NL_CMD_COMM_GET, NCCOM_NL_A_COMM_MAX, comm_nl_member, l);
+	nl->quiet = quiet;
 	if (rc == CTL_ENODRV)
 		return CTL_OK;	/* no driver, or one without comm-get */
 	if (rc && !quiet)
@@ -101,20 +100,20 @@ static bool comm_merge(struct member_list *drv, const struct member *f)
 	return false;
 }
 
-int comm_collect_local(struct ccomctl *c, bool clean, struct member_list *l)
+int comm_collect_local(struct ctl_nl *nl, const char *pubdir, bool clean, struct member_list *l)
 {
 	struct member_list files = { 0 };
 	size_t i;
 	int err, rc;
 
 	/* A failed driver dump still lets the files answer; its error is returned. */
-	rc = comm_collect_driver(c, l);
-	err = pubdir_scan(c->pubdir, clean, &files);
+	rc = comm_collect_driver(nl, l);
+	err = pubdir_scan(pubdir, clean, &files);
 	if (err) {
 		member_list_free(&files);
-		if (!c->quiet)
+		if (!nl->quiet)
 			fprintf(stderr, "ccomctl: cannot read the published state in %s: %s\n",
-				c->pubdir, strerror(-err));
+				pubdir, strerror(-err));
 		return CTL_EIO;
 	}
 	for (i = 0; i < files.n && !rc; i++)

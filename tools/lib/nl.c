@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * nl.c - ccomctl's generic netlink plumbing over libnl-3: resolving the
+ * nl.c - the generic netlink plumbing of ccomctl and ccomd over libnl-3
+ * (nl.h): resolving the
  * nccom family (with a clear message when the module is not loaded),
  * requests and dumps whose replies are parsed into attribute tables for the
  * object files, the kernel's extack message on errors, and the events group.
@@ -18,11 +19,11 @@
 
 #include <linux/nccom_genl.h>
 
-#include "ccomctl.h"
+#include "nl.h"
 
 /* State of one request while libnl runs its callbacks. */
 struct nl_req {
-	struct ccomctl *c;
+	struct ctl_nl *nl;
 	ctl_nl_cb cb;
 	void *arg;
 	int maxattr;
@@ -69,27 +70,27 @@ static int nl_errno_exit(int err)
 	}
 }
 
-int ctl_nl_open(struct ccomctl *c)
+int ctl_nl_open(struct ctl_nl *nl)
 {
 	int err, one = 1;
 
-	if (c->sk)
+	if (nl->sk)
 		return CTL_OK;
-	c->sk = nl_socket_alloc();
-	if (!c->sk) {
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
 		fprintf(stderr, "ccomctl: out of memory for a netlink socket\n");
 		return CTL_EIO;
 	}
-	err = genl_connect(c->sk);
+	err = genl_connect(nl->sk);
 	if (err) {
 		fprintf(stderr, "ccomctl: cannot open a generic netlink socket: %s\n", nl_geterror(err));
 		goto err_free;
 	}
 	/* Ask for the kernel's explanation of a rejected request (extack). */
-	setsockopt(nl_socket_get_fd(c->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
-	c->family = genl_ctrl_resolve(c->sk, NCCOM_GENL_NAME);
-	if (c->family < 0) {
-		if (c->quiet)
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	nl->family = genl_ctrl_resolve(nl->sk, NCCOM_GENL_NAME);
+	if (nl->family < 0) {
+		if (nl->quiet)
 			goto err_free;
 		if (access("/sys/module/nccom", F_OK) == 0)
 			fprintf(stderr,
@@ -104,25 +105,25 @@ int ctl_nl_open(struct ccomctl *c)
 	return CTL_OK;
 
 err_free:
-	nl_socket_free(c->sk);
-	c->sk = NULL;
+	nl_socket_free(nl->sk);
+	nl->sk = NULL;
 	return CTL_ENODRV;
 }
 
-void ctl_nl_close(struct ccomctl *c)
+void ctl_nl_close(struct ctl_nl *nl)
 {
-	if (c->sk)
-		nl_socket_free(c->sk);
-	c->sk = NULL;
+	if (nl->sk)
+		nl_socket_free(nl->sk);
+	nl->sk = NULL;
 }
 
-struct nl_msg *ctl_nl_msg(struct ccomctl *c, uint8_t cmd, int flags)
+struct nl_msg *ctl_nl_msg(struct ctl_nl *nl, uint8_t cmd, int flags)
 {
 	struct nl_msg *msg = nlmsg_alloc();
 
 	if (!msg)
 		return NULL;
-	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, c->family, 0, flags, cmd,
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0, flags, cmd,
 			 NCCOM_GENL_VERSION)) {
 		nlmsg_free(msg);
 		return NULL;
@@ -143,7 +144,7 @@ static int nl_valid_cb(struct nl_msg *msg, void *arg)
 		r->err = -EPROTO;
 		return NL_STOP;
 	}
-	err = r->cb(r->c, tb, r->arg);
+	err = r->cb(r->nl, tb, r->arg);
 	if (err) {
 		r->err = err;
 		return NL_STOP;
@@ -198,7 +199,7 @@ static int nl_report(struct nl_req *r, const char *what)
 {
 	if (!r->err)
 		return CTL_OK;
-	if (r->c->quiet)
+	if (r->nl->quiet)
 		return nl_errno_exit(r->err);
 	if (r->err == -EPERM)
 		fprintf(stderr, "ccomctl: %s: operation not permitted (needs CAP_NET_ADMIN)%s%s\n",
@@ -211,9 +212,9 @@ static int nl_report(struct nl_req *r, const char *what)
 	return nl_errno_exit(r->err);
 }
 
-int ctl_nl_request(struct ccomctl *c, struct nl_msg *msg, int maxattr, ctl_nl_cb cb, void *arg)
+int ctl_nl_request(struct ctl_nl *nl, struct nl_msg *msg, int maxattr, ctl_nl_cb cb, void *arg)
 {
-	struct nl_req r = { .c = c, .cb = cb, .arg = arg, .maxattr = maxattr };
+	struct nl_req r = { .nl = nl, .cb = cb, .arg = arg, .maxattr = maxattr };
 	struct nl_cb *nlcb;
 	int err;
 
@@ -227,7 +228,7 @@ int ctl_nl_request(struct ccomctl *c, struct nl_msg *msg, int maxattr, ctl_nl_cb
 	nl_cb_set(nlcb, NL_CB_ACK, NL_CB_CUSTOM, nl_finish_cb, &r);
 	nl_cb_err(nlcb, NL_CB_CUSTOM, nl_error_cb, &r);
 	nlmsg_hdr(msg)->nlmsg_flags |= NLM_F_ACK;
-	err = nl_send_auto(c->sk, msg);
+	err = nl_send_auto(nl->sk, msg);
 	nlmsg_free(msg);
 	if (err < 0) {
 		nl_cb_put(nlcb);
@@ -235,7 +236,7 @@ int ctl_nl_request(struct ccomctl *c, struct nl_msg *msg, int maxattr, ctl_nl_cb
 		return CTL_EIO;
 	}
 	while (!r.done && !r.err) {
-		err = nl_recvmsgs(c->sk, nlcb);
+		err = nl_recvmsgs(nl->sk, nlcb);
 		if (err < 0 && !r.err) {
 			fprintf(stderr, "ccomctl: netlink receive failed: %s\n", nl_geterror(err));
 			nl_cb_put(nlcb);
@@ -246,49 +247,50 @@ int ctl_nl_request(struct ccomctl *c, struct nl_msg *msg, int maxattr, ctl_nl_cb
 	return nl_report(&r, "request");
 }
 
-int ctl_nl_dump(struct ccomctl *c, uint8_t cmd, int maxattr, ctl_nl_cb cb, void *arg)
+int ctl_nl_dump(struct ctl_nl *nl, uint8_t cmd, int maxattr, ctl_nl_cb cb, void *arg)
 {
 	struct nl_msg *msg;
 	int rc;
 
-	rc = ctl_nl_open(c);
+	rc = ctl_nl_open(nl);
 	if (rc)
 		return rc;
-	msg = ctl_nl_msg(c, cmd, NLM_F_DUMP);
+	msg = ctl_nl_msg(nl, cmd, NLM_F_DUMP);
 	if (!msg)
 		return CTL_EIO;
-	return ctl_nl_request(c, msg, maxattr, cb, arg);
+	return ctl_nl_request(nl, msg, maxattr, cb, arg);
 }
 
-int ctl_nl_monitor(struct ccomctl *c, int maxattr, ctl_nl_cb cb, void *arg)
+int ctl_nl_monitor(struct ctl_nl *nl, int maxattr, ctl_nl_cb cb, void *arg)
 {
-	struct nl_req r = { .c = c, .cb = cb, .arg = arg, .maxattr = maxattr };
+	struct nl_req r = { .nl = nl, .cb = cb, .arg = arg, .maxattr = maxattr };
 	int grp, err, rc;
 
-	rc = ctl_nl_open(c);
+	rc = ctl_nl_open(nl);
 	if (rc)
 		return rc;
-	grp = genl_ctrl_resolve_grp(c->sk, NCCOM_GENL_NAME, NCCOM_NL_MCGRP_EVENTS);
+	grp = genl_ctrl_resolve_grp(nl->sk, NCCOM_GENL_NAME, NCCOM_NL_MCGRP_EVENTS);
 	if (grp < 0) {
 		fprintf(stderr, "ccomctl: the nccom family has no \"%s\" group: %s\n",
 			NCCOM_NL_MCGRP_EVENTS, nl_geterror(grp));
 		return CTL_ENODRV;
 	}
-	nl_socket_disable_seq_check(c->sk);
-	err = nl_socket_add_membership(c->sk, grp);
+	nl_socket_disable_seq_check(nl->sk);
+	err = nl_socket_add_membership(nl->sk, grp);
 	if (err) {
 		fprintf(stderr, "ccomctl: cannot join the nccom events group: %s (needs CAP_NET_ADMIN)\n",
 			nl_geterror(err));
 		return err == -NLE_PERM ? CTL_EPERM : CTL_EIO;
 	}
-	nl_socket_modify_cb(c->sk, NL_CB_VALID, NL_CB_CUSTOM, nl_valid_cb, &r);
+	nl_socket_modify_cb(nl->sk, NL_CB_VALID, NL_CB_CUSTOM, nl_valid_cb, &r);
 	while (!r.err) {
-		err = nl_recvmsgs_default(c->sk);
+		err = nl_recvmsgs_default(nl->sk);
 		if (err < 0 && err != -NLE_INTR && err != -NLE_AGAIN) {
 			fprintf(stderr, "ccomctl: netlink receive failed: %s\n", nl_geterror(err));
 			return CTL_EIO;
 		}
-		fflush(c->pr.out);
+		if (nl->flush)
+			fflush(nl->flush);
 	}
 	return r.err > 0 ? CTL_OK : nl_errno_exit(r.err);
 }

@@ -5,15 +5,15 @@
  * driver's comm dump, or a remote ccomd (JSON).  Shared by `ccomctl comm`,
  * `ccomctl job` and ccomd.
  */
-#ifndef CCOM_TOOLS_MEMBER_H
-#define CCOM_TOOLS_MEMBER_H
+#ifndef CCOM_TOOLS_LIB_MEMBER_H
+#define CCOM_TOOLS_LIB_MEMBER_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "print.h"
-#include "publish/pubfile.h"
+#include "ccom_pubstate.h"
 
 /**
  * struct member - one rank of one communicator
@@ -70,21 +70,54 @@ struct member_list {
 	size_t cap;
 };
 
-/* Append a copy of @m; 0 or -ENOMEM. */
+/**
+ * member_add() - append a copy of @m to @l
+ * @l: list
+ * @m: member
+ *
+ * Return: 0 or -ENOMEM (@l unchanged).
+ */
 int member_add(struct member_list *l, const struct member *m);
+
+/**
+ * member_list_free() - free the entries; @l is empty and reusable afterwards
+ * @l: list
+ */
 void member_list_free(struct member_list *l);
-/* Name of a stage ("ready"...), "unknown" for values this build does not know. */
+
+/**
+ * member_stage_name() - name of an &enum nccom_nl_stage
+ * @stage: stage
+ *
+ * Return: "ready", "error"..., or "unknown" for values this build does not know.
+ */
 const char *member_stage_name(uint32_t stage);
-/* Print @m (one line in text, one object in JSON). */
+
+/**
+ * member_line() - print @m: one line in text, one object in JSON
+ * @p: printer
+ * @m: member
+ */
 void member_line(struct pr *p, const struct member *m);
-/* Sort by hash, then rank. */
+
+/**
+ * member_sort() - sort @l by hash, then rank
+ * @l: list
+ */
 void member_sort(struct member_list *l);
 
-/*
- * Read every state file of @dir into @l (appending).  Stale files (writer
- * gone) are included with @alive false, or removed when @clean is true and
- * the caller may unlink them.  Returns 0 (also for a missing directory) or
- * -errno.
+/**
+ * pubdir_scan() - append every state file of @dir to @l (pubdir.c)
+ * @dir: directory of the library-published state
+ * @clean: remove stale files (writer gone) instead of listing them, where
+ *	the caller may unlink them
+ * @l: list to append to; the caller frees it, also on error
+ *
+ * Files of another format version, too short or busy are skipped; stale
+ * files are listed with @alive false unless @clean.
+ *
+ * Return: 0 (also for a missing directory), -ENOMEM or the -errno of
+ * opendir().
  */
 int pubdir_scan(const char *dir, bool clean, struct member_list *l);
 

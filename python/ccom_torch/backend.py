@@ -1,0 +1,597 @@
+# SPDX-License-Identifier: MIT
+"""ProcessGroupCCOM: torch.distributed's process-group interface over libccom.
+
+Every operation is enqueued on the communicator's default stream by the
+calling thread (the ccom call returns once the operation is queued) and a
+Work object is returned at once.  One waiter thread per process group calls
+ccomCommSynchronize() and completes the Work objects (and their futures) in
+issue order.  Contiguous CPU tensors are handed to libccom in place;
+non-contiguous ones go through a contiguous copy that is written back when
+the operation completes.
+"""
+import ctypes
+import datetime
+import threading
+import weakref
+
+import torch
+import torch.distributed as dist
+
+from . import _lib as L
+
+_DTYPES = {
+    torch.int8: L.INT8,
+    torch.uint8: L.UINT8,
+    torch.int32: L.INT32,
+    torch.int64: L.INT64,
+    torch.float16: L.FLOAT16,
+    torch.bfloat16: L.BFLOAT16,
+    torch.float32: L.FLOAT32,
+    torch.float64: L.FLOAT64,
+}
+
+
+def _ops():
+    R = dist.ReduceOp
+    table = [(R.SUM, L.SUM), (R.PRODUCT, L.PROD), (R.MIN, L.MIN), (R.MAX, L.MAX)]
+    if hasattr(R, "AVG"):
+        table.append((R.AVG, L.AVG))
+    return table
+
+
+def _red_op(op):
+    for top, cop in _ops():
+        if op == top:
+            return cop
+    raise ValueError("ccom_torch: reduce op %s is not supported; ccom reduces with SUM, "
+                     "PRODUCT, MIN, MAX and AVG" % (op,))
+
+
+def _dtype(t):
+    if not isinstance(t, torch.Tensor):
+        raise TypeError("ccom_torch: expected a torch.Tensor, got %s" % type(t).__name__)
+    if t.device.type != "cpu":
+        raise ValueError("ccom_torch: tensor is on %s; the ccom backend takes CPU tensors only "
+                         "(move it with .cpu() or use another backend for it)" % t.device)
+    if t.layout != torch.strided:
+        raise ValueError("ccom_torch: %s tensors are not supported; use a dense tensor" % t.layout)
+    try:
+        return _DTYPES[t.dtype]
+    except KeyError:
+        raise TypeError("ccom_torch: dtype %s is not supported; ccom takes %s" % (
+            t.dtype, ", ".join(str(d).replace("torch.", "") for d in _DTYPES))) from None
+
+
+def _seconds(timeout):
+    """None for no limit (None or torch's timedelta(0) default), else seconds."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, datetime.timedelta):
+        timeout = timeout.total_seconds()
+    return None if timeout <= 0 else float(timeout)
+
+
+class _Buf:
+    """A tensor as libccom sees it: contiguous, with a pointer and a count.
+
+    A non-contiguous tensor gets a contiguous copy; writeback() copies the
+    result back (called once the operation completed)."""
+
+    def __init__(self, t, output=True):
+        self.dt = _dtype(t)
+        self.orig = t
+        self.t = t if t.is_contiguous() else t.contiguous()
+        self.copied = self.t is not t
+        self.output = output
+
+    @property
+    def ptr(self):
+        return ctypes.c_void_p(self.t.data_ptr())
+
+    @property
+    def count(self):
+        return self.t.numel()
+
+    def writeback(self):
+        if self.copied and self.output:
+            self.orig.copy_(self.t)
+
+
+class Work(dist.Work):
+    """An operation of a ProcessGroupCCOM, completed by the waiter thread."""
+
+    def __init__(self, name, result, keep, finish=None):
+        super().__init__()
+        self._name = name
+        self._result = result
+        self._keep = keep
+        self._finish = finish
+        self._event = threading.Event()
+        self._exc = None
+        self._fut = torch.futures.Future()
+        self.seq = 0
+
+    def _complete(self, exc):
+        if exc is None:
+            try:
+                for b in self._keep:
+                    if isinstance(b, _Buf):
+                        b.writeback()
+                if self._finish:
+                    self._finish()
+            except Exception as e:  # a copy-back failed: report it as the op's error
+                exc = RuntimeError("ccom_torch: %s: copying the result out failed: %s" %
+                                   (self._name, e))
+        self._keep = None
+        self._finish = None
+        self._exc = exc
+        self._event.set()
+        if exc is None:
+            self._fut.set_result(self._result)
+        else:
+            self._fut.set_exception(exc)
+
+    def is_completed(self):
+        return self._event.is_set()
+
+    def is_success(self):
+        return self._event.is_set() and self._exc is None
+
+    def exception(self):
+        return self._exc
+
+    def wait(self, timeout=None):
+        secs = _seconds(timeout)
+        if not self._event.wait(secs):
+            raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
+                               "timeout); the operation is still queued" % (self._name, secs))
+        if self._exc is not None:
+            raise self._exc
+        return True
+
+    def get_future(self):
+        return self._fut
+
+    def result(self):
+        return self._result
+
+    def synchronize(self):
+        pass
+
+
+_live = set()  # _State of every communicator not yet destroyed
+
+
+def live_communicators():
+    """Number of ccom communicators this process holds (tests, leak checks)."""
+    return len(_live)
+
+
+class _State:
+    """What the waiter thread shares with its process group: the
+    communicator and the queue of Work objects.  Kept apart from the group
+    so that the thread does not keep the group alive."""
+
+    def __init__(self, rank):
+        self.rank = rank
+        self.comm = L.comm_t()
+        self.lock = threading.Condition()
+        self.pending = []
+        self.issued = 0
+        self.stop = False
+        self.error = None
+        self.thread = None
+
+    def waiter(self):
+        lib = L.lib()
+        while True:
+            with self.lock:
+                while not self.pending and not self.stop:
+                    self.lock.wait()
+                if not self.pending:
+                    return
+                target = self.issued
+                comm = self.comm
+            exc = None
+            if not comm:
+                exc = RuntimeError("ccom_torch: rank %d: the communicator was aborted" % self.rank)
+            else:
+                rc = lib.ccomCommSynchronize(comm)
+                if rc != L.SUCCESS:
+                    exc = L.CcomError("rank %d: operation" % self.rank, rc, L.last_error())
+            with self.lock:
+                done = [w for w in self.pending if w.seq <= target]
+                self.pending = [w for w in self.pending if w.seq > target]
+                if exc is not None and self.error is None:
+                    self.error = exc
+            for w in done:
+                w._complete(exc)
+
+    def shutdown(self):
+        """Wait for the queued operations, stop the waiter, destroy the comm."""
+        with self.lock:
+            if not self.comm:
+                return
+            self.stop = True
+            self.lock.notify()
+        if self.thread is not None and threading.current_thread() is not self.thread:
+            self.thread.join()
+        with self.lock:
+            comm, self.comm = self.comm, L.comm_t()
+        _live.discard(self)
+        if comm:
+            L.lib().ccomCommDestroy(comm)
+
+    def abort(self):
+        with self.lock:
+            comm, self.comm = self.comm, L.comm_t()
+            self.stop = True
+            self.lock.notify()
+        _live.discard(self)
+        if comm:
+            L.lib().ccomCommAbort(comm)
+
+
+class ProcessGroupCCOM(dist.ProcessGroup):
+    """torch.distributed process group backed by one ccom communicator."""
+
+    def __init__(self, store, rank, size, timeout=None):
+        super().__init__(rank, size)
+        st = self._st = _State(rank)
+        secs = _seconds(timeout)
+        cfg = L.default_config(secs)
+        uid = L.UniqueId()
+        key = "ccom_torch/unique_id"
+        if rank == 0:
+            L.call("ccomGetUniqueId", ctypes.byref(uid))
+            store.set(key, ctypes.string_at(ctypes.addressof(uid), L.UNIQUE_ID_BYTES))
+        else:
+            raw = store.get(key)
+            if len(raw) != L.UNIQUE_ID_BYTES:
+                raise RuntimeError("ccom_torch: the unique id in the store has %d bytes, not %d: "
+                                   "another program wrote key %s" % (len(raw), L.UNIQUE_ID_BYTES, key))
+            ctypes.memmove(ctypes.addressof(uid), raw, L.UNIQUE_ID_BYTES)
+        comm = L.comm_t()
+        rc = L.lib().ccomCommInitRankConfig(ctypes.byref(comm), size, uid, rank,
+                                            ctypes.byref(cfg))
+        if rc != L.SUCCESS:
+            msg = L.last_error()
+            if comm:
+                L.lib().ccomCommDestroy(comm)
+            raise L.CcomError("ccomCommInitRank (rank %d of %d)" % (rank, size), rc, msg)
+        st.comm = comm
+        _live.add(st)
+        st.thread = threading.Thread(target=st.waiter, name="ccom-waiter-%d" % rank, daemon=True)
+        st.thread.start()
+        self._finalizer = weakref.finalize(self, st.shutdown)
+
+    # ----------------------------------------------------------- plumbing
+
+    def _submit(self, name, launch, result, keep, finish=None):
+        """Run @launch (the ccom enqueue calls) and return a Work for it."""
+        st = self._st
+        work = Work(name, result, keep, finish)
+        with st.lock:
+            if not st.comm:
+                raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
+            if st.error is not None:
+                raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
+                                   (name, st.error))
+            launch(st.comm)
+            st.issued += 1
+            work.seq = st.issued
+            st.pending.append(work)
+            st.lock.notify()
+        return work
+
+    @staticmethod
+    def _grouped(fn):
+        def run(comm):
+            L.call("ccomGroupStart")
+            try:
+                fn(comm)
+            finally:
+                L.call("ccomGroupEnd")
+        return run
+
+    def _check_rank(self, r, what):
+        if not 0 <= r < self.size():
+            raise ValueError("ccom_torch: %s %d is out of range for a group of %d ranks" %
+                             (what, r, self.size()))
+
+    # ---------------------------------------------------------- lifecycle
+
+    def shutdown(self):
+        """Wait for the queued operations and destroy the communicator (not
+        collective).  Also run when the group is garbage collected."""
+        self._finalizer()
+
+    def abort(self):
+        """ccomCommAbort(): peers get a ccomRemoteError naming this rank."""
+        self._st.abort()
+
+    def getBackendName(self):
+        return "ccom"
+
+    def name(self):
+        return "ccom"
+
+    # --------------------------------------------------------- collectives
+
+    def allreduce(self, tensors, opts=None):
+        op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        bufs = [_Buf(t) for t in tensors]
+
+        def launch(comm):
+            for b in bufs:
+                L.call("ccomAllReduce", b.ptr, b.ptr, b.count, b.dt, op, comm, None)
+        return self._submit("allreduce", launch, list(tensors), bufs)
+
+    def allreduce_coalesced(self, tensors, opts=None):
+        o = dist.AllreduceOptions()
+        if opts is not None:
+            o.reduceOp = opts.reduceOp
+        return self.allreduce(tensors, o)
+
+    def broadcast(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        self._check_rank(root, "broadcast root")
+        bufs = [_Buf(t) for t in tensors]
+
+        def launch(comm):
+            for b in bufs:
+                L.call("ccomBroadcast", b.ptr, b.ptr, b.count, b.dt, root, comm, None)
+        return self._submit("broadcast", launch, list(tensors), bufs)
+
+    def reduce(self, tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        self._check_rank(root, "reduce root")
+        op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        bufs = [_Buf(t, output=self.rank() == root) for t in tensors]
+
+        def launch(comm):
+            for b in bufs:
+                L.call("ccomReduce", b.ptr, b.ptr, b.count, b.dt, op, root, comm, None)
+        return self._submit("reduce", launch, list(tensors), bufs)
+
+    def _gather_shapes(self, outs, inp, what):
+        if len(outs) != self.size():
+            raise ValueError("ccom_torch: %s needs %d output tensors (one per rank), got %d" %
+                             (what, self.size(), len(outs)))
+        for o in outs:
+            if o.dtype != inp.dtype or o.numel() != inp.numel():
+                raise ValueError("ccom_torch: %s: every output tensor must have the input's "
+                                 "dtype and size (%s, %d elements), got %s, %d" %
+                                 (what, inp.dtype, inp.numel(), o.dtype, o.numel()))
+
+    def allgather(self, output_lists, input_tensors, opts=None):
+        if len(output_lists) != len(input_tensors):
+            raise ValueError("ccom_torch: allgather needs one output list per input tensor")
+        jobs = []
+        for outs, inp in zip(output_lists, input_tensors):
+            self._gather_shapes(outs, inp, "allgather")
+            src = _Buf(inp, output=False)
+            flat = torch.empty(inp.numel() * self.size(), dtype=inp.dtype)
+            jobs.append((src, _Buf(flat), outs))
+
+        def launch(comm):
+            for src, dst, _ in jobs:
+                L.call("ccomAllGather", src.ptr, dst.ptr, src.count, src.dt, comm, None)
+
+        def finish():
+            for src, dst, outs in jobs:
+                for r, o in enumerate(dst.t.chunk(self.size())):
+                    outs[r].copy_(o.view(outs[r].shape))
+        return self._submit("allgather", launch, [t for outs in output_lists for t in outs],
+                            jobs, finish)
+
+    def _allgather_base(self, output, input, opts=None):
+        if output.dtype != input.dtype or output.numel() != input.numel() * self.size():
+            raise ValueError("ccom_torch: allgather into a tensor needs an output of %d x %d "
+                             "elements of %s, got %d of %s" % (self.size(), input.numel(),
+                                                               input.dtype, output.numel(),
+                                                               output.dtype))
+        src, dst = _Buf(input, output=False), _Buf(output)
+
+        def launch(comm):
+            L.call("ccomAllGather", src.ptr, dst.ptr, src.count, src.dt, comm, None)
+        return self._submit("allgather", launch, [output], [src, dst])
+
+    def allgather_coalesced(self, output_lists, input_list, opts=None):
+        return self.allgather(output_lists, input_list, opts)
+
+    def reduce_scatter(self, outputs, input_lists, opts=None):
+        op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        if len(outputs) != len(input_lists):
+            raise ValueError("ccom_torch: reduce_scatter needs one input list per output tensor")
+        jobs = []
+        for out, ins in zip(outputs, input_lists):
+            self._gather_shapes(ins, out, "reduce_scatter")
+            flat = torch.cat([t.reshape(-1) for t in ins])
+            jobs.append((_Buf(flat, output=False), _Buf(out)))
+
+        def launch(comm):
+            for src, dst in jobs:
+                L.call("ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, op, comm, None)
+        return self._submit("reduce_scatter", launch, list(outputs),
+                            [b for j in jobs for b in j])
+
+    def _reduce_scatter_base(self, output, input, opts=None):
+        op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
+        if output.dtype != input.dtype or input.numel() != output.numel() * self.size():
+            raise ValueError("ccom_torch: reduce_scatter of a tensor needs an input of %d x %d "
+                             "elements of %s, got %d of %s" % (self.size(), output.numel(),
+                                                               output.dtype, input.numel(),
+                                                               input.dtype))
+        src, dst = _Buf(input, output=False), _Buf(output)
+
+        def launch(comm):
+            L.call("ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, op, comm, None)
+        return self._submit("reduce_scatter", launch, [output], [src, dst])
+
+    def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
+        n = self.size()
+        src, dst = _Buf(input, output=False), _Buf(output)
+        if src.dt != dst.dt:
+            raise ValueError("ccom_torch: alltoall needs input and output of one dtype")
+        if not output_split_sizes and not input_split_sizes:
+            if input.numel() % n or input.numel() != output.numel():
+                raise ValueError("ccom_torch: alltoall without split sizes needs input and output "
+                                 "of equal size divisible by %d ranks (got %d and %d elements)" %
+                                 (n, input.numel(), output.numel()))
+
+            def launch(comm):
+                L.call("ccomAlltoAll", src.ptr, dst.ptr, src.count // n, src.dt, comm, None)
+            return self._submit("alltoall", launch, [output], [src, dst])
+        ins = self._splits(input, input_split_sizes, "input")
+        outs = self._splits(output, output_split_sizes, "output")
+        return self._exchange("alltoall", src, dst, ins, outs, [output])
+
+    def _splits(self, t, sizes, what):
+        n = self.size()
+        rows = t.shape[0] if t.dim() > 0 else 1
+        sizes = list(sizes) if sizes else [rows // n] * n
+        if len(sizes) != n or sum(sizes) != rows or (not sizes and rows % n):
+            raise ValueError("ccom_torch: alltoall %s split sizes %s do not cover the %d rows in "
+                             "%d parts" % (what, sizes, rows, n))
+        per_row = t.numel() // rows if rows else 0
+        off, out = 0, []
+        for s in sizes:
+            out.append((off * per_row, s * per_row))
+            off += s
+        return out
+
+    def _exchange(self, name, src, dst, ins, outs, result, finish=None):
+        """Rank-to-rank blocks: (offset, count) of src to each peer, of dst from each peer."""
+        me = self.rank()
+        esz = src.t.element_size()
+
+        def launch(comm):
+            so, sc = ins[me]
+            do, dc = outs[me]
+            if sc != dc:
+                raise ValueError("ccom_torch: %s: this rank sends itself %d elements but expects %d"
+                                 % (name, sc, dc))
+            ctypes.memmove(dst.t.data_ptr() + do * esz, src.t.data_ptr() + so * esz, sc * esz)
+
+            def p2p(c):
+                for p in range(self.size()):
+                    if p == me:
+                        continue
+                    o, cnt = ins[p]
+                    if cnt:
+                        L.call("ccomSend", ctypes.c_void_p(src.t.data_ptr() + o * esz), cnt,
+                               src.dt, p, c, None)
+                    o, cnt = outs[p]
+                    if cnt:
+                        L.call("ccomRecv", ctypes.c_void_p(dst.t.data_ptr() + o * esz), cnt,
+                               dst.dt, p, c, None)
+            self._grouped(p2p)(comm)
+        return self._submit(name, launch, result, [src, dst], finish)
+
+    def alltoall(self, output_tensors, input_tensors, opts=None):
+        n = self.size()
+        if len(output_tensors) != n or len(input_tensors) != n:
+            raise ValueError("ccom_torch: alltoall needs %d input and %d output tensors" % (n, n))
+        for t in list(input_tensors) + list(output_tensors):
+            if t.dtype != input_tensors[0].dtype:
+                raise ValueError("ccom_torch: alltoall needs tensors of one dtype")
+        src = _Buf(torch.cat([t.reshape(-1) for t in input_tensors]), output=False)
+        dst = _Buf(torch.empty(sum(t.numel() for t in output_tensors),
+                               dtype=output_tensors[0].dtype))
+        ins, outs, a, b = [], [], 0, 0
+        for i, o in zip(input_tensors, output_tensors):
+            ins.append((a, i.numel()))
+            outs.append((b, o.numel()))
+            a += i.numel()
+            b += o.numel()
+        def finish():
+            for (o, cnt), t in zip(outs, output_tensors):
+                t.copy_(dst.t[o:o + cnt].view(t.shape))
+        return self._exchange("alltoall", src, dst, ins, outs, list(output_tensors), finish)
+
+    def gather(self, output_lists, input_tensors, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        self._check_rank(root, "gather root")
+        inp = input_tensors[0]
+        outs = output_lists[0] if self.rank() == root else []
+        if self.rank() == root:
+            self._gather_shapes(outs, inp, "gather")
+        src = _Buf(inp, output=False)
+        me = self.rank()
+        dsts = [_Buf(t) for t in outs]
+
+        def launch(comm):
+            def p2p(c):
+                if me == root:
+                    for p, d in enumerate(dsts):
+                        if p == me:
+                            d.t.copy_(src.t.view(d.t.shape))
+                        else:
+                            L.call("ccomRecv", d.ptr, d.count, d.dt, p, c, None)
+                else:
+                    L.call("ccomSend", src.ptr, src.count, src.dt, root, c, None)
+            self._grouped(p2p)(comm)
+        return self._submit("gather", launch, list(outs), [src] + dsts)
+
+    def scatter(self, output_tensors, input_lists, opts=None):
+        root = opts.rootRank if opts is not None else 0
+        self._check_rank(root, "scatter root")
+        out = output_tensors[0]
+        ins = input_lists[0] if self.rank() == root else []
+        if self.rank() == root:
+            self._gather_shapes(ins, out, "scatter")
+        dst = _Buf(out)
+        me = self.rank()
+        srcs = [_Buf(t, output=False) for t in ins]
+
+        def launch(comm):
+            def p2p(c):
+                if me == root:
+                    for p, s in enumerate(srcs):
+                        if p == me:
+                            dst.t.copy_(s.t.view(dst.t.shape))
+                        else:
+                            L.call("ccomSend", s.ptr, s.count, s.dt, p, c, None)
+                else:
+                    L.call("ccomRecv", dst.ptr, dst.count, dst.dt, root, c, None)
+            self._grouped(p2p)(comm)
+        return self._submit("scatter", launch, [out], [dst] + srcs)
+
+    def send(self, tensors, dst_rank, tag=0):
+        self._check_rank(dst_rank, "send destination")
+        bufs = [_Buf(t, output=False) for t in tensors]
+
+        def launch(comm):
+            for b in bufs:
+                L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, comm, None)
+        return self._submit("send to rank %d" % dst_rank, launch, list(tensors), bufs)
+
+    def recv(self, tensors, src_rank, tag=0):
+        self._check_rank(src_rank, "recv source")
+        bufs = [_Buf(t) for t in tensors]
+
+        def launch(comm):
+            for b in bufs:
+                L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, comm, None)
+        return self._submit("recv from rank %d" % src_rank, launch, list(tensors), bufs)
+
+    def recv_anysource(self, tensors, tag=0):
+        raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "
+                           "sends and receives by peer); pass src=")
+
+    def barrier(self, opts=None):
+        t = torch.zeros(1, dtype=torch.int32)
+        b = _Buf(t)
+
+        def launch(comm):
+            L.call("ccomAllReduce", b.ptr, b.ptr, 1, b.dt, L.SUM, comm, None)
+        return self._submit("barrier", launch, [t], [b])
+
+    def monitored_barrier(self, opts=None, wait_all_ranks=False):
+        return self.barrier(opts)
+
+
+def create(store, rank, size, timeout):
+    """The creator torch.distributed calls for backend "ccom"."""
+    return ProcessGroupCCOM(store, rank, size, timeout)

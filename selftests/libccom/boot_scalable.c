@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: ccomCommInitRankScalable with several bootstrap roots.  The
+ * parent creates nIds ids (each ccomGetUniqueId starts a root thread here)
+ * and forks the ranks, which check in with root r * nIds / nranks:
+ * 8 ranks with 2 ids, 64 ranks with 1, 2 and 4 ids and 24 ranks with 3
+ * (uneven ranges) initialise and agree on an AllReduce of their ranks; a
+ * rank behind the second root that never starts (8 ranks, 2 ids,
+ * CCOM_BOOTSTRAP_TIMEOUT=4) is named ("never checked in: 6") on every
+ * present rank, also those of root 0; a rank passing nIds 1 while the
+ * others pass 2 gets "nIds mismatch", as do the ranks of root 0, and every
+ * rank fails; nIds 0 or > nranks is ccomInvalidArgument.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "ccom.h"
+
+#define MAX_IDS 4
+
+static ccomUniqueId ids[MAX_IDS];
+
+enum mode { GOOD, MISSING, MISMATCH };
+
+static int rank_main(int nranks, int rank, int nids, enum mode mode)
+{
+	ccomComm_t comm;
+	ccomResult_t res;
+	int mine = mode == MISMATCH && rank == nranks - 1 ? 1 : nids;
+	int32_t v = rank, sum = -1;
+	const char *err;
+
+	res = ccomCommInitRankScalable(&comm, nranks, rank, mine, ids, NULL);
+	if (mode == GOOD) {
+		if (res != ccomSuccess) {
+			fprintf(stderr, "rank %d: init with %d ids: %s: %s\n", rank, nids,
+				ccomGetErrorString(res), ccomGetLastError(NULL));
+			return 1;
+		}
+		res = ccomAllReduce(&v, &sum, 1, ccomInt32, ccomSum, comm, NULL);
+		if (res == ccomSuccess)
+			res = ccomCommSynchronize(comm);
+		if (res != ccomSuccess || sum != nranks * (nranks - 1) / 2) {
+			fprintf(stderr, "rank %d: allreduce: %s, sum %d\n", rank,
+				ccomGetErrorString(res), sum);
+			return 1;
+		}
+		ccomCommFinalize(comm);
+		ccomCommDestroy(comm);
+		return 0;
+	}
+	err = ccomGetLastError(NULL);
+	if (res == ccomSuccess) {
+		fprintf(stderr, "rank %d: init succeeded in a broken job\n", rank);
+		return 1;
+	}
+	if (mode == MISSING && !strstr(err, "never checked in")) {
+		fprintf(stderr, "rank %d: the error does not name the missing rank: %s\n", rank, err);
+		return 1;
+	}
+	if (mode == MISSING && !strstr(err, ": 6.")) {
+		fprintf(stderr, "rank %d: the error does not name rank 6: %s\n", rank, err);
+		return 1;
+	}
+	/* Root 0's ranks (and the odd one) hear of the mismatch; root 1's time out waiting for it. */
+	if (mode == MISMATCH && (rank < nranks / 2 || rank == nranks - 1) &&
+	    !strstr(err, "nIds mismatch")) {
+		fprintf(stderr, "rank %d: expected an nIds mismatch: %s\n", rank, err);
+		return 1;
+	}
+	if (rank == 0 || rank == nranks - 1)
+		printf("  rank %d: %s: %s\n", rank, ccomGetErrorString(res), err);
+	fflush(stdout);
+	if (comm)
+		ccomCommDestroy(comm);
+	return 0;
+}
+
+static int job(int nranks, int nids, enum mode mode)
+{
+	pid_t pids[64];
+	int r, st, bad = 0, skip = mode == MISSING ? 6 : -1;
+
+	for (r = 0; r < nids; r++)
+		if (ccomGetUniqueId(&ids[r]) != ccomSuccess) {
+			fprintf(stderr, "ccomGetUniqueId: %s\n", ccomGetLastError(NULL));
+			return 1;
+		}
+	fflush(NULL);
+	for (r = 0; r < nranks; r++) {
+		if (r == skip) {
+			pids[r] = -1;
+			continue;
+		}
+		pids[r] = fork();
+		if (pids[r] == 0)
+			_exit(rank_main(nranks, r, nids, mode));
+	}
+	for (r = 0; r < nranks; r++) {
+		if (pids[r] < 0)
+			continue;
+		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st)) {
+			fprintf(stderr, "rank %d failed\n", r);
+			bad = 1;
+		}
+	}
+	printf("%s: %d ranks, %d id(s)%s\n", bad ? "FAIL" : "ok", nranks, nids,
+	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" : "");
+	fflush(stdout);
+	return bad;
+}
+
+int main(void)
+{
+	static const int good[][2] = { { 8, 2 }, { 64, 1 }, { 64, 2 }, { 64, 4 }, { 24, 3 } };
+	ccomComm_t comm;
+	int i, fails = 0;
+
+	setenv("CCOM_BOOTSTRAP_TIMEOUT", "60", 1);
+	for (i = 0; i < (int)(sizeof(good) / sizeof(good[0])); i++)
+		fails += job(good[i][0], good[i][1], GOOD);
+	setenv("CCOM_BOOTSTRAP_TIMEOUT", "4", 1);
+	setenv("CCOM_DEBUG", "NONE", 1);
+	fails += job(8, 2, MISSING);
+	fails += job(8, 2, MISMATCH);
+	if (ccomCommInitRankScalable(&comm, 4, 0, 0, ids, NULL) != ccomInvalidArgument ||
+	    ccomCommInitRankScalable(&comm, 4, 0, 5, ids, NULL) != ccomInvalidArgument) {
+		fprintf(stderr, "FAIL: nIds 0 or > nranks was accepted\n");
+		fails++;
+	}
+	printf("%s: %d failure(s)\n", fails ? "FAIL" : "PASS", fails);
+	return fails ? 1 : 0;
+}
