@@ -109,13 +109,16 @@ check-asan:
 	CCOM_TEST_SANITIZER=1 selftests/libccom/run $(BUILD)/asan 2>&1 | tee $(LOGS)/asan.log; \
 		exit $${PIPESTATUS[0]}
 
-# The driver's kselftests, libccom's kdev tests and the netlink/ccomctl
-# tests, in the VM on both kernels; every part runs even if one fails.
+# The driver's kselftests, libccom's kdev tests, the net_ib tests over
+# soft-RoCE, a bounded fuzz campaign and the netlink/ccomctl tests, in the
+# VM on both kernels; every part runs even if one fails.
 check-kmod: all ccomctl ccomd inspect-tests
 	@mkdir -p $(LOGS); rc=0; \
 	tools/vm/check-kmod 2>&1 | tee $(LOGS)/kmod.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	selftests/libccom/kdev/run-vm --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
 		tee $(LOGS)/kdev.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	selftests/libccom/ib/run-vm --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
+		tee $(LOGS)/ib.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	selftests/nccom/fuzz/campaign 2>&1 | tee $(LOGS)/fuzz.log; \
 		[ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	for k in 6.1 6.12; do \
@@ -123,7 +126,7 @@ check-kmod: all ccomctl ccomd inspect-tests
 		tools/vm/run --kernel $$k -- selftests/inspect/vm-netlink $(BUILD) 2>&1 | \
 			tee $(LOGS)/netlink-$$k.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	done; \
-	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log \
+	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log $(LOGS)/ib.log \
 		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log $(LOGS)/fuzz.log; \
 	exit $$rc
 

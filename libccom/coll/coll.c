@@ -5,7 +5,7 @@
  * ccom_coll_comm_init() runs at init's connect stage (collective) and
  * wires the rooms together, top down: the progress room (proxy/), the host
  * segment (transport/shm.c, the waits' source), one transport connection
- * per peer (shm on this host, net_socket to other hosts), the ring order,
+ * per peer (shm on this host, net_socket or net_ib to other hosts), the ring order,
  * the nccom engine (transport/kdev/), the tuner, then the progress thread
  * with coll_execute() as its executor.  coll_execute() runs one operation
  * on the progress thread (proxy/ bounds it by CCOM_OP_TIMEOUT): one
@@ -40,6 +40,7 @@
 static const struct ccom_transport_ops *const transports[] = {
 	&ccom_transport_shm,
 	&ccom_transport_net_socket,
+	&ccom_transport_net_ib,
 };
 #define NTRANSPORTS ((int)(sizeof(transports) / sizeof(transports[0])))
 
@@ -71,6 +72,7 @@ static int coll_connect(struct ccomComm *comm, struct ccom_coll_state *cs)
 		err = -ENOMEM;
 		goto out;
 	}
+	err = ccom_transport_net_agree(comm);
 	for (t = 0; t < NTRANSPORTS && !err; t++) {
 		for (p = 0, n = 0; p < comm->nranks; p++)
 			if (p != comm->rank && ccom_transport_select(comm, p) == transports[t])

@@ -99,6 +99,8 @@ struct ccomComm {
 	struct ccom_kdev *kdev;		/* transport/kdev/kdev.h: NULL unless /dev/nccom is used */
 	struct ccom_shm *shm;		/* transport/shm.h: NULL if no local peer */
 	struct ccom_proxy *proxy;	/* proxy/proxy.h: op queue, progress thread, op deadline */
+	/* transport/select.c: the network transport agreed at connect (NULL before: net_socket) */
+	const struct ccom_transport_ops *net;
 
 	/* Lifecycle, owned by init/. */
 	pthread_mutex_t lock;		/* protects the fields below */

@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the collective matrix over net_ib (CCOM_NET=ib) between 2
+ * simulated hosts x 2 ranks (CCOM_HOSTID; ranks interleaved 0,2 on host A
+ * and 1,3 on host B, so shm runs inside a host and RDMA between them):
+ * every collective and Send/Recv, in and out of place, for int8/max,
+ * float32/sum and float64/prod with 0, 1, 7 and 1023 (odd) elements, and
+ * 4 MiB + 12 bytes of float32/sum (per block for AllGather, ReduceScatter,
+ * AlltoAll; out of place, AllReduce in place too), each result checked
+ * against the reference of coll_util.h and the bytes after it for
+ * overruns; then the same with CCOM_ALGO=ring and with every pair on RDMA
+ * (CCOM_TRANSPORT=net) up to 256 KiB + 12, and with 2 slots of 4 KiB
+ * (CCOM_IB_SLOTS=2, CCOM_IB_SLOT_SIZE=4096, up to 64 KiB + 12) so that
+ * credits stall the senders all the time.  Needs an RDMA device with an ACTIVE port (in
+ * the VM: soft-RoCE, selftests/libccom/ib/run-vm); skipped without one.
+ *
+ * With --auto: CCOM_NET unset must choose net_ib on every rank (INFO log),
+ * small counts only.  With --dead: a rank SIGKILLed before an AllReduce is
+ * ccomRemoteError on every other rank within 60 s.  With --abort:
+ * ccomCommAbort() interrupts a wait on net_ib within 10 s.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
+ * once with CCOM_NET=ib and once with CCOM_NET=socket, median of the
+ * iterations (see Documentation/libccom/net_ib.rst).
+ */
+#include <dirent.h>
+#include <pthread.h>
+#include <signal.h>
+
+#include "coll_matrix.h"
+
+#define NIB_BIG ((4u << 20) + 12)
+
+static int nib_host_of[4] = { 0, 1, 0, 1 };
+static size_t nib_big;		/* bytes of the big case, 0: none */
+
+static void nib_set_host(int rank)
+{
+	char host[48];
+
+	snprintf(host, sizeof(host), "nibhost%c-%d", 'A' + nib_host_of[rank], (int)getppid());
+	setenv("CCOM_HOSTID", host, 1);
+}
+
+static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz)
+{
+	static const struct { ccomDataType_t dt; ccomRedOp_t op; } sel[] = {
+		{ ccomInt8, ccomMax }, { ccomFloat32, ccomSum }, { ccomFloat64, ccomProd },
+	};
+	static const size_t elems[] = { 0, 1, 7, 1023 };
+	struct ct_case c;
+	int k, s, ip, ci;
+
+	for (k = 0; k < K_N; k++)
+		for (s = 0; s < 3; s++)
+			for (ip = 0; ip < (k == K_SR ? 1 : 2); ip++)
+				for (ci = 0; ci < 4; ci++) {
+					c = (struct ct_case){ k, ip, (int)(elems[ci] % (size_t)n),
+							      sel[s].dt, sel[s].op, elems[ci] };
+					if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
+						return T_FAIL;
+				}
+	/* The big size: float32/sum out of place, AllReduce also in place. */
+	for (k = 0; nib_big && k < K_N; k++)
+		for (ip = 0; ip < (k == K_AR ? 2 : 1); ip++) {
+			size_t bytes = (k == K_AG || k == K_RS || k == K_A2A) ?
+				       nib_big / (size_t)n : nib_big;
+
+			c = (struct ct_case){ k, ip, n - 1, ccomFloat32, ccomSum, bytes / 4 };
+			if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
+				return T_FAIL;
+		}
+	return T_PASS;
+}
+
+static int nib_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t bufsz = (size_t)NIB_BIG * 2 + 8192;
+	ccomComm_t comm;
+	char *sb, *rb;
+	int rc;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	sb = malloc(bufsz);
+	rb = malloc(bufsz);
+	if (!sb || !rb)
+		return T_FAIL;
+	rc = nib_matrix(comm, rank, n, sb, rb, bufsz);
+	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
+		rc = T_FAIL;
+	ccomCommDestroy(comm);
+	free(sb);
+	free(rb);
+	return rc;
+}
+
+static int has_rdma_device(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* ---------------------------------------------------------------- --bench */
+
+struct nib_bench {
+	size_t bytes;
+	int iters;
+	double med_us;
+};
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int bench_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t maxb = 16u << 20, minb = 64u << 10, b;
+	double t[40], t0;
+	ccomComm_t comm;
+	float *s, *r;
+	int i, si, iters, stop;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	s = malloc(maxb);
+	r = malloc(maxb);
+	if (!s || !r)
+		return T_FAIL;
+	memset(s, 0, maxb);
+	if (getenv("NIB_BENCH_MIN"))
+		minb = strtoul(getenv("NIB_BENCH_MIN"), NULL, 0);
+	if (getenv("NIB_BENCH_MAX") && strtoul(getenv("NIB_BENCH_MAX"), NULL, 0) < maxb)
+		maxb = strtoul(getenv("NIB_BENCH_MAX"), NULL, 0);
+	for (si = 0, b = minb; b <= maxb; b *= 2, si++) {
+		double start = t_now();
+
+		iters = 20;
+		for (i = -1; i < iters; i++) {
+			/* A 1-element AllReduce lines the ranks up. */
+			T_CCOM(ccomAllReduce(s, r, 1, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+			t0 = t_now();
+			T_CCOM(ccomAllReduce(s, r, b / 4, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+			if (i >= 0)
+				t[i] = (t_now() - t0) * 1e6;
+			/* At least 5 timed iterations, then stop after 4 s of this size (rank 0 decides). */
+			stop = i >= 4 && t_now() - start > 4.0;
+			T_CCOM(ccomBroadcast(&stop, &stop, 1, ccomInt32, 0, comm, NULL), ccomSuccess);
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+			if (stop) {
+				iters = i + 1;
+				break;
+			}
+		}
+		qsort(t, (size_t)iters, sizeof(t[0]), cmp_double);
+		if (rank == 0) {
+			double med = t[iters / 2];
+
+			printf("BENCH %s allreduce %zu bytes: median %.0f us, %.1f MB/s algbw, %.1f MB/s busbw (%d iters)\n",
+			       getenv("CCOM_NET"), b, med, b / med, b / med * 2.0 * (n - 1) / n, iters);
+			fflush(stdout);
+		}
+	}
+	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
+	ccomCommDestroy(comm);
+	free(s);
+	free(r);
+	return T_PASS;
+}
+
+static int run_bench(void)
+{
+	static const char *const nets[] = { "CCOM_NET=ib", "CCOM_NET=socket" };
+	int i;
+
+	for (i = 0; i < 2; i++) {
+		struct ct_job j = { .env = { nets[i] } };
+
+		if (ct_run(&j, 4, bench_rank, 580))
+			return T_FAIL;
+	}
+	return T_PASS;
+}
+
+/*
+ * --auto: CCOM_NET unset with an ACTIVE port on every rank must choose
+ * net_ib (read from each rank's INFO log); the small counts of the matrix.
+ */
+static int run_auto(void)
+{
+	char dir[64], file[80], cmd[200], buf[16384], what[64];
+	struct ct_job j = { 0 };
+	size_t n;
+	FILE *f;
+	int rc, r;
+
+	snprintf(dir, sizeof(dir), "/tmp/ccom-nibauto-%d", (int)getpid());
+	snprintf(file, sizeof(file), "%s/%%p.log", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", dir, dir);
+	if (system(cmd))
+		return T_FAIL;
+	unsetenv("CCOM_NET");
+	setenv("CCOM_DEBUG", "INFO", 1);
+	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
+	setenv("CCOM_DEBUG_FILE", file, 1);
+	nib_big = 0;
+	rc = ct_run(&j, 4, nib_rank, 300);
+	snprintf(cmd, sizeof(cmd), "cat %s/*.log", dir);
+	f = popen(cmd, "r");
+	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		pclose(f);
+	buf[n] = '\0';
+	for (r = 0; r < 4; r++) {
+		snprintf(what, sizeof(what), "rank %d: network transport net_ib", r);
+		if (!strstr(buf, what)) {
+			fprintf(stderr, "FAIL: rank %d did not choose net_ib automatically; its log:\n%s\n",
+				r, buf);
+			rc = T_FAIL;
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+	printf("%s: automatic choice of net_ib, 2 hosts x 2 ranks\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
+
+/*
+ * --dead: rank 3 (host B) is SIGKILLed 2 s into a 4 MiB AllReduce; every
+ * other rank must get ccomRemoteError well before CCOM_OP_TIMEOUT (120 s):
+ * rank 1 from the host segment, ranks 0 and 2 from net_ib (the dead
+ * rank's liveness connection closed) or from their host segment once a
+ * neighbour failed.
+ */
+static int dead_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t count = (4u << 20) / 4;
+	ccomComm_t comm;
+	ccomResult_t res;
+	float *s, *r;
+	double t0;
+	int it;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	s = calloc(count, sizeof(float));
+	r = calloc(count, sizeof(float));
+	if (!s || !r)
+		return T_FAIL;
+	for (it = 0; it < 2; it++) {
+		T_CCOM(ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	}
+	/*
+	 * Writes still in flight die with a killed process (unlike TCP's
+	 * socket buffers): let rank 3's last ones land before it dies, so
+	 * that the death shows in the next operation.
+	 */
+	if (rank == 3) {
+		usleep(2000000);
+		raise(SIGKILL);
+	}
+	t0 = t_now();
+	res = ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL);
+	if (res == ccomSuccess)
+		res = ccomCommSynchronize(comm);
+	printf("rank %d/%d: after %.1f s: %s: %s\n", rank, n, t_now() - t0, ccomGetErrorString(res),
+	       ccomGetLastError(comm));
+	fflush(stdout);
+	T_CHECK(res == ccomRemoteError, "rank %d: the AllReduce with a dead peer returned %s, want ccomRemoteError",
+		rank, ccomGetErrorString(res));
+	T_CHECK(t_now() - t0 < 60, "rank %d: noticing the dead peer took %.1f s", rank, t_now() - t0);
+	ccomCommDestroy(comm);
+	free(s);
+	free(r);
+	return T_PASS;
+}
+
+/*
+ * --abort: 2 ranks on 2 hosts; rank 0's AllReduce waits on net_ib for rank
+ * 1, which never joins; ccomCommAbort() from a second thread after 300 ms
+ * must make ccomCommSynchronize() fail promptly (CCOM_OP_TIMEOUT is 120 s).
+ */
+static int abort_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	float buf[64] = { 0 };
+	ccomComm_t comm;
+	ccomResult_t res;
+	pthread_t t;
+	double t0;
+
+	(void)n;
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (rank == 1) {		/* never joins the second collective */
+		sleep(3);
+		ccomCommDestroy(comm);
+		return T_PASS;
+	}
+	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",
+	       ccomGetErrorString(res), t_now() - t0);
+	pthread_join(t, NULL);
+	T_CHECK(res != ccomSuccess, "synchronize succeeded although the peer never joined");
+	T_CHECK(t_now() - t0 < 10, "abort took %.1f s to interrupt the net_ib wait", t_now() - t0);
+	return T_PASS;
+}
+
+static int run_abort(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int rc = ct_run(&j, 2, abort_rank, 100);
+
+	printf("%s: ccomCommAbort interrupts a net_ib wait\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
+
+static int run_dead(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int codes[4], r, bad = 0;
+
+	j.nranks = 4;
+	t_fork_ranks_id(4, dead_rank, &j, codes, 200, &j.id);
+	for (r = 0; r < 3; r++)
+		if (codes[r]) {
+			fprintf(stderr, "rank %d exited with %d\n", r, codes[r]);
+			bad++;
+		}
+	printf("%s: ranks 0-2 saw rank 3's death as ccomRemoteError\n", bad ? "FAIL" : "PASS");
+	return bad ? T_FAIL : T_PASS;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct { const char *name, *env[3]; size_t big; } runs[] = {
+		{ "2 hosts x 2 ranks, default algorithms, up to 4 MiB + 12", { "CCOM_NET=ib" },
+		  NIB_BIG },
+		{ "2 hosts x 2 ranks, CCOM_ALGO=ring, up to 256 KiB + 12",
+		  { "CCOM_NET=ib", "CCOM_ALGO=ring" }, (256u << 10) + 12 },
+		{ "4 ranks, every pair on net_ib (CCOM_TRANSPORT=net), up to 256 KiB + 12",
+		  { "CCOM_NET=ib", "CCOM_TRANSPORT=net" }, (256u << 10) + 12 },
+		{ "2 hosts x 2 ranks, 2 slots of 4 KiB, up to 64 KiB + 12",
+		  { "CCOM_NET=ib", "CCOM_IB_SLOTS=2", "CCOM_IB_SLOT_SIZE=4096" }, (64u << 10) + 12 },
+	};
+	int i, bad = 0;
+	double t0;
+
+	if (!has_rdma_device())
+		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
+	if (!getenv("CCOM_OP_TIMEOUT"))
+		setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (argc > 1 && !strcmp(argv[1], "--bench"))
+		return run_bench();
+	if (argc > 1 && !strcmp(argv[1], "--auto"))
+		return run_auto();
+	if (argc > 1 && !strcmp(argv[1], "--dead"))
+		return run_dead();
+	if (argc > 1 && !strcmp(argv[1], "--abort"))
+		return run_abort();
+	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
+		struct ct_job j = { .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
+		int rc;
+
+		nib_big = runs[i].big;
+		t0 = t_now();
+		rc = ct_run(&j, 4, nib_rank, 300);
+		printf("%s: %s (%.1f s)\n", rc ? "FAIL" : "PASS", runs[i].name, t_now() - t0);
+		fflush(stdout);
+		bad += rc != 0;
+	}
+	printf("%d passed, %d failed\n", (int)(sizeof(runs) / sizeof(runs[0])) - bad, bad);
+	return bad ? T_FAIL : T_PASS;
+}
