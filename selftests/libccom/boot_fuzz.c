@@ -30,7 +30,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/wire.h"
-#include "init/comm.h"
+#include "core/comm.h"
 #include "test_util.h"
 
 #define NR 4
