@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: ccomCommInitRankScalable with several bootstrap roots.  The
- * parent creates nIds ids (each ccomGetUniqueId starts a root thread here)
+ * parent forks one holder process per id, where ccomGetUniqueId starts the
+ * root thread (the parent never runs a thread before it forks the ranks: a
+ * child forked while another thread holds ASan's allocator lock deadlocks),
  * and forks the ranks, which check in with root r * nIds / nranks:
  * 8 ranks with 2 ids, 64 ranks with 1, 2 and 4 ids and 24 ranks with 3
  * (uneven ranges) initialise and agree on an AllReduce of their ranks; a
@@ -12,6 +14,7 @@
  * rank fails; nIds 0 or > nranks is ccomInvalidArgument.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,16 +83,71 @@ static int rank_main(int nranks, int rank, int nids, enum mode mode)
 	return 0;
 }
 
+/* Holders of the roots: each hands out its id and runs its root until killed. */
+static pid_t holder[MAX_IDS];
+
+static int holder_main(int out)
+{
+	ccomUniqueId id;
+
+	if (ccomGetUniqueId(&id) != ccomSuccess) {
+		fprintf(stderr, "ccomGetUniqueId: %s\n", ccomGetLastError(NULL));
+		return 1;
+	}
+	if (write(out, &id, sizeof(id)) != (ssize_t)sizeof(id))
+		return 1;
+	for (;;)
+		pause();
+}
+
+static int start_roots(int nids)
+{
+	int r, idp[2];
+
+	for (r = 0; r < nids; r++)
+		holder[r] = -1;
+	for (r = 0; r < nids; r++) {
+		if (pipe(idp))
+			return 1;
+		fflush(NULL);
+		holder[r] = fork();
+		if (holder[r] == 0) {
+			close(idp[0]);
+			_exit(holder_main(idp[1]));
+		}
+		close(idp[1]);
+		if (holder[r] < 0 || read(idp[0], &ids[r], sizeof(ids[r])) != (ssize_t)sizeof(ids[r])) {
+			fprintf(stderr, "root holder %d did not hand out its id\n", r);
+			close(idp[0]);
+			return 1;
+		}
+		close(idp[0]);
+	}
+	return 0;
+}
+
+static void stop_roots(int nids)
+{
+	int r, st;
+
+	for (r = 0; r < nids; r++) {
+		if (holder[r] > 0) {
+			kill(holder[r], SIGKILL);
+			waitpid(holder[r], &st, 0);
+		}
+		holder[r] = -1;
+	}
+}
+
 static int job(int nranks, int nids, enum mode mode)
 {
 	pid_t pids[64];
 	int r, st, bad = 0, skip = mode == MISSING ? 6 : -1;
 
-	for (r = 0; r < nids; r++)
-		if (ccomGetUniqueId(&ids[r]) != ccomSuccess) {
-			fprintf(stderr, "ccomGetUniqueId: %s\n", ccomGetLastError(NULL));
-			return 1;
-		}
+	if (start_roots(nids)) {
+		stop_roots(nids);
+		return 1;
+	}
 	fflush(NULL);
 	for (r = 0; r < nranks; r++) {
 		if (r == skip) {
@@ -108,6 +166,7 @@ static int job(int nranks, int nids, enum mode mode)
 			bad = 1;
 		}
 	}
+	stop_roots(nids);
 	printf("%s: %d ranks, %d id(s)%s\n", bad ? "FAIL" : "ok", nranks, nids,
 	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" : "");
 	fflush(stdout);
