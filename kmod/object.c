@@ -21,10 +21,11 @@ struct nccom_stats nccom_stats;
 
 /*
  * Test-only fault injection: when fail_nth is N > 0, the Nth call from now
- * fails (and fail_nth drops back to 0). Used by the selftests to reach the
- * unwind paths of object creation.
+ * fails (and fail_nth drops back to 0). Every allocation and pin behind an
+ * ioctl asks it first, so that the selftests and the fuzzer reach every
+ * unwind path.
  */
-static bool nccom_should_fail(void)
+bool nccom_should_fail(void)
 {
 	unsigned int n = READ_ONCE(nccom_fail_nth);
 
