@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * net_ib.h - the RDMA verbs transport (net_ib.c): its probe, used by the
- * network choice of select.c, and a private view of a conn for the tests.
- * coll/ uses only the vtable (transport.h).
+ * net_ib.h - the RDMA verbs transport (net_ib.c, net_ib_conn.c,
+ * net_ib_verbs.c; what they share is net_ib_private.h): its probe, used by
+ * the network choice of select.c, and a private view of a conn for the
+ * tests.  coll/ uses only the vtable (transport.h).
  */
 #ifndef CCOM_TRANSPORT_NET_IB_H
 #define CCOM_TRANSPORT_NET_IB_H

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * net_ib_abi.h - the part of libibverbs' binary interface (libibverbs.so.1,
- * symbol version IBVERBS_1.1) that net_ib.c uses, declared here so that
- * libccom builds without libibverbs-dev: net_ib.c loads the library with
- * dlopen() at run time (see Documentation/libccom/net_ib.rst).
+ * symbol version IBVERBS_1.1) that net_ib uses, declared here so that
+ * libccom builds without libibverbs-dev: net_ib_verbs.c loads the library
+ * with dlopen() at run time (see Documentation/libccom/net_ib.rst).
  *
- * Only what net_ib.c touches is declared, under our own names (ccib_*);
+ * Only what net_ib touches is declared, under our own names (ccib_*);
  * the layouts are those of the public ABI, which rdma-core keeps stable.
- * Members net_ib.c never reads are kept as padding of the same size.
+ * Members net_ib never reads are kept as padding of the same size.
  * selftests/libccom/net_ib_abi.c compares every offset and size below with
  * <infiniband/verbs.h> when that header is installed.
  *

@@ -3,7 +3,7 @@
  * Description: the verbs layouts net_ib declares itself
  * (libccom/transport/net_ib_abi.h, so that libccom builds without
  * libibverbs-dev) match <infiniband/verbs.h>: the offset of every member
- * net_ib.c reads or writes and the size of every struct it allocates or
+ * net_ib reads or writes and the size of every struct it allocates or
  * passes by pointer to the library.  Skipped where libibverbs-dev is not
  * installed (tools/deps/packages.txt installs it).
  */

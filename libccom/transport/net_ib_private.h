@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_ib_private.h - what the files of the RDMA verbs transport share
+ * (private to net_ib; the rest of libccom uses net_ib.h and the vtable,
+ * transport.h).  The files and their jobs:
+ *
+ *   net_ib.c        the data path behind the vtable: send, recv and wait
+ *                   over the slots and credits of each conn, and the vtable
+ *   net_ib_conn.c   setup (QPs, cards over the bootstrap, RTR/RTS, the
+ *                   liveness sockets) and teardown of a group of conns
+ *   net_ib_verbs.c  the dlopen'd libibverbs entry points, the choice of
+ *                   device, port and GID, and the probe of net_ib.h
+ *
+ * net_ib_verbs.c calls no other file of net_ib.  net_ib_conn.c calls
+ * net_ib_verbs.c (load, open, pick the GID) and two data-path calls of
+ * net_ib.c (post receive requests at setup, reap completions while it
+ * drains at teardown); net_ib.c's vtable names net_ib_conn.c's setup and
+ * teardown.  The data-path verbs (post_send, post_recv, poll_cq,
+ * req_notify_cq) go through the context's ops table (net_ib_abi.h), the
+ * others through ccom_ibv.
+ */
+#ifndef CCOM_TRANSPORT_NET_IB_PRIVATE_H
+#define CCOM_TRANSPORT_NET_IB_PRIVATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/comm.h"
+#include "transport/net_ib_abi.h"
+#include "transport/transport.h"
+
+/* ---------------------------------------------------------------- net_ib_verbs.c */
+
+/* The libibverbs functions net_ib calls, resolved by ccom_ib_lib_load(). */
+struct ib_lib {
+	void *h;
+	char name[256];
+	struct ccib_device **(*get_device_list)(int *num);
+	void (*free_device_list)(struct ccib_device **list);
+	const char *(*get_device_name)(struct ccib_device *dev);
+	struct ccib_context *(*open_device)(struct ccib_device *dev);
+	int (*close_device)(struct ccib_context *ctx);
+	int (*query_port)(struct ccib_context *ctx, uint8_t port, struct ccib_port_attr *attr);
+	int (*query_gid)(struct ccib_context *ctx, uint8_t port, int index, union ccib_gid *gid);
+	struct ccib_pd *(*alloc_pd)(struct ccib_context *ctx);
+	int (*dealloc_pd)(struct ccib_pd *pd);
+	struct ccib_mr *(*reg_mr)(struct ccib_pd *pd, void *addr, size_t len, int access);
+	int (*dereg_mr)(struct ccib_mr *mr);
+	struct ccib_comp_channel *(*create_comp_channel)(struct ccib_context *ctx);
+	int (*destroy_comp_channel)(struct ccib_comp_channel *ch);
+	struct ccib_cq *(*create_cq)(struct ccib_context *ctx, int cqe, void *cq_ctx,
+				     struct ccib_comp_channel *ch, int comp_vector);
+	int (*destroy_cq)(struct ccib_cq *cq);
+	int (*get_cq_event)(struct ccib_comp_channel *ch, struct ccib_cq **cq, void **cq_ctx);
+	void (*ack_cq_events)(struct ccib_cq *cq, unsigned int n);
+	struct ccib_qp *(*create_qp)(struct ccib_pd *pd, struct ccib_qp_init_attr *attr);
+	int (*modify_qp)(struct ccib_qp *qp, struct ccib_qp_attr *attr, int mask);
+	int (*destroy_qp)(struct ccib_qp *qp);
+	const char *(*wc_status_str)(int status);
+};
+
+/*
+ * The library loaded last, written only by ccom_ib_lib_load() under its
+ * lock (a previous handle stays loaded: its functions may still be in use).
+ */
+extern struct ib_lib ccom_ibv;
+
+/* The device and port a group uses, and the GID chosen on it. */
+struct ib_port {
+	struct ccib_context *ctx;
+	char dev[64];
+	int port;
+	struct ccib_port_attr attr;
+	int gid_index;
+	union ccib_gid gid;
+	const char *gid_kind;
+};
+
+/* Load CCOM_IB_LIB (once per name); 0, or -ENOENT / -ENOSYS with the reason in @why. */
+int ccom_ib_lib_load(char *why, size_t len);
+
+/*
+ * Open the first device whose port matches CCOM_IB_HCA and is ACTIVE.  0 and
+ * @p filled (p->ctx open: the caller closes it with ccom_ibv.close_device),
+ * or -ENODEV with the reason in @why.  Needs ccom_ib_lib_load() first.
+ */
+int ccom_ib_open_port(struct ib_port *p, char *why, size_t len);
+
+/*
+ * Choose the GID of the open port @p (CCOM_IB_GID_INDEX, else by link
+ * layer and type) into p->gid, p->gid_index and p->gid_kind.  0, or
+ * -EINVAL (a bad CCOM_IB_GID_INDEX) / -ENODEV with the reason in @why.
+ */
+int ccom_ib_pick_gid(struct ib_port *p, char *why, size_t len);
+
+/* ---------------------------------------------------------------- groups and conns */
+
+struct ib_conn;
+
+/* The conns of one setup call: one device context, PD and completion channel. */
+struct ib_group {
+	struct ib_port port;
+	struct ccib_pd *pd;
+	struct ccib_comp_channel *ch;
+	int nconns;
+	struct ib_conn **conns;
+	struct pollfd *pfds;		/* channel + one per conn */
+	int spin_us;			/* busy-poll budget of a stall (0: oversubscribed) */
+	int64_t idle_since;
+};
+
+struct ib_conn {
+	struct ccom_transport_conn base;	/* first: coll/ casts */
+	struct ccomComm *comm;
+	struct ib_group *g;
+	struct ccib_cq *cq;
+	struct ccib_qp *qp;
+	char *ring;			/* the peer writes here */
+	char *stage;			/* we write from here */
+	struct ccib_mr *ring_mr;
+	struct ccib_mr *stage_mr;
+	uint32_t *rx_len;		/* bytes of each ring slot that arrived */
+	uint32_t nslots;
+	size_t slot;
+	uint32_t sq_depth;
+	uint32_t rq_depth;
+	uint64_t remote_ring;
+	uint32_t remote_rkey;
+	uint32_t psn;
+	/* send direction: slots posted, credited back by the peer, completed here */
+	uint64_t tx_posted;
+	uint64_t tx_credit;
+	uint64_t tx_done;
+	uint32_t sq_out;		/* send requests not completed */
+	/* receive direction */
+	uint64_t rx_arrived;
+	uint64_t rx_head;
+	size_t rx_off;
+	uint64_t rx_credited;		/* slots returned to the peer */
+	int64_t last_progress_us;	/* last completion reaped */
+	bool probe_out;			/* a liveness probe is in flight */
+	int live_fd;			/* TCP liveness socket (-1: none) */
+	int64_t peer_gone_us;		/* when its hang-up was seen, 0: not seen */
+	bool dead;
+	int err;
+};
+
+static inline struct ib_conn *to_ib(struct ccom_transport_conn *conn)
+{
+	return (struct ib_conn *)conn;
+}
+
+static inline const char *peer_host(const struct ib_conn *c)
+{
+	return c->comm->peers ? c->comm->peers[c->base.peer].host : "?";
+}
+
+/* ---------------------------------------------------------------- net_ib.c */
+
+/* Post @n receive requests on the QP of @c; 0 or the verbs error (a positive errno). */
+int ccom_ib_post_recvs(struct ib_conn *c, uint32_t n);
+
+/*
+ * Reap the completions of @c (reposting a receive request for each one
+ * that consumed one); returns how many, or -errno once @c is dead (with
+ * the last error set).
+ */
+int ccom_ib_poll_conn(struct ib_conn *c);
+
+/* ---------------------------------------------------------------- net_ib_conn.c */
+
+/* The vtable's ->setup (proxy/conn.h): collective over @peers. */
+int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
+		  struct ccom_transport_conn **conns);
+
+/* The vtable's ->teardown: drain, then free every conn of @conns (and their group). */
+void ccom_ib_teardown(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers);
+
+#endif
