@@ -121,7 +121,7 @@ uint64_t fz_now_ms(void);
 void fz_finding(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void fz_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* ---- the ioctl workers (nccom_fuzz.c and the fuzz_*.c beside it) -------- */
+/* ---- the ioctl workers (fuzz_worker.c and the files it calls) ------------ */
 
 #define DEV "/dev/nccom"
 #define PG 4096UL

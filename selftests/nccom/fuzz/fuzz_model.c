@@ -259,7 +259,7 @@ void fz_buf_drop(void)
 	fz_epoch_bump_all();
 }
 
-/* ---- operations ----------------------------------------------------------- */
+/* ---- opening and closing fds ---------------------------------------------- */
 
 void fz_op_open(void)
 {
