@@ -50,6 +50,9 @@ extern unsigned long nccom_max_reg_size;
 extern unsigned int nccom_turn_bytes;
 extern unsigned int nccom_fail_nth;
 
+/* Test-only fault injection (object.c): true when this call is to fail. */
+bool nccom_should_fail(void);
+
 enum nccom_obj_type {
 	NCCOM_OBJ_ANY = 0,
 	NCCOM_OBJ_MEM,

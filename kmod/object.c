@@ -22,9 +22,10 @@ struct nccom_stats nccom_stats;
 /*
  * Test-only fault injection: when fail_nth is N > 0, the Nth call from now
  * fails (and fail_nth drops back to 0). Used by the selftests to reach the
- * unwind paths of object creation.
+ * unwind paths of object creation. Called at every allocation and pin
+ * behind object creation (mem.c, dmabuf.c, queue.c, sem.c, comm.c, engine.c).
  */
-static bool nccom_should_fail(void)
+bool nccom_should_fail(void)
 {
 	unsigned int n = READ_ONCE(nccom_fail_nth);
 
