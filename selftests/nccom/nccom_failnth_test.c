@@ -13,35 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "nccom_failnth.h"
 #include "nccom_utils.h"
-
-#define KNOB "/sys/module/nccom/parameters/fail_nth"
-
-static int knob_write(unsigned int n)
-{
-	char buf[16];
-	int fd = open(KNOB, O_WRONLY | O_CLOEXEC), len, rc;
-
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "%u\n", n);
-	rc = write(fd, buf, len) == len ? 0 : -errno;
-	close(fd);
-	return rc;
-}
-
-static long knob_read(void)
-{
-	char buf[16] = "";
-	int fd = open(KNOB, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return r > 0 ? strtol(buf, NULL, 10) : -EIO;
-}
 
 /*
  * Runs the body; returns 0 if every step succeeded, else the number of the

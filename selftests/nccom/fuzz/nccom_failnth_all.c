@@ -27,8 +27,9 @@
 
 #include <linux/nccom.h>
 
+#include "../nccom_failnth.h"
+
 #define DEV "/dev/nccom"
-#define KNOB "/sys/module/nccom/parameters/fail_nth"
 #define PG 4096UL
 #define BUFPAGES 8
 #define MAXN 64
@@ -41,32 +42,6 @@ static int findings;
 		printf("\n");                               \
 		findings++;                                 \
 	} while (0)
-
-static int knob_write(unsigned int n)
-{
-	char buf[16];
-	int fd = open(KNOB, O_WRONLY | O_CLOEXEC), len, rc;
-
-	if (fd < 0)
-		return -errno;
-	len = snprintf(buf, sizeof(buf), "%u\n", n);
-	rc = write(fd, buf, len) == len ? 0 : -errno;
-	close(fd);
-	return rc;
-}
-
-static long knob_read(void)
-{
-	char buf[16] = "";
-	int fd = open(KNOB, O_RDONLY | O_CLOEXEC);
-	ssize_t r;
-
-	if (fd < 0)
-		return -errno;
-	r = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	return r > 0 ? strtol(buf, NULL, 10) : -EIO;
-}
 
 static int info(int fd, struct nccom_info *i)
 {
