@@ -220,8 +220,13 @@ void ccom_coll_comm_fini(struct ccomComm *comm)
 
 	if (!cs)
 		return;
-	if (comm->proxy && comm->proxy->queue && atomic_load(&comm->proxy->queue->pending) == 0 &&
-	    !cs->broken_err)
+	/*
+	 * A synchronizer is woken by its last op's completion a moment before
+	 * the progress thread retires the op: a rank that destroys right then
+	 * must leave as departed, not failed (a peer still reading its data
+	 * would report it).  An op still running or queued keeps it "failed".
+	 */
+	if (ccom_stream_queue_settle(comm, 100000) == 0 && !cs->broken_err)
 		ccom_shm_mark_departed(comm->shm);
 	else
 		ccom_shm_mark_broken(comm->shm, CCOM_SHM_FAILED);

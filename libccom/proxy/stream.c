@@ -299,6 +299,24 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 	comm->proxy->queue = NULL;
 }
 
+int ccom_stream_queue_settle(struct ccomComm *comm, int64_t max_us)
+{
+	struct ccom_stream_queue *q = comm->proxy ? comm->proxy->queue : NULL;
+	int64_t until = ccom_now_us() + max_us;
+	int left;
+
+	if (!q)
+		return -1;
+	/*
+	 * Nothing queued but one op pending: the executor woke the caller at
+	 * its completion and is about to retire it.  Give it that moment.
+	 */
+	while ((left = atomic_load(&q->pending)) > 0 && !__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) &&
+	       ccom_now_us() < until)
+		sched_yield();
+	return left;
+}
+
 void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_stream_queue *q = comm->proxy->queue;

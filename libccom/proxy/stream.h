@@ -76,6 +76,12 @@ int ccom_stream_queue_start(struct ccomComm *comm);
 void ccom_stream_queue_stop(struct ccomComm *comm);
 /* Wait until every queued op ran (finalize).  0, -ETIMEDOUT or -ECANCELED. */
 int ccom_stream_queue_drain(struct ccomComm *comm);
+/*
+ * Ops not yet retired, after waiting up to @max_us for an op that already
+ * completed (nothing queued behind it) to be retired by its executor; -1
+ * without a queue.
+ */
+int ccom_stream_queue_settle(struct ccomComm *comm, int64_t max_us);
 /* Append @op (its stream and stream_seq set by the caller) and wake the thread. */
 void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op);
 /*
