@@ -9,6 +9,7 @@
  *   msg.c         connections between ranks, (peer, tag) messages, progress
  *   root.c        the root thread
  *   id.c          unique id encode/decode and magic, announced identity
+ *   rebuild.c     what ccomCommShrink needs of a live bootstrap (calls msg.c)
  *
  * bootstrap.c calls all four below it, allgather.c calls msg.c, root.c
  * calls id.c; msg.c and id.c call no other file of the folder.

@@ -111,6 +111,15 @@ struct ccomComm {
 	int finalizing;			/* ccomCommFinalize was called */
 	int finalized;			/* ... and its drain completed */
 	int split_count;		/* children created by ccomCommSplit */
+	int shrink_count;		/* ccomCommShrink calls that reached the exchange */
+	/*
+	 * init/shrink.c: run by init at the start of the bootstrap stage (on
+	 * the init thread when nonblocking) to agree with the survivors over
+	 * the old communicator's bootstrap and fill @id and @magic; it frees
+	 * @init_prepare_arg and clears both.  NULL for every other init.
+	 */
+	int (*init_prepare)(struct ccomComm *comm);
+	void *init_prepare_arg;
 	ccomUniqueId id;		/* [init] copy of the rendezvous id (ids[0] with several) */
 	ccomUniqueId *ids;		/* [init] ccomCommInitRankScalable's nids ids, or NULL */
 	int nids;

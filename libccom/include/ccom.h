@@ -356,6 +356,72 @@ ccomResult_t ccomCommFinalize(ccomComm_t comm);
  */
 ccomResult_t ccomCommRevoke(ccomComm_t comm, int flags);
 
+#define CCOM_SHRINK_DEFAULT 0x00
+#define CCOM_SHRINK_ABORT 0x01
+
+/**
+ * ccomCommShrink() - make a communicator of the surviving ranks of @comm.
+ * @comm: the communicator to shrink (left as it is, or revoked with
+ *	%CCOM_SHRINK_ABORT; destroy it after @newcomm is ready).
+ * @excludeRanks: the ranks of @comm to leave out (dead, aborted or not
+ *	wanted), in any order, each once; NULL when @nExclude is 0.
+ * @nExclude: number of entries of @excludeRanks, 0 to nranks - 1.
+ * @newcomm: receives the new communicator.
+ * @config: settings of @newcomm (NULL: those of @comm), as for
+ *	ccomCommInitRankConfig(); @config->blocking = 0 makes the call
+ *	nonblocking.
+ * @flags: %CCOM_SHRINK_DEFAULT: @comm must be idle (no operation queued
+ *	or running); %CCOM_SHRINK_ABORT: revoke @comm first
+ *	(ccomCommRevoke()), failing its in-flight work - the case after a
+ *	failure.
+ *
+ * Collective over the ranks of @comm that are not excluded: each calls it
+ * with the same @excludeRanks (an excluded rank does not call it; it may be
+ * dead).  No unique id is needed: the survivors agree over @comm's
+ * bootstrap connections (they compare their @excludeRanks there and fail
+ * with ccomInvalidUsage naming the difference if they disagree), the
+ * lowest survivor starts a fresh root with a new magic (connections of
+ * @comm cannot join it), and the new communicator is built among the
+ * survivors only: no socket, shared-memory segment or driver grant of an
+ * excluded rank is waited on.  Ranks keep their order: new rank = number
+ * of survivors below the old rank.  Works on every transport and on a
+ * communicator made by ccomCommSplit() or ccomCommShrink().  One shrink of
+ * a given @comm at a time; @comm must outlive the call (nonblocking: until
+ * ccomCommGetAsyncError(@newcomm) is no longer ccomInProgress).
+ *
+ * Return: ccomSuccess (ccomInProgress when nonblocking: poll
+ * ccomCommGetAsyncError(*@newcomm)); ccomInvalidArgument for a bad
+ * argument (invalid @comm, NULL @newcomm, undefined @flags, @nExclude out
+ * of range, an excluded rank out of range, listed twice or the caller
+ * itself, a bad @config); ccomInvalidUsage if @comm is still initialising
+ * or finalizing, or busy without %CCOM_SHRINK_ABORT, or the survivors'
+ * lists differ; ccomRemoteError/ccomSystemError/ccomTimeout as init (a
+ * survivor that does not call it, or is dead but not excluded).
+ */
+ccomResult_t ccomCommShrink(ccomComm_t comm, const int *excludeRanks, int nExclude,
+			    ccomComm_t *newcomm, ccomConfig_t *config, int flags);
+
+/**
+ * ccomCommGetFailedRanks() - the ranks of @comm this rank knows to be gone.
+ * @comm: communicator (also a broken or revoked one).
+ * @ranks: receives the ranks, ascending; may be NULL when *@n is 0.
+ * @n: in: room in @ranks (entries); out: how many ranks failed (may be
+ *	more than the room: only the first ones are written).
+ *
+ * Not collective, never waits.  A rank is listed once a transport of this
+ * rank found it to be the root cause of a failed operation (it died,
+ * aborted or revoked: the one a ccomRemoteError names), and, for ranks on
+ * this host, when its process is gone now.  The messenger of a failure
+ * (a peer that only passed on another rank's death) is not listed.  After
+ * a ccomRemoteError, every survivor's failed operation names the same root
+ * cause, so survivors that call this after their operation failed get the
+ * same list to pass to ccomCommShrink(), which checks that they agree (see
+ * Documentation/libccom/fault-tolerance.rst for the recipe and its
+ * limits).  Return: ccomSuccess, or ccomInvalidArgument for an invalid
+ * @comm, a NULL @n, a negative *@n or a NULL @ranks with *@n > 0.
+ */
+ccomResult_t ccomCommGetFailedRanks(ccomComm_t comm, int *ranks, int *n);
+
 /**
  * ccomCommDestroy() - free @comm's local resources.
  * @comm: communicator; invalid after the call.  NULL is accepted.

@@ -61,6 +61,7 @@ static void comm_free(struct ccomComm *comm)
 	free(comm->rank_to_local);
 	free(comm->local_to_rank);
 	free(comm->ids);
+	free(comm->init_prepare_arg);	/* a shrink whose init never reached its exchange */
 	pthread_mutex_destroy(&comm->lock);
 	pthread_cond_destroy(&comm->cond);
 	comm->start_magic = comm->end_magic = 0;

@@ -158,6 +158,13 @@ static int stage_bootstrap(struct ccomComm *comm)
 		.abort = &comm->abort_flag,
 	};
 
+	if (comm->init_prepare) {
+		int rc = comm->init_prepare(comm);
+
+		comm->init_prepare = NULL;
+		if (rc)
+			return rc;
+	}
 	return ccom_bootstrap_init(&a, &comm->bootstrap);
 }
 
@@ -535,8 +542,11 @@ static struct ccomComm *comm_alloc(const struct ccom_init_args *a)
 		memcpy(comm->ids, a->ids, (size_t)a->nids * sizeof(*comm->ids));
 		comm->nids = a->nids;
 	}
-	comm->comm_hash = ccom_hash_mix(ccom_hash_bytes(0, a->id.internal, sizeof(a->id.internal)) +
+	comm->comm_hash = a->comm_hash ? a->comm_hash :
+			  ccom_hash_mix(ccom_hash_bytes(0, a->id.internal, sizeof(a->id.internal)) +
 					a->hash_salt);
+	comm->init_prepare = a->prepare;
+	comm->init_prepare_arg = a->prepare_arg;
 	comm->magic = ccom_bootstrap_id_magic(&a->id);
 	comm->config = a->config;
 	comm->device = a->config.device == CCOM_CONFIG_UNDEF_INT ? CCOM_DEVICE_DEFAULT :

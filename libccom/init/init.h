@@ -25,6 +25,10 @@ struct ccom_init_args {
 	int64_t start_us;	/* when the API call started (0: now) */
 	const ccomUniqueId *ids;	/* nids > 1: every root's id (ids[0] == id) */
 	int nids;
+	uint64_t comm_hash;	/* nonzero: the comm hash to use (shrink), else from id + salt */
+	/* Shrink: the step that fills the id before the bootstrap (see core/comm.h) */
+	int (*prepare)(struct ccomComm *comm);
+	void *prepare_arg;
 };
 /* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
 int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);

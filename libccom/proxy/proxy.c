@@ -26,6 +26,11 @@ int ccom_proxy_create(struct ccomComm *comm)
 	px->op_timeout_us = ccom_param_int("CCOM_OP_TIMEOUT") * 1000000;
 	if (px->op_timeout_us <= 0)
 		px->op_timeout_us = 300 * 1000000LL;
+	px->failed = calloc((size_t)comm->nranks, sizeof(*px->failed));
+	if (!px->failed) {
+		free(px);
+		return -ENOMEM;
+	}
 	comm->proxy = px;
 	return ccom_flight_create(comm);
 }
@@ -51,8 +56,33 @@ void ccom_proxy_destroy(struct ccomComm *comm)
 		ccom_stream_queue_stop(comm);
 	ccom_stream_free(px->default_stream);
 	ccom_flight_destroy(comm);
+	free(px->failed);
 	free(px);
 	comm->proxy = NULL;
+}
+
+void ccom_proxy_note_failed(struct ccomComm *comm, int rank)
+{
+	if (!comm->proxy || !comm->proxy->failed || rank < 0 || rank >= comm->nranks ||
+	    rank == comm->rank)
+		return;
+	atomic_store(&comm->proxy->failed[rank], 1);
+}
+
+int ccom_proxy_failed_ranks(const struct ccomComm *comm, int *ranks, int cap)
+{
+	int r, n = 0;
+
+	if (!comm->proxy || !comm->proxy->failed)
+		return 0;
+	for (r = 0; r < comm->nranks; r++) {
+		if (!atomic_load(&comm->proxy->failed[r]))
+			continue;
+		if (n < cap)
+			ranks[n] = r;
+		n++;
+	}
+	return n;
 }
 
 void ccom_comm_set_async_error(struct ccomComm *comm, ccomResult_t res)

@@ -39,6 +39,8 @@ typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
  *	0 between operations (waits then have no deadline)
  * @wait_src: the waits' shared memory (the host segment), NULL if none
  * @flight: the flight recorder (flight.h), NULL when off
+ * @failed: nranks flags, set by ccom_proxy_note_failed() when a transport
+ *	found that rank dead or aborted (ccomCommGetFailedRanks())
  */
 struct ccom_proxy {
 	struct ccom_stream_queue *queue;
@@ -49,6 +51,7 @@ struct ccom_proxy {
 	int64_t deadline_us;
 	const struct ccom_wait_source *wait_src;
 	struct ccom_flight *flight;
+	atomic_uchar *failed;
 };
 
 /* Allocate comm->proxy (no thread yet); 0 or -ENOMEM. */
@@ -68,6 +71,17 @@ static inline int64_t ccom_proxy_op_timeout(const struct ccomComm *comm)
 {
 	return comm->proxy ? comm->proxy->op_timeout_us : 0;
 }
+
+/*
+ * A transport found @rank dead, aborted or failed (the root cause of a
+ * failed wait, not the messenger): remember it for
+ * ccomCommGetFailedRanks().  Any thread; ignores ranks out of range, this
+ * rank itself and a comm without its progress room yet.
+ */
+void ccom_proxy_note_failed(struct ccomComm *comm, int rank);
+
+/* Ranks noted failed, ascending, into @ranks (up to @cap of them); returns how many there are. */
+int ccom_proxy_failed_ranks(const struct ccomComm *comm, int *ranks, int cap);
 
 /*
  * Record an asynchronous error of @comm (the first one wins) with the

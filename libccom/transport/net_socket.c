@@ -49,6 +49,7 @@
 #include <sys/socket.h>
 
 #include "core/comm.h"
+#include "proxy/proxy.h"
 #include "transport/net_socket.h"
 #include "transport/transport.h"
 #include "util/err.h"
@@ -188,6 +189,7 @@ static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
 	}
 	if (c->group->culprit < 0)
 		c->group->culprit = culprit;
+	ccom_proxy_note_failed(c->comm, culprit);
 	return -ECONNRESET;
 }
 

@@ -470,6 +470,9 @@ static int report_broken(struct ccom_shm *s, int l)
 
 	s->culprit = culprit;
 	s->reason = reason;
+	/* An abort or revoke alone is no death: that rank may be shrinking too. */
+	if ((reason & 3) != CCOM_SHM_ABORTED)
+		ccom_proxy_note_failed(comm, culprit);
 	if (culprit == by)
 		ccom_set_last_error("rank %d: peer rank %d %s; this operation cannot complete",
 				    comm->rank, culprit, what[reason & 3]);
@@ -577,6 +580,25 @@ int ccom_shm_sig_verify(struct ccom_shm *s, bool strict)
 	return s ? sig_check(s, strict) : 0;
 }
 
+void ccom_shm_note_dead_peers(struct ccom_shm *s)
+{
+	int l, c;
+
+	if (!s || !s->hdr)
+		return;
+	for (l = 0; l < s->nlocal; l++) {
+		if (l == s->me || atomic_load(&s->hdr->ctl[l].departed))
+			continue;
+		if (pidfd_dead(s->pidfd[l]))
+			ccom_proxy_note_failed(s->comm, s->comm->local_to_rank[l]);
+		if (atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire) &&
+		    (atomic_load(&s->hdr->ctl[l].reason) & 3) != CCOM_SHM_ABORTED) {
+			c = atomic_load(&s->hdr->ctl[l].culprit);
+			ccom_proxy_note_failed(s->comm, c);
+		}
+	}
+}
+
 /*
  * A mismatched call first (a peer that found it breaks the segment, and
  * this rank should report the cause, not "peer failed"), then dead peers
@@ -600,6 +622,7 @@ static int shm_check_peers(void *ctx)
 			return report_broken(s, l);	/* it failed first, then exited */
 		s->culprit = r;
 		s->reason = CCOM_SHM_DIED;
+		ccom_proxy_note_failed(comm, r);
 		ccom_set_last_error("rank %d: peer rank %d (pid %d) died during the operation",
 				    comm->rank, r, comm->peers[r].pid);
 		return -ECONNRESET;

@@ -188,6 +188,13 @@ struct ccom_shm {
 /* Create (local rank 0) or attach to the segment; collective over the local ranks. */
 int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out);
 void ccom_shm_fini(struct ccom_shm *shm);
+/*
+ * ccomCommGetFailedRanks(): note (ccom_proxy_note_failed) every local peer
+ * whose process is gone now and did not depart cleanly, and the culprit a
+ * peer that broke published.  Never waits.  NULL is fine.
+ */
+void ccom_shm_note_dead_peers(struct ccom_shm *shm);
+
 /* Mark this rank departed: it exits cleanly, peers must not report its death. */
 void ccom_shm_mark_departed(struct ccom_shm *shm);
 /*

@@ -204,6 +204,7 @@ int ccom_kdev_sendmsg(struct ccom_kdev *kd, int lpeer, const void *buf, size_t l
 				if (why)
 					return why;
 			}
+			ccom_proxy_note_failed(kd->comm, peer);
 			ccom_set_last_error("kdev: rank %d: grant channel to peer rank %d (pid %d) failed: %s; the peer died or left",
 					    kd->comm->rank, peer, kd->comm->peers[peer].pid,
 					    strerror(-err));
@@ -260,6 +261,7 @@ static int kdev_recv_once(struct ccom_kdev *kd, int lpeer, void *buf, size_t len
 		close(fds[i]);
 	*nfds = 0;
 	if (got == 0 || (got < 0 && (errno == ECONNRESET || errno == EPIPE))) {
+		ccom_proxy_note_failed(kd->comm, peer);
 		ccom_set_last_error("rank %d: peer rank %d (pid %d) closed the kdev grant channel: it died or left during the operation",
 				    kd->comm->rank, peer, kd->comm->peers[peer].pid);
 		return -ECONNRESET;

@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "core/comm.h"
+#include "proxy/proxy.h"
 #include "proxy/wait.h"
 #include "transport/kdev/kdev.h"
 #include "transport/shm.h"
@@ -64,6 +65,7 @@ static int blame_peer(struct ccom_kdev *kd, int l, const char *what)
 		shm->culprit = peer;
 		shm->reason = CCOM_SHM_DIED;
 	}
+	ccom_proxy_note_failed(comm, peer);
 	ccom_set_last_error("rank %d: peer rank %d (pid %d) is gone: %s (its /dev/nccom file was closed: it died or destroyed the communicator during the operation)",
 			    comm->rank, peer, comm->peers[peer].pid, what);
 	return -ECONNRESET;
