@@ -208,10 +208,17 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 
 void ccom_coll_comm_revoke(struct ccomComm *comm)
 {
-	if (!comm->coll)
+	struct ccom_coll_state *cs = comm->coll;
+	int p;
+
+	if (!cs)
 		return;
 	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
 	ccom_kdev_comm_abort(comm);
+	/* Remote peers waiting in an op of this comm learn it too (not only local ones). */
+	for (p = 0; cs->conns && p < comm->nranks; p++)
+		if (cs->conns[p] && cs->conns[p]->ops->revoke)
+			cs->conns[p]->ops->revoke(comm, cs->conns[p]);
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)

@@ -70,6 +70,10 @@ struct ccom_transport_conn {
  *	-errno.  Called only after the caller spun and yielded in vain.
  * @teardown: close and free @conns[0..@npeers) (NULL entries allowed).
  *	Must not block on the peers (they may be dead).
+ * @revoke: optional; from ccomCommRevoke() (any thread, the comm's abort
+ *	flag set): make the peer's waits on @conn end now (net_socket: a
+ *	failure note naming the root cause, then shutdown of its sockets,
+ *	which stay open until @teardown).  Must not block nor free anything.
  * @idle_passes: 0 lets the caller spin, yield, then call @wait (good for shm);
  *	N > 0 asks the caller to call @wait after N idle passes instead, and
  *	@wait decides how long to busy-poll (return 0 at once) before it
@@ -84,6 +88,7 @@ struct ccom_transport_ops {
 	ssize_t (*recv)(struct ccom_transport_conn *conn, void *buf, size_t size);
 	int (*wait)(struct ccom_transport_conn *conn, int dir, int timeout_us);
 	void (*teardown)(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers);
+	void (*revoke)(struct ccomComm *comm, struct ccom_transport_conn *conn);
 	unsigned int idle_passes;
 };
 

@@ -31,6 +31,7 @@ int ccom_proxy_create(struct ccomComm *comm)
 		free(px);
 		return -ENOMEM;
 	}
+	atomic_init(&px->first_failed, -1);
 	comm->proxy = px;
 	return ccom_flight_create(comm);
 }
@@ -63,10 +64,18 @@ void ccom_proxy_destroy(struct ccomComm *comm)
 
 void ccom_proxy_note_failed(struct ccomComm *comm, int rank)
 {
+	int none = -1;
+
 	if (!comm->proxy || !comm->proxy->failed || rank < 0 || rank >= comm->nranks ||
 	    rank == comm->rank)
 		return;
 	atomic_store(&comm->proxy->failed[rank], 1);
+	atomic_compare_exchange_strong(&comm->proxy->first_failed, &none, rank);
+}
+
+int ccom_proxy_first_failed(const struct ccomComm *comm)
+{
+	return comm->proxy ? atomic_load(&comm->proxy->first_failed) : -1;
 }
 
 int ccom_proxy_failed_ranks(const struct ccomComm *comm, int *ranks, int cap)

@@ -41,6 +41,7 @@ typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
  * @flight: the flight recorder (flight.h), NULL when off
  * @failed: nranks flags, set by ccom_proxy_note_failed() when a transport
  *	found that rank dead or aborted (ccomCommGetFailedRanks())
+ * @first_failed: the first rank noted so, -1 before
  */
 struct ccom_proxy {
 	struct ccom_stream_queue *queue;
@@ -52,6 +53,7 @@ struct ccom_proxy {
 	const struct ccom_wait_source *wait_src;
 	struct ccom_flight *flight;
 	atomic_uchar *failed;
+	atomic_int first_failed;
 };
 
 /* Allocate comm->proxy (no thread yet); 0 or -ENOMEM. */
@@ -79,6 +81,9 @@ static inline int64_t ccom_proxy_op_timeout(const struct ccomComm *comm)
  * rank itself and a comm without its progress room yet.
  */
 void ccom_proxy_note_failed(struct ccomComm *comm, int rank);
+
+/* The first rank noted failed (the root cause of the comm's first failure), or -1. */
+int ccom_proxy_first_failed(const struct ccomComm *comm);
 
 /* Ranks noted failed, ascending, into @ranks (up to @cap of them); returns how many there are. */
 int ccom_proxy_failed_ranks(const struct ccomComm *comm, int *ranks, int cap);

@@ -179,6 +179,12 @@ static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
 		return -ECONNRESET;
 	c->dead = true;
 	culprit = read_note(c);
+	if (culprit == c->base.peer) {
+		/* Its own rank in the note: it revoked the comm (ccomCommRevoke), nobody died. */
+		ccom_set_last_error("net_socket: peer rank %d revoked the communicator (ccomCommRevoke); this operation cannot complete",
+				    c->base.peer);
+		return -ECONNRESET;
+	}
 	if (culprit >= 0 && culprit != c->base.peer) {
 		ccom_set_last_error("net_socket: peer rank %d closed its connection because rank %d failed; rank %d died, aborted or lost its network",
 				    c->base.peer, culprit, culprit);
@@ -687,6 +693,28 @@ static void send_notes(struct ccom_transport_conn **conns, int npeers)
 	}
 }
 
+/*
+ * ccomCommRevoke() from any thread: note the root cause (or this rank
+ * itself: a revoke, not a death) on the control socket, then shut every
+ * socket down so the peer's waits end at once.  The fds stay open (the
+ * progress thread may be using them) until teardown closes them.
+ */
+static void net_revoke(struct ccomComm *comm, struct ccom_transport_conn *conn)
+{
+	struct net_conn *c = to_net(conn);
+	struct net_note note = { .magic = NET_NOTE_MAGIC };
+	int i, first = ccom_proxy_first_failed(comm);
+
+	note.culprit = first >= 0 ? first : comm->rank;
+	if (c->fds[c->nsocks] >= 0 &&
+	    send(c->fds[c->nsocks], &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		ccom_trace(CCOM_SUBSYS_NET, "net_socket: no revoke note to rank %d: %s",
+			   c->base.peer, strerror(errno));
+	for (i = 0; i <= c->nsocks; i++)
+		if (c->fds[i] >= 0)
+			shutdown(c->fds[i], SHUT_RDWR);
+}
+
 static void net_teardown(struct ccomComm *comm, struct ccom_transport_conn **conns, int npeers)
 {
 	int i;
@@ -765,5 +793,6 @@ const struct ccom_transport_ops ccom_transport_net_socket = {
 	.recv = net_recv,
 	.wait = net_wait,
 	.teardown = net_teardown,
+	.revoke = net_revoke,
 	.idle_passes = 4,
 };

@@ -432,14 +432,26 @@ void ccom_shm_ring(struct ccom_shm *s)
 void ccom_shm_mark_broken(struct ccom_shm *s, int reason)
 {
 	struct ccom_shm_ctl *c;
+	int culprit;
 
 	if (!s || !s->hdr)
 		return;
 	c = &s->hdr->ctl[s->me];
 	if (atomic_load(&c->broken))
 		return;
-	atomic_store(&c->culprit, s->culprit >= 0 ? s->culprit : s->comm->rank);
-	atomic_store(&c->reason, s->culprit >= 0 ? s->reason : reason);
+	if (s->culprit >= 0) {
+		culprit = s->culprit;
+		reason = s->reason;
+	} else {
+		/* A root cause another transport found (a TCP peer's death): pass it on. */
+		culprit = ccom_proxy_first_failed(s->comm);
+		if (culprit >= 0)
+			reason = CCOM_SHM_FAILED;
+		else
+			culprit = s->comm->rank;
+	}
+	atomic_store(&c->culprit, culprit);
+	atomic_store(&c->reason, reason);
 	/* Pairs with the acquire load of broken in check_local_peers(). */
 	atomic_store_explicit(&c->broken, 1, memory_order_release);
 	/* Wake everyone now: sleepers on any bell also time out every 2 ms. */

@@ -5,8 +5,8 @@
  * ccomRemoteError naming rank 2 within 2 s, ccomCommGetFailedRanks gives
  * {2} on each, ccomCommShrink(CCOM_SHRINK_ABORT) makes a 3-rank
  * communicator that passes the collective matrix; the new rank 1 is killed
- * the same way and the last two shrink to 2 ranks; their fds and /dev/shm
- * entries are then what one live communicator holds (see shrink_util.h).
+ * the same way and the last two shrink to 2 ranks; their fds and mapped shm
+ * segments are then what one live communicator holds (see shrink_util.h).
  * Run with the direct engine and with CCOM_ALGO=ring (shm FIFOs).
  */
 #include "shrink_util.h"

@@ -8,7 +8,7 @@
  *   ccomCommGetFailedRanks, shrink with CCOM_SHRINK_ABORT and pass the
  *   collective matrix on the 3-rank communicator; then the new rank 1 is
  *   killed the same way and the last two shrink to 2 and check an
- *   AllReduce.  Finally the open fds and /dev/shm entries must be what one
+ *   AllReduce.  Finally the open fds and mapped shm segments must be what one
  *   live communicator of those ranks holds (measured with a sibling made by
  *   ccomCommSplit), and what the process had before init once it is gone.
  *
@@ -26,17 +26,31 @@
 #define SH_BIG (16u << 20)	/* floats: 64 MiB */
 #define SH_DETECT_MAX_S 2.0
 
+/*
+ * Shared-memory segments this process maps now: distinct inodes of
+ * /dev/shm files and memfds in /proc/self/maps (the system-wide /dev/shm
+ * listing would count other jobs' segments too).
+ */
 static int sh_count_dev_shm(void)
 {
-	DIR *d = opendir("/dev/shm");
-	struct dirent *e;
-	int n = 0;
+	unsigned long inodes[256], ino;
+	char line[512], path[256];
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0, i;
 
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		path[0] = '\0';
+		if (sscanf(line, "%*s %*s %*s %*s %lu %255s", &ino, path) < 2 ||
+		    (strncmp(path, "/dev/shm/", 9) && strncmp(path, "/memfd:", 7)))
+			continue;
+		for (i = 0; i < n && inodes[i] != ino; i++)
+			;
+		if (i == n && n < 256)
+			inodes[n++] = ino;
+	}
+	fclose(f);
 	return n;
 }
 
@@ -147,14 +161,14 @@ static int sh_scenario(int rank, ccomUniqueId id, int fd0, int shm0)
 	fd2 = t_count_fds();
 	shm2 = sh_count_dev_shm();
 	T_CCOM(ccomCommDestroy(sib), ccomSuccess);
-	printf("rank %d: fds before init %d, with the shrunk comm %d, with a sibling %d; /dev/shm %d, %d, %d\n",
+	printf("rank %d: fds before init %d, with the shrunk comm %d, with a sibling %d; shm segments %d, %d, %d\n",
 	       rank, fd0, fd1, fd2, shm0, shm1, shm2);
 	/* <=: the leader's fresh root thread may not have closed its socket yet. */
 	T_CHECK(fd1 - fd0 <= fd2 - fd1,
 		"rank %d: the shrunk comm holds %d fds, a fresh comm of its ranks %d: the dead ranks' or old comms' fds leaked",
 		rank, fd1 - fd0, fd2 - fd1);
 	T_CHECK(shm1 - shm0 == shm2 - shm1,
-		"rank %d: /dev/shm has %d entries for the shrunk comm, %d for a fresh one", rank,
+		"rank %d: %d shm segments mapped for the shrunk comm, %d for a fresh one", rank,
 		shm1 - shm0, shm2 - shm1);
 	T_CCOM(ccomCommFinalize(c2), ccomSuccess);
 	T_CCOM(ccomCommDestroy(c2), ccomSuccess);
@@ -162,6 +176,9 @@ static int sh_scenario(int rank, ccomUniqueId id, int fd0, int shm0)
 		usleep(10000);	/* a root thread that answered its last rank is on its way out */
 	T_CHECK(t_count_fds() == fd0, "rank %d: %d fds after destroying everything, %d before init",
 		rank, t_count_fds(), fd0);
+	T_CHECK(sh_count_dev_shm() == shm0,
+		"rank %d: %d shm segments mapped after destroying everything, %d before init", rank,
+		sh_count_dev_shm(), shm0);
 	free(buf);
 	free(sb);
 	free(rb);
