@@ -12,8 +12,12 @@
  * the lowest survivor (the leader) the id of a fresh root it started}, then
  * receives theirs in whatever order they come (a dead rank's closed
  * connection ends the wait at once, it never holds up the live ones).
- * Every message must carry the same flags and epoch, or every survivor
- * fails with ccomInvalidUsage naming the difference.  The new
+ * Every message must carry the same excluded flags and epoch (the count of
+ * shrinks this rank started on the old comm), or the survivor that sees
+ * the difference fails with ccomInvalidUsage naming it; a message of an
+ * older epoch is a leftover of a shrink that failed and is skipped.  All
+ * shrinks of a comm use one tag, so a rank behind is told, not left
+ * waiting on another tag.  The new
  * communicator's hash is derived from the old one, the epoch and the
  * excluded set, identically on every survivor; the leader's root has a new
  * random magic, so no connection of the old communicator (or of a rank
@@ -37,8 +41,7 @@
 #include "util/log.h"
 #include "util/misc.h"
 
-#define SHRINK_TAG_BASE 0x9000	/* bootstrap tags of the agreement, below the user base */
-#define SHRINK_TAG_SPAN 0x1000
+#define SHRINK_TAG_BASE 0x9000	/* bootstrap tag of the agreement, below the user base */
 #define SHRINK_MSG_MAGIC 0x636f6d73686b3031ULL
 #define SHRINK_IDLE_WAIT_US 100000	/* for an op that completed to be retired */
 
@@ -71,7 +74,7 @@ static void shrink_disagree(const struct shrink_job *j, const struct shrink_msg 
 	int r;
 
 	if (theirs->epoch != mine->epoch) {
-		ccom_set_last_error("ccomCommShrink: rank %d is at shrink %d of this communicator but rank %d at shrink %d; every survivor must make the same ccomCommShrink calls",
+		ccom_set_last_error("ccomCommShrink: rank %d is at shrink %d of this communicator but rank %d at shrink %d; every survivor must make the same sequence of ccomCommShrink calls on a communicator",
 				    mine->old_rank, mine->epoch, theirs->old_rank, theirs->epoch);
 		return;
 	}
@@ -89,7 +92,7 @@ static void shrink_disagree(const struct shrink_job *j, const struct shrink_msg 
 static int shrink_exchange(struct ccomComm *comm, struct shrink_job *j)
 {
 	struct ccom_bootstrap *bs = j->old->bootstrap;
-	int tag = SHRINK_TAG_BASE + j->epoch % SHRINK_TAG_SPAN;
+	int tag = SHRINK_TAG_BASE;
 	int me = j->old->rank, i, k, from, rc = 0, got_id = 0;
 	unsigned char *got = calloc((size_t)j->nsurv, 1);
 	struct shrink_msg *in = malloc(j->msg_size);
@@ -123,6 +126,15 @@ static int shrink_exchange(struct ccomComm *comm, struct shrink_job *j)
 		got_id = 1;
 	for (k = 1; k < j->nsurv; k++) {
 		rc = ccom_bootstrap_recv_any(bs, j->surv, j->nsurv, got, tag, in, j->msg_size, &from);
+		if (!rc && in->magic == SHRINK_MSG_MAGIC && in->epoch < j->msg->epoch) {
+			/* Left over from an earlier shrink of this comm that failed: wait on. */
+			for (i = 0; i < j->nsurv && j->surv[i] != from; i++)
+				;
+			if (i < j->nsurv)
+				got[i] = 0;
+			k--;
+			continue;
+		}
 		if (rc) {
 			snprintf(first, sizeof(first), "%s", ccom_last_error());
 			if (rc == -ECONNRESET && from >= 0)
@@ -300,7 +312,7 @@ ccomResult_t ccomCommShrink(ccomComm_t comm, const int *excludeRanks, int nExclu
 		rc = ccom_config_validate(config ? config : &comm->config, &a.config);
 	if (rc) {
 		free(excluded);
-		return rc == -EPERM ? ccomInvalidUsage : ccom_result_from_errno(rc);
+		return ccom_result_from_errno(rc);
 	}
 	m = comm->nranks - nExclude;
 	msg_size = sizeof(struct shrink_msg) + (size_t)comm->nranks;

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: ccomCommShrink on healthy communicators (4 forked ranks on
+ * one host): a comm made by ccomCommSplit with reversed keys shrinks
+ * without its rank 3 (old rank 0, alive, which does not call it) and the
+ * survivors keep their child order (child ranks 0, 1, 2 stay 0, 1, 2);
+ * the parent shrinks with CCOM_SHRINK_DEFAULT without rank 3 (alive), and
+ * the 3-rank result shrinks again without its rank 0 (a shrink of a shrunk
+ * comm), every result checked with an AllReduce, the collective matrix on
+ * the first; CCOM_SHRINK_ABORT on a healthy comm revokes it (its next op
+ * fails at once) and the new comm works.
+ */
+#include "coll_matrix.h"
+
+static int allreduce_ok(ccomComm_t comm, int rank, int n)
+{
+	float v[1024];
+	int i;
+
+	for (i = 0; i < 1024; i++)
+		v[i] = (float)(rank + 1);
+	T_CCOM(ccomAllReduce(v, v, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < 1024; i++)
+		T_CHECK(v[i] == (float)(n * (n + 1) / 2), "rank %d/%d: element %d is %g, want %d",
+			rank, n, i, v[i], n * (n + 1) / 2);
+	return T_PASS;
+}
+
+/* Shrink @comm without @ex; check the new rank is @want of @n and run an AllReduce. */
+static int shrink_check(ccomComm_t comm, int ex, int want, int n, int flags, ccomComm_t *out)
+{
+	int r = -1, c = -1;
+
+	T_CCOM(ccomCommShrink(comm, &ex, 1, out, NULL, flags), ccomSuccess);
+	T_CCOM(ccomCommUserRank(*out, &r), ccomSuccess);
+	T_CCOM(ccomCommCount(*out, &c), ccomSuccess);
+	T_CHECK(r == want && c == n, "shrink without rank %d: got rank %d of %d, want %d of %d", ex,
+		r, c, want, n);
+	return allreduce_ok(*out, r, n);
+}
+
+static int healthy_rank(int rank, int n, void *arg)
+{
+	size_t bufsz = 64 * 1024 * 8 * 2;
+	ccomComm_t comm, child, cs, c3, c2, ca;
+	struct ct_job *j = arg;
+	int crank = n - 1 - rank, r3 = rank, nf = 4, failed[4];
+	char *sb = malloc(bufsz), *rb = malloc(bufsz);
+	ccomResult_t res;
+
+	T_CHECK(sb && rb, "out of memory");
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	/* A split child in reversed order; its rank 3 (old rank 0) is left out. */
+	T_CCOM(ccomCommSplit(comm, 0, crank, &child, NULL), ccomSuccess);
+	if (crank != 3) {
+		if (shrink_check(child, 3, crank, 3, CCOM_SHRINK_DEFAULT, &cs))
+			return T_FAIL;
+		T_CCOM(ccomCommDestroy(cs), ccomSuccess);
+	}
+	T_CCOM(ccomCommDestroy(child), ccomSuccess);
+	/* The parent without its (live) rank 3, then the result without its rank 0. */
+	if (rank != 3) {
+		if (shrink_check(comm, 3, rank, 3, CCOM_SHRINK_DEFAULT, &c3))
+			return T_FAIL;
+		if (ct_matrix_small(c3, r3, 3, sb, rb, bufsz))
+			return T_FAIL;
+		T_CCOM(ccomCommGetFailedRanks(c3, failed, &nf), ccomSuccess);
+		T_CHECK(nf == 0, "a healthy comm lists %d failed rank(s) (first %d)", nf, failed[0]);
+		if (r3 != 0) {
+			if (shrink_check(c3, 0, r3 - 1, 2, CCOM_SHRINK_DEFAULT, &c2))
+				return T_FAIL;
+			/* ABORT on a healthy comm: it is revoked, the new one works. */
+			if (shrink_check(c2, -1, r3 - 1, 2, CCOM_SHRINK_ABORT, &ca) == T_PASS)
+				return T_FAIL;	/* -1 is no rank: must be refused */
+			T_CCOM(ccomCommShrink(c2, NULL, 0, &ca, NULL, CCOM_SHRINK_ABORT), ccomSuccess);
+			if (allreduce_ok(ca, r3 - 1, 2))
+				return T_FAIL;
+			res = ccomAllReduce(sb, sb, 1, ccomFloat32, ccomSum, c2, NULL);
+			if (res == ccomSuccess)
+				res = ccomCommSynchronize(c2);
+			T_CHECK(res == ccomRemoteError, "an op on the comm shrunk with ABORT returned %s",
+				ccomGetErrorString(res));
+			T_CCOM(ccomCommFinalize(ca), ccomSuccess);
+			T_CCOM(ccomCommDestroy(ca), ccomSuccess);
+			T_CCOM(ccomCommDestroy(c2), ccomSuccess);
+		}
+		T_CCOM(ccomCommFinalize(c3), ccomSuccess);
+		T_CCOM(ccomCommDestroy(c3), ccomSuccess);
+	}
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	free(sb);
+	free(rb);
+	return T_PASS;
+}
+
+int main(void)
+{
+	struct ct_job j = { 0 };
+
+	if (ct_run(&j, 4, healthy_rank, 120))
+		return T_FAIL;
+	printf("PASS: split child shrunk in child order; parent 4 -> 3 (live rank excluded, matrix) -> 2 -> 2 with ABORT\n");
+	return T_PASS;
+}
