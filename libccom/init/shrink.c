@@ -88,6 +88,25 @@ static void shrink_disagree(const struct shrink_job *j, const struct shrink_msg 
 	}
 }
 
+/*
+ * The lists differ: ranks that this rank excludes but @theirs does not
+ * wait for this rank's message (in their view it is a survivor).  Send it
+ * to them too (best effort), so that they see the difference and fail at
+ * once instead of at the bootstrap timeout.
+ */
+static void shrink_tell_excluded(const struct shrink_job *j, const struct shrink_msg *theirs)
+{
+	char keep[1024];
+	int r;
+
+	snprintf(keep, sizeof(keep), "%s", ccom_last_error());
+	for (r = 0; r < j->old->nranks; r++)
+		if (r != j->old->rank && r != theirs->old_rank && j->msg->excluded[r] &&
+		    !theirs->excluded[r])
+			ccom_bootstrap_send(j->old->bootstrap, r, SHRINK_TAG_BASE, j->msg, j->msg_size);
+	ccom_set_last_error_quiet(keep);
+}
+
 /* Send to every other survivor (all of them, even past a failure), then receive theirs. */
 static int shrink_exchange(struct ccomComm *comm, struct shrink_job *j)
 {
@@ -154,6 +173,7 @@ static int shrink_exchange(struct ccomComm *comm, struct shrink_job *j)
 		if (in->epoch != j->msg->epoch || in->nexclude != j->msg->nexclude ||
 		    memcmp(in->excluded, j->msg->excluded, (size_t)j->old->nranks)) {
 			shrink_disagree(j, in);
+			shrink_tell_excluded(j, in);
 			rc = -EPERM;
 			goto out;
 		}
