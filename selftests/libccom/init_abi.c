@@ -47,6 +47,9 @@ int main(void)
 	/* Additions live in their own node, never in CCOM_1.0. */
 	T_CHECK(dlvsym(h, "ccomCommRevoke", "CCOM_1.1") && !dlvsym(h, "ccomCommRevoke", "CCOM_1.0"),
 		"ccomCommRevoke is not exported with version CCOM_1.1 (only)");
+	T_CHECK(dlvsym(h, "ccomCommShrink", "CCOM_1.1") && !dlvsym(h, "ccomCommShrink", "CCOM_1.0") &&
+		dlvsym(h, "ccomCommGetFailedRanks", "CCOM_1.1"),
+		"ccomCommShrink / ccomCommGetFailedRanks are not exported with version CCOM_1.1");
 	T_CHECK(ver_fn(&v) == ccomSuccess && v == CCOM_VERSION_CODE, "version %d", v);
 	memset(&vi, 0, sizeof(vi));
 	vi.size = sizeof(vi);
