@@ -24,7 +24,8 @@
 #include "net_util.h"
 
 #define SH_BIG (16u << 20)	/* floats: 64 MiB */
-#define SH_DETECT_MAX_S 2.0
+/* How soon survivors must see the death; the kdev test in the emulated VM allows more. */
+static double sh_detect_max_s = 2.0;
 
 /*
  * Shared-memory segments this process maps now: distinct inodes of
@@ -86,8 +87,8 @@ static int sh_kill_and_shrink(ccomComm_t comm, int rank, int n, int victim, floa
 	snprintf(want, sizeof(want), "rank %d", victim);
 	T_CHECK(strstr(ccomGetLastError(comm), want), "rank %d: the error does not name %s: %s", rank,
 		want, ccomGetLastError(comm));
-	T_CHECK(dt < SH_DETECT_MAX_S, "rank %d: the failure took %.2f s to surface (limit %.1f s)",
-		rank, dt, SH_DETECT_MAX_S);
+	T_CHECK(dt < sh_detect_max_s, "rank %d: the failure took %.2f s to surface (limit %.1f s)",
+		rank, dt, sh_detect_max_s);
 	T_CCOM(ccomCommGetFailedRanks(comm, failed, &nf), ccomSuccess);
 	T_CHECK(nf == 1 && failed[0] == victim,
 		"rank %d: ccomCommGetFailedRanks gave %d rank(s) (first %d), want just rank %d",
