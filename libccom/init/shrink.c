@@ -280,9 +280,14 @@ static int shrink_check_state(struct ccomComm *comm, int flags)
 	pthread_mutex_lock(&comm->lock);
 	busy = comm->init_running || comm->finalizing;
 	pthread_mutex_unlock(&comm->lock);
-	if (busy || !comm->bootstrap || !comm->proxy) {
+	if (busy) {
 		ccom_set_last_error("ccomCommShrink: rank %d: the communicator is still initialising or finalizing; wait until ccomCommGetAsyncError is no longer ccomInProgress",
 				    comm->rank);
+		return -EPERM;
+	}
+	if (!comm->bootstrap || !comm->proxy) {
+		ccom_set_last_error("ccomCommShrink: rank %d: the communicator's init failed (%s), so it has no ranks to shrink; create a new communicator",
+				    comm->rank, comm->last_error[0] ? comm->last_error : "no reason recorded");
 		return -EPERM;
 	}
 	if (flags & CCOM_SHRINK_ABORT)
