@@ -42,6 +42,7 @@
 #include <sys/socket.h>
 
 #include "core/comm.h"
+#include "proxy/proxy.h"
 #include "transport/net_ib.h"
 #include "transport/net_ib_abi.h"
 #include "transport/net_ib_private.h"
@@ -83,6 +84,7 @@ static int wc_fail(struct ib_conn *c, const struct ccib_wc *wc)
 		snprintf(msg, sizeof(msg), "net_ib: peer rank %d (host %s) left: its liveness connection closed; that rank finalized, died or aborted",
 			 c->base.peer, peer_host(c));
 		ccom_set_last_error_quiet(msg);
+		ccom_proxy_note_failed(c->comm, c->base.peer);
 		c->err = -ECONNRESET;
 		return c->err;
 	}
@@ -247,6 +249,7 @@ static int check_gone(struct ib_conn *c)
 		return 0;
 	c->dead = true;
 	c->err = -ECONNRESET;
+	ccom_proxy_note_failed(c->comm, c->base.peer);
 	ccom_set_last_error("net_ib: peer rank %d (host %s) is gone (its liveness connection closed) while QP %u still waits for it; that rank died, aborted or lost its network",
 			    c->base.peer, peer_host(c), c->qp->qp_num);
 	return c->err;
