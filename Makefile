@@ -46,7 +46,7 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 
-.PHONY: all lib perf tests run check check-layers check-lib check-asan check-kmod fuzz deps kmod \
+.PHONY: all lib perf tests run check check-layers check-lib check-asan check-shrink-cycles check-kmod fuzz deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -102,6 +102,10 @@ check-layers:
 check-lib: all
 	@mkdir -p $(LOGS)
 	selftests/libccom/run $(BUILD) 2>&1 | tee $(LOGS)/lib.log; exit $${PIPESTATUS[0]}
+
+# 1000 kill-and-shrink cycles with flat fds and RSS (make check runs 200).
+check-shrink-cycles: tests
+	CCOM_SHRINK_CYCLES=1000 selftests/libccom/run $(BUILD) shrink_cycles
 
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SAN=1 OPT=-O1 all
