@@ -77,9 +77,36 @@ static uint32_t stage_from_json(json_object *o)
 	return 0;
 }
 
+static void op_from_json(json_object *o, struct member_op *op)
+{
+	char state[16];
+	uint32_t st;
+
+	memset(op, 0, sizeof(*op));
+	op->seq = (uint64_t)json_int(o, "seq", 0);
+	op->count = (uint64_t)json_int(o, "count", 0);
+	op->root = (int32_t)json_int(o, "root", -1);
+	op->nsubs = (int32_t)json_int(o, "nsubs", 0);
+	op->err = (int32_t)json_int(o, "error", 0);
+	op->stream_seq = (uint32_t)json_int(o, "stream_seq", 0);
+	op->age_ms = json_int(o, "age_ms", -1);
+	json_str(o, "collective", op->kind, sizeof(op->kind));
+	json_str(o, "dtype", op->dtype, sizeof(op->dtype));
+	json_str(o, "op", op->redop, sizeof(op->redop));
+	json_str(o, "algorithm", op->algo, sizeof(op->algo));
+	json_str(o, "protocol", op->proto, sizeof(op->proto));
+	json_str(o, "state", state, sizeof(state));
+	op->state = CCOM_PUB_OP_ISSUED;
+	for (st = 0; st <= CCOM_PUB_OP_FAILED; st++)
+		if (!strcmp(member_op_state_name(st), state))
+			op->state = st;
+}
+
 static int member_from_json(json_object *o, const char *source, struct member *m)
 {
+	json_object *ops;
 	char hash[32];
+	size_t i, n;
 
 	memset(m, 0, sizeof(*m));
 	json_str(o, "hash", hash, sizeof(hash));
@@ -97,6 +124,13 @@ static int member_from_json(json_object *o, const char *source, struct member *m
 	json_str(o, "host", m->host, sizeof(m->host));
 	json_str(o, "error_msg", m->error_msg, sizeof(m->error_msg));
 	m->stage = stage_from_json(o);
+	m->ring = (uint32_t)json_int(o, "ring", 0);
+	m->last_seq = (uint64_t)json_int(o, "last_seq", 0);
+	if (json_object_object_get_ex(o, "ops", &ops) && json_object_is_type(ops, json_type_array)) {
+		n = json_object_array_length(ops);
+		for (i = n > MEMBER_OPS ? n - MEMBER_OPS : 0; i < n; i++)
+			op_from_json(json_object_array_get_idx(ops, i), &m->ops[m->nops++]);
+	}
 	snprintf(m->source, sizeof(m->source), "%s", source);
 	return m->rank >= 0 ? 0 : -EPROTO;
 }
@@ -213,6 +247,198 @@ static void job_summary(struct pr *p, struct member_list *l, int nranks, int *bu
 	}
 }
 
+/*
+ * Op-level localisation.  Every rank issues a communicator's operations in
+ * the same order, so operation k is the same call on every rank: the op
+ * that ranks wait in (the lowest one issued or started and not ended) and
+ * what each other rank did with it names the rank to look at.
+ */
+enum job_verdict { JOB_IDLE, JOB_NOT_ISSUED, JOB_NOT_COMPLETED, JOB_NOT_STARTED, JOB_ALL_WAIT };
+
+/* Ranks without a ring stand in with their counters (seqs 1..issued, the first completed ones done). */
+static uint64_t job_issued(const struct member *m)
+{
+	return m->ring ? m->last_seq : m->ops_issued;
+}
+
+/* State of op @k on @m: &enum ccom_pub_op_state, or -1 if not issued; @op set when known. */
+static int job_op_state(const struct member *m, uint64_t k, const struct member_op **op)
+{
+	int i;
+
+	*op = NULL;
+	if (k > job_issued(m))
+		return -1;
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].seq == k) {
+			*op = &m->ops[i];
+			return (int)m->ops[i].state;
+		}
+	if (m->ring)	/* older than the window: ended (the window holds the pending ones) */
+		return CCOM_PUB_OP_DONE;
+	return k <= m->ops_completed ? CCOM_PUB_OP_DONE : CCOM_PUB_OP_STARTED;
+}
+
+/* The lowest op @m is in (issued or started, or failed if @failed), 0 if none. */
+static uint64_t job_pending(const struct member *m, bool failed)
+{
+	int i;
+
+	for (i = 0; i < m->nops; i++)
+		if (m->ops[i].state < CCOM_PUB_OP_DONE ||
+		    (failed && m->ops[i].state == CCOM_PUB_OP_FAILED))
+			return m->ops[i].seq;
+	if (!m->ring && !failed && m->ops_issued > m->ops_completed)
+		return m->ops_completed + 1;
+	return 0;
+}
+
+/* A JSON array of ranks (nothing in text). */
+static void job_rank_json(struct pr *p, const char *key, const int *v, int n)
+{
+	int i;
+
+	pr_open_array(p, key);
+	for (i = 0; i < n; i++)
+		pr_int(p, NULL, "", v[i]);
+	pr_close_array(p);
+}
+
+/* "rank 2" / "ranks 0,1" into @buf. */
+static void job_rank_words(char *buf, size_t len, const int *v, int n)
+{
+	size_t o;
+	int i;
+
+	o = (size_t)snprintf(buf, len, "%s ", n == 1 ? "rank" : "ranks");
+	for (i = 0; i < n && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, i ? ",%d" : "%d", v[i]);
+}
+
+static void job_hang(struct pr *p, struct member_list *l, int *named, int *others)
+{
+	static const char *const verdicts[] = {
+		[JOB_IDLE] = "idle", [JOB_NOT_ISSUED] = "not_issued",
+		[JOB_NOT_COMPLETED] = "not_completed", [JOB_NOT_STARTED] = "not_started",
+		[JOB_ALL_WAIT] = "all_waiting",
+	};
+	const struct member_op *op, *desc_op = NULL;
+	enum job_verdict v = JOB_IDLE;
+	char a[256], b[256], desc[128], msg[768];
+	uint64_t k = 0, pk;
+	bool failed = false;
+	int nn = 0, no = 0, st;
+	int64_t age = -1;
+	size_t i;
+
+	for (i = 0; i < l->n; i++) {
+		pk = job_pending(&l->v[i], false);
+		if (pk && (!k || pk < k))
+			k = pk;
+	}
+	if (!k) {	/* nobody waits: an op that failed on some ranks may still be one others never issued */
+		failed = true;
+		for (i = 0; i < l->n; i++) {
+			pk = job_pending(&l->v[i], true);
+			if (pk && (!k || pk < k))
+				k = pk;
+		}
+	}
+	if (!k || !l->n) {
+		pr_open_object(p, "hang");
+		pr_str(p, "verdict", "\n  ops: %s", verdicts[JOB_IDLE]);
+		pr_close_object(p);
+		return;
+	}
+	/* Who has op k where. */
+	for (i = 0; i < l->n; i++) {
+		st = job_op_state(&l->v[i], k, &op);
+		if (op && !desc_op && op->kind[0])
+			desc_op = op;
+		if (op && st < CCOM_PUB_OP_DONE && op->age_ms > age)
+			age = op->age_ms;
+	}
+	for (i = 0; i < l->n; i++) {
+		st = job_op_state(&l->v[i], k, &op);
+		if (st < 0)
+			named[nn++] = l->v[i].rank;
+		else if (st < CCOM_PUB_OP_DONE || (failed && st == CCOM_PUB_OP_FAILED))
+			others[no++] = l->v[i].rank;
+	}
+	if (nn) {
+		v = JOB_NOT_ISSUED;
+	} else {
+		nn = no = 0;
+		for (i = 0; i < l->n; i++) {
+			st = job_op_state(&l->v[i], k, &op);
+			if (st == CCOM_PUB_OP_DONE)
+				others[no++] = l->v[i].rank;
+			else
+				named[nn++] = l->v[i].rank;
+		}
+		v = no ? JOB_NOT_COMPLETED : JOB_ALL_WAIT;
+		if (!no) {
+			nn = 0;
+			for (i = 0; i < l->n; i++) {
+				st = job_op_state(&l->v[i], k, &op);
+				if (st == CCOM_PUB_OP_ISSUED)
+					named[nn++] = l->v[i].rank;
+				else
+					others[no++] = l->v[i].rank;
+			}
+			if (nn && no)
+				v = JOB_NOT_STARTED;
+			else
+				nn = 0, no = (int)l->n;
+			if (v == JOB_ALL_WAIT)
+				for (i = 0; i < l->n; i++)
+					others[i] = l->v[i].rank;
+		}
+	}
+	if (desc_op)
+		member_op_desc(desc_op, desc, sizeof(desc));
+	else
+		snprintf(desc, sizeof(desc), "not recorded");
+	job_rank_words(a, sizeof(a), named, nn);
+	job_rank_words(b, sizeof(b), others, no);
+	switch (v) {
+	case JOB_NOT_ISSUED:
+		snprintf(msg, sizeof(msg), "%s %s not issued op %llu (%s) that %s %s", a,
+			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b,
+			 failed ? "failed in" : no == 1 ? "waits in" : "wait in");
+		break;
+	case JOB_NOT_COMPLETED:
+		snprintf(msg, sizeof(msg), "%s %s not completed op %llu (%s) that %s completed", a,
+			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b);
+		break;
+	case JOB_NOT_STARTED:
+		snprintf(msg, sizeof(msg), "%s %s issued but not started op %llu (%s) that %s %s in", a,
+			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b,
+			 no == 1 ? "is" : "are");
+		break;
+	default:
+		snprintf(msg, sizeof(msg),
+			 "every rank %s op %llu (%s): no rank is behind at the op level; look at the ranks' errors and links",
+			 failed ? "failed in" : "waits in", (unsigned long long)k, desc);
+		break;
+	}
+	pr_open_object(p, "hang");
+	pr_str(p, "verdict", "", verdicts[v]);
+	pr_uint(p, "op", "", k);
+	if (desc_op) {
+		pr_str(p, "collective", "", desc_op->kind);
+		pr_uint(p, "count", "", desc_op->count);
+		pr_str(p, "dtype", "", desc_op->dtype);
+	}
+	job_rank_json(p, "ranks", named, nn);
+	job_rank_json(p, "others", others, no);
+	pr_int(p, "wait_ms", "", age);
+	pr_str(p, "message", "\n  hang: %s", msg);
+	if (age >= 0)
+		pr_text(p, " (for %.1f s)", (double)age / 1000);
+	pr_close_object(p);
+}
+
 bool job_print(struct pr *p, uint64_t hash, struct member_list *l, const struct job_peer *peers,
 	       int npeers)
 {
@@ -223,13 +449,15 @@ bool job_print(struct pr *p, uint64_t hash, struct member_list *l, const struct 
 	for (k = 0; k < l->n; k++)
 		if (l->v[k].nranks > nranks)
 			nranks = l->v[k].nranks;
-	buf = calloc((size_t)nranks + l->n + 1, sizeof(*buf));
+	buf = calloc(((size_t)nranks + l->n + 1) * 2, sizeof(*buf));
 	pr_open_object(p, NULL);
 	pr_hex(p, "hash", "comm %016llx:", hash);
 	pr_int(p, "nranks", " nranks %lld", nranks);
 	pr_uint(p, "present", " present %llu", l->n);
 	if (buf)
 		job_summary(p, l, nranks, buf);
+	if (buf)
+		job_hang(p, l, buf, buf + l->n + 1);
 	pr_nl(p);
 	pr_open_array(p, "peers");
 	for (i = 0; i < npeers; i++) {
