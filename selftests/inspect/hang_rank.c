@@ -7,7 +7,9 @@
  * Rank SLEEP_RANK sleeps SLEEP_S seconds before its op SLEEP_OP, so that
  * the other ranks wait in that op and the published state shows who has
  * not issued it.  Every rank prints "issue K" before op K ("sleep K" before
- * the sleep) and "done" at the end, then destroys the communicator.
+ * the sleep) and "done" at the end, then destroys the communicator.  With
+ * HANG_RANK_ODD=K:COUNT in its environment, this rank's op K has COUNT
+ * elements instead of 1024 (a collective mismatch).
  *
  * usage: hang_rank RANK NRANKS OPS SLEEP_RANK SLEEP_OP SLEEP_S
  * Exit: 0 when every op succeeded, 1 on a usage error, 2 on a ccom error.
@@ -21,8 +23,9 @@
 
 int main(int argc, char **argv)
 {
-	int rank, nranks, ops, sleep_rank, sleep_op, sleep_s, i;
-	static float buf[1024];
+	int rank, nranks, ops, sleep_rank, sleep_op, sleep_s, i, odd_op = 0, odd_count = 1024;
+	const char *odd = getenv("HANG_RANK_ODD");
+	static float buf[4096];
 	ccomUniqueId id;
 	ccomComm_t comm;
 	ccomResult_t res;
@@ -37,6 +40,11 @@ int main(int argc, char **argv)
 	sleep_rank = atoi(argv[4]);
 	sleep_op = atoi(argv[5]);
 	sleep_s = atoi(argv[6]);
+	if (odd && (sscanf(odd, "%d:%d", &odd_op, &odd_count) != 2 || odd_count < 1 ||
+		    odd_count > 4096)) {
+		fprintf(stderr, "hang_rank: HANG_RANK_ODD must be OP:COUNT with COUNT 1-4096\n");
+		return 1;
+	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	res = ccomGetUniqueId(&id);
 	if (res == ccomSuccess)
@@ -53,7 +61,8 @@ int main(int argc, char **argv)
 			sleep((unsigned int)sleep_s);
 		}
 		printf("issue %d\n", i);
-		res = ccomAllReduce(buf, buf, 1024, ccomFloat32, ccomSum, comm, NULL);
+		res = ccomAllReduce(buf, buf, i == odd_op ? (size_t)odd_count : 1024, ccomFloat32,
+				    ccomSum, comm, NULL);
 		if (res == ccomSuccess)
 			res = ccomCommSynchronize(comm);
 		if (res != ccomSuccess) {

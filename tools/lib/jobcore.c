@@ -253,7 +253,9 @@ static void job_summary(struct pr *p, struct member_list *l, int nranks, int *bu
  * that ranks wait in (the lowest one issued or started and not ended) and
  * what each other rank did with it names the rank to look at.
  */
-enum job_verdict { JOB_IDLE, JOB_NOT_ISSUED, JOB_NOT_COMPLETED, JOB_NOT_STARTED, JOB_ALL_WAIT };
+enum job_verdict {
+	JOB_IDLE, JOB_NOT_ISSUED, JOB_NOT_COMPLETED, JOB_NOT_STARTED, JOB_ALL_WAIT, JOB_MISMATCH
+};
 
 /* Ranks without a ring stand in with their counters (seqs 1..issued, the first completed ones done). */
 static uint64_t job_issued(const struct member *m)
@@ -293,6 +295,84 @@ static uint64_t job_pending(const struct member *m, bool failed)
 	return 0;
 }
 
+/* Point-to-point calls differ between ranks by design: no signature to compare. */
+static bool job_sig_comparable(const struct member_op *o)
+{
+	return o->kind[0] && !o->nsubs && strcmp(o->kind, "Send") && strcmp(o->kind, "Recv") &&
+	       strcmp(o->kind, "p2p group");
+}
+
+/* What differs between two calls of the same op, NULL if nothing (libccom's order and words). */
+static const char *job_sig_diff(const struct member_op *a, const struct member_op *b)
+{
+	if (strcmp(a->kind, b->kind))
+		return "they called different collectives";
+	if (a->count != b->count)
+		return "the element counts differ";
+	if (strcmp(a->dtype, b->dtype))
+		return "the datatypes differ";
+	if (strcmp(a->redop, b->redop))
+		return "the reduction ops differ";
+	if (a->root != b->root)
+		return "the roots differ";
+	return NULL;
+}
+
+/* "AllReduce(count 1024, float, sum)" into @buf. */
+static void job_sig_str(const struct member_op *o, char *buf, size_t len)
+{
+	int n = snprintf(buf, len, "%s(count %llu, %s", o->kind, (unsigned long long)o->count, o->dtype);
+
+	if (n > 0 && (size_t)n < len && o->redop[0])
+		n += snprintf(buf + n, len - (size_t)n, ", %s", o->redop);
+	if (n > 0 && (size_t)n < len && o->root >= 0)
+		n += snprintf(buf + n, len - (size_t)n, ", root %d", o->root);
+	if (n > 0 && (size_t)n < len)
+		snprintf(buf + n, len - (size_t)n, ")");
+}
+
+/*
+ * Did the ranks that issued op @k call the same thing?  The call most
+ * ranks made is the reference (*@ref); the others are put in @named, the
+ * reference's ranks in @others.  Returns false if they all agree.
+ */
+static bool job_mismatch(struct member_list *l, uint64_t k, int *named, int *nn, int *others,
+			 int *no, const struct member_op **ref, const struct member_op **odd)
+{
+	const struct member_op *oi, *oj;
+	size_t i, j;
+	int best = 0, c;
+
+	*ref = *odd = NULL;
+	for (i = 0; i < l->n; i++) {
+		job_op_state(&l->v[i], k, &oi);
+		if (!oi || !job_sig_comparable(oi))
+			continue;
+		for (j = 0, c = 0; j < l->n; j++) {
+			job_op_state(&l->v[j], k, &oj);
+			c += oj && job_sig_comparable(oj) && !job_sig_diff(oi, oj);
+		}
+		if (c > best) {
+			best = c;
+			*ref = oi;
+		}
+	}
+	*nn = *no = 0;
+	for (i = 0; *ref && i < l->n; i++) {
+		job_op_state(&l->v[i], k, &oi);
+		if (!oi || !job_sig_comparable(oi))
+			continue;
+		if (job_sig_diff(*ref, oi)) {
+			named[(*nn)++] = l->v[i].rank;
+			if (!*odd)
+				*odd = oi;
+		} else {
+			others[(*no)++] = l->v[i].rank;
+		}
+	}
+	return *nn > 0;
+}
+
 /* A JSON array of ranks (nothing in text). */
 static void job_rank_json(struct pr *p, const char *key, const int *v, int n)
 {
@@ -315,17 +395,46 @@ static void job_rank_words(char *buf, size_t len, const int *v, int n)
 		o += (size_t)snprintf(buf + o, len - o, i ? ",%d" : "%d", v[i]);
 }
 
+/* The lowest seq in the published windows, 0 if none. */
+static uint64_t job_first_seq(const struct member_list *l)
+{
+	uint64_t s = 0;
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].nops && (!s || l->v[i].ops[0].seq < s))
+			s = l->v[i].ops[0].seq;
+	return s;
+}
+
+/* The ranks that have not issued op @k (@named) and those in it (@others). */
+static void job_count(struct member_list *l, uint64_t k, bool failed, int *named, int *nn,
+		      int *others, int *no)
+{
+	const struct member_op *op;
+	size_t i;
+	int st;
+
+	for (i = 0; i < l->n; i++) {
+		st = job_op_state(&l->v[i], k, &op);
+		if (st < 0)
+			named[(*nn)++] = l->v[i].rank;
+		else if (st < CCOM_PUB_OP_DONE || (failed && st == CCOM_PUB_OP_FAILED))
+			others[(*no)++] = l->v[i].rank;
+	}
+}
+
 static void job_hang(struct pr *p, struct member_list *l, int *named, int *others)
 {
 	static const char *const verdicts[] = {
 		[JOB_IDLE] = "idle", [JOB_NOT_ISSUED] = "not_issued",
 		[JOB_NOT_COMPLETED] = "not_completed", [JOB_NOT_STARTED] = "not_started",
-		[JOB_ALL_WAIT] = "all_waiting",
+		[JOB_ALL_WAIT] = "all_waiting", [JOB_MISMATCH] = "mismatch",
 	};
-	const struct member_op *op, *desc_op = NULL;
+	const struct member_op *op, *desc_op = NULL, *ref = NULL, *odd = NULL;
 	enum job_verdict v = JOB_IDLE;
-	char a[256], b[256], desc[128], msg[768];
-	uint64_t k = 0, pk;
+	char a[256], b[256], desc[128], msg[1024];
+	uint64_t k = 0, pk, s, last;
 	bool failed = false;
 	int nn = 0, no = 0, st;
 	int64_t age = -1;
@@ -344,7 +453,23 @@ static void job_hang(struct pr *p, struct member_list *l, int *named, int *other
 				k = pk;
 		}
 	}
-	if (!k || !l->n) {
+	/*
+	 * A mismatch is the cause of what follows it: look for the first one in
+	 * the recent ops every rank published (between hosts a mismatched op
+	 * may even complete), up to the op they wait in.
+	 */
+	last = k;
+	for (i = 0; !k && i < l->n; i++)
+		if (l->v[i].last_seq > last)
+			last = l->v[i].last_seq;
+	for (s = job_first_seq(l); s && s <= last; s++)
+		if (job_mismatch(l, s, named, &nn, others, &no, &ref, &odd))
+			break;
+	if (s && s <= last) {
+		v = JOB_MISMATCH;
+		k = s;
+		desc_op = ref;
+	} else if (!k || !l->n) {
 		pr_open_object(p, "hang");
 		pr_str(p, "verdict", "\n  ops: %s", verdicts[JOB_IDLE]);
 		pr_close_object(p);
@@ -358,16 +483,13 @@ static void job_hang(struct pr *p, struct member_list *l, int *named, int *other
 		if (op && st < CCOM_PUB_OP_DONE && op->age_ms > age)
 			age = op->age_ms;
 	}
-	for (i = 0; i < l->n; i++) {
-		st = job_op_state(&l->v[i], k, &op);
-		if (st < 0)
-			named[nn++] = l->v[i].rank;
-		else if (st < CCOM_PUB_OP_DONE || (failed && st == CCOM_PUB_OP_FAILED))
-			others[no++] = l->v[i].rank;
+	if (v != JOB_MISMATCH) {
+		nn = no = 0;
+		job_count(l, k, failed, named, &nn, others, &no);
+		if (nn)
+			v = JOB_NOT_ISSUED;
 	}
-	if (nn) {
-		v = JOB_NOT_ISSUED;
-	} else {
+	if (v == JOB_IDLE) {
 		nn = no = 0;
 		for (i = 0; i < l->n; i++) {
 			st = job_op_state(&l->v[i], k, &op);
@@ -402,6 +524,15 @@ static void job_hang(struct pr *p, struct member_list *l, int *named, int *other
 	job_rank_words(a, sizeof(a), named, nn);
 	job_rank_words(b, sizeof(b), others, no);
 	switch (v) {
+	case JOB_MISMATCH: {
+		char sa[160], sb[160];
+
+		job_sig_str(odd, sa, sizeof(sa));
+		job_sig_str(ref, sb, sizeof(sb));
+		snprintf(msg, sizeof(msg), "%s called %s but %s %s as op %llu (%s)", a, sa, b, sb,
+			 (unsigned long long)k, job_sig_diff(ref, odd));
+		break;
+	}
 	case JOB_NOT_ISSUED:
 		snprintf(msg, sizeof(msg), "%s %s not issued op %llu (%s) that %s %s", a,
 			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b,
