@@ -344,6 +344,18 @@ static bool job_mismatch(struct member_list *l, uint64_t k, int *named, int *nn,
 	int best = 0, c;
 
 	*ref = *odd = NULL;
+	/* The common case, everyone agrees, in one pass. */
+	for (i = 0, oj = NULL, c = 0; i < l->n && !c; i++) {
+		job_op_state(&l->v[i], k, &oi);
+		if (!oi || !job_sig_comparable(oi))
+			continue;
+		if (!oj)
+			oj = oi;
+		else
+			c = job_sig_diff(oj, oi) != NULL;
+	}
+	if (!c)
+		return false;
 	for (i = 0; i < l->n; i++) {
 		job_op_state(&l->v[i], k, &oi);
 		if (!oi || !job_sig_comparable(oi))
