@@ -6,7 +6,8 @@
  * OPS AllReduces of 1024 floats, each followed by ccomCommSynchronize().
  * Rank SLEEP_RANK sleeps SLEEP_S seconds before its op SLEEP_OP, so that
  * the other ranks wait in that op and the published state shows who has
- * not issued it.  Every rank prints "issue K" before op K ("sleep K" before
+ * not issued it; with HANG_RANK_RELEASE=PATH it stops sleeping as soon as
+ * PATH exists (the test releases it when it has looked).  Every rank prints "issue K" before op K ("sleep K" before
  * the sleep) and "done" at the end, then destroys the communicator.  With
  * HANG_RANK_ODD=K:COUNT in its environment, this rank's op K has COUNT
  * elements instead of 1024 (a collective mismatch).
@@ -20,6 +21,18 @@
 
 #include "ccom.h"
 #include "core/comm.h"
+
+/* Sleep @s seconds, or until @release (if not NULL) exists. */
+static void sleep_until(int s, const char *release)
+{
+	int i;
+
+	for (i = 0; i < s * 20; i++) {
+		if (release && access(release, F_OK) == 0)
+			return;
+		usleep(50000);
+	}
+}
 
 int main(int argc, char **argv)
 {
@@ -58,7 +71,7 @@ int main(int argc, char **argv)
 	for (i = 1; i <= ops; i++) {
 		if (rank == sleep_rank && i == sleep_op) {
 			printf("sleep %d\n", i);
-			sleep((unsigned int)sleep_s);
+			sleep_until(sleep_s, getenv("HANG_RANK_RELEASE"));
 		}
 		printf("issue %d\n", i);
 		res = ccomAllReduce(buf, buf, i == odd_op ? (size_t)odd_count : 1024, ccomFloat32,

@@ -436,6 +436,172 @@ static void job_count(struct member_list *l, uint64_t k, bool failed, int *named
 	}
 }
 
+/**
+ * struct job_hang - the op-level verdict being built
+ * @k: the op compared (seq)
+ * @failed: @k was chosen among failed ops (nobody waits)
+ * @v: the verdict
+ * @named: the ranks the verdict names (@nn of them)
+ * @others: the ranks they are compared with (@no of them)
+ * @desc: the op's description, from a rank that has it (NULL: none recorded)
+ * @odd: the differing call of a mismatch
+ * @age_ms: how long the op has waited on the rank that waits longest, -1
+ */
+struct job_hang {
+	uint64_t k;
+	bool failed;
+	enum job_verdict v;
+	int *named, nn;
+	int *others, no;
+	const struct member_op *desc, *odd;
+	int64_t age_ms;
+};
+
+/* The op to look at: the lowest pending one, else the lowest failed one (0: none). */
+static void job_hang_pick(const struct member_list *l, struct job_hang *h)
+{
+	uint64_t pk;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 2 && !h->k; pass++) {
+		h->failed = pass == 1;
+		for (i = 0; i < l->n; i++) {
+			pk = job_pending(&l->v[i], h->failed);
+			if (pk && (!h->k || pk < h->k))
+				h->k = pk;
+		}
+	}
+}
+
+/*
+ * A mismatch is the cause of what follows it: look for the first one in
+ * the recent ops every rank published (between hosts a mismatched op may
+ * even complete), up to the op they wait in, or the last one if idle.
+ */
+static bool job_hang_mismatch(struct member_list *l, struct job_hang *h)
+{
+	uint64_t s, last = h->k;
+	size_t i;
+
+	for (i = 0; !h->k && i < l->n; i++)
+		if (l->v[i].last_seq > last)
+			last = l->v[i].last_seq;
+	for (s = job_first_seq(l); s && s <= last; s++) {
+		if (job_mismatch(l, s, h->named, &h->nn, h->others, &h->no, &h->desc, &h->odd)) {
+			h->v = JOB_MISMATCH;
+			h->k = s;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* Split the ranks into @named (op k in a state for which @named_fn is true) and @others. */
+static void job_hang_split(const struct member_list *l, struct job_hang *h,
+			   bool (*named_fn)(int state))
+{
+	const struct member_op *op;
+	size_t i;
+
+	h->nn = h->no = 0;
+	for (i = 0; i < l->n; i++) {
+		if (named_fn(job_op_state(&l->v[i], h->k, &op)))
+			h->named[h->nn++] = l->v[i].rank;
+		else
+			h->others[h->no++] = l->v[i].rank;
+	}
+}
+
+static bool state_not_done(int state)
+{
+	return state != CCOM_PUB_OP_DONE;
+}
+
+static bool state_issued(int state)
+{
+	return state == CCOM_PUB_OP_ISSUED;
+}
+
+/* Not issued, not completed, not started or all waiting: who did what with op k. */
+static void job_hang_judge(struct member_list *l, struct job_hang *h)
+{
+	const struct member_op *op;
+	size_t i;
+	int st;
+
+	for (i = 0; i < l->n; i++) {
+		st = job_op_state(&l->v[i], h->k, &op);
+		if (op && !h->desc && op->kind[0])
+			h->desc = op;
+		if (op && st < CCOM_PUB_OP_DONE && op->age_ms > h->age_ms)
+			h->age_ms = op->age_ms;
+	}
+	if (h->v == JOB_MISMATCH)
+		return;
+	h->nn = h->no = 0;
+	job_count(l, h->k, h->failed, h->named, &h->nn, h->others, &h->no);
+	if (h->nn) {
+		h->v = JOB_NOT_ISSUED;
+		return;
+	}
+	job_hang_split(l, h, state_not_done);
+	if (h->no) {
+		h->v = JOB_NOT_COMPLETED;
+		return;
+	}
+	job_hang_split(l, h, state_issued);
+	if (h->nn && h->no) {
+		h->v = JOB_NOT_STARTED;
+		return;
+	}
+	h->v = JOB_ALL_WAIT;
+	for (i = 0; i < l->n; i++)
+		h->others[i] = l->v[i].rank;
+	h->nn = 0;
+	h->no = (int)l->n;
+}
+
+/* The sentence of verdict @h into @msg. */
+static void job_hang_message(const struct job_hang *h, char *msg, size_t len)
+{
+	char a[256], b[256], desc[128], sa[160], sb[160];
+	const char *has = h->nn == 1 ? "has" : "have";
+	unsigned long long k = h->k;
+
+	if (h->desc)
+		member_op_desc(h->desc, desc, sizeof(desc));
+	else
+		snprintf(desc, sizeof(desc), "not recorded");
+	job_rank_words(a, sizeof(a), h->named, h->nn);
+	job_rank_words(b, sizeof(b), h->others, h->no);
+	switch (h->v) {
+	case JOB_MISMATCH:
+		job_sig_str(h->odd, sa, sizeof(sa));
+		job_sig_str(h->desc, sb, sizeof(sb));
+		snprintf(msg, len, "%s called %s but %s %s as op %llu (%s)", a, sa, b, sb, k,
+			 job_sig_diff(h->desc, h->odd));
+		break;
+	case JOB_NOT_ISSUED:
+		snprintf(msg, len, "%s %s not issued op %llu (%s) that %s %s", a, has, k, desc, b,
+			 h->failed ? "failed in" : h->no == 1 ? "waits in" : "wait in");
+		break;
+	case JOB_NOT_COMPLETED:
+		snprintf(msg, len, "%s %s not completed op %llu (%s) that %s completed", a, has, k,
+			 desc, b);
+		break;
+	case JOB_NOT_STARTED:
+		snprintf(msg, len, "%s %s issued but not started op %llu (%s) that %s %s in", a, has,
+			 k, desc, b, h->no == 1 ? "is" : "are");
+		break;
+	default:
+		snprintf(msg, len,
+			 "every rank %s op %llu (%s): no rank is behind at the op level; look at the ranks' errors and links",
+			 h->failed ? "failed in" : "waits in", k, desc);
+		break;
+	}
+}
+
 static void job_hang(struct pr *p, struct member_list *l, int *named, int *others)
 {
 	static const char *const verdicts[] = {
@@ -443,142 +609,32 @@ static void job_hang(struct pr *p, struct member_list *l, int *named, int *other
 		[JOB_NOT_COMPLETED] = "not_completed", [JOB_NOT_STARTED] = "not_started",
 		[JOB_ALL_WAIT] = "all_waiting", [JOB_MISMATCH] = "mismatch",
 	};
-	const struct member_op *op, *desc_op = NULL, *ref = NULL, *odd = NULL;
-	enum job_verdict v = JOB_IDLE;
-	char a[256], b[256], desc[128], msg[1024];
-	uint64_t k = 0, pk, s, last;
-	bool failed = false;
-	int nn = 0, no = 0, st;
-	int64_t age = -1;
-	size_t i;
+	struct job_hang h = { .named = named, .others = others, .age_ms = -1 };
+	char msg[1024];
 
-	for (i = 0; i < l->n; i++) {
-		pk = job_pending(&l->v[i], false);
-		if (pk && (!k || pk < k))
-			k = pk;
-	}
-	if (!k) {	/* nobody waits: an op that failed on some ranks may still be one others never issued */
-		failed = true;
-		for (i = 0; i < l->n; i++) {
-			pk = job_pending(&l->v[i], true);
-			if (pk && (!k || pk < k))
-				k = pk;
-		}
-	}
-	/*
-	 * A mismatch is the cause of what follows it: look for the first one in
-	 * the recent ops every rank published (between hosts a mismatched op
-	 * may even complete), up to the op they wait in.
-	 */
-	last = k;
-	for (i = 0; !k && i < l->n; i++)
-		if (l->v[i].last_seq > last)
-			last = l->v[i].last_seq;
-	for (s = job_first_seq(l); s && s <= last; s++)
-		if (job_mismatch(l, s, named, &nn, others, &no, &ref, &odd))
-			break;
-	if (s && s <= last) {
-		v = JOB_MISMATCH;
-		k = s;
-		desc_op = ref;
-	} else if (!k || !l->n) {
+	job_hang_pick(l, &h);
+	if (!job_hang_mismatch(l, &h) && !h.k) {
 		pr_open_object(p, "hang");
 		pr_str(p, "verdict", "\n  ops: %s", verdicts[JOB_IDLE]);
 		pr_close_object(p);
 		return;
 	}
-	/* Who has op k where. */
-	for (i = 0; i < l->n; i++) {
-		st = job_op_state(&l->v[i], k, &op);
-		if (op && !desc_op && op->kind[0])
-			desc_op = op;
-		if (op && st < CCOM_PUB_OP_DONE && op->age_ms > age)
-			age = op->age_ms;
-	}
-	if (v != JOB_MISMATCH) {
-		nn = no = 0;
-		job_count(l, k, failed, named, &nn, others, &no);
-		if (nn)
-			v = JOB_NOT_ISSUED;
-	}
-	if (v == JOB_IDLE) {
-		nn = no = 0;
-		for (i = 0; i < l->n; i++) {
-			st = job_op_state(&l->v[i], k, &op);
-			if (st == CCOM_PUB_OP_DONE)
-				others[no++] = l->v[i].rank;
-			else
-				named[nn++] = l->v[i].rank;
-		}
-		v = no ? JOB_NOT_COMPLETED : JOB_ALL_WAIT;
-		if (!no) {
-			nn = 0;
-			for (i = 0; i < l->n; i++) {
-				st = job_op_state(&l->v[i], k, &op);
-				if (st == CCOM_PUB_OP_ISSUED)
-					named[nn++] = l->v[i].rank;
-				else
-					others[no++] = l->v[i].rank;
-			}
-			if (nn && no)
-				v = JOB_NOT_STARTED;
-			else
-				nn = 0, no = (int)l->n;
-			if (v == JOB_ALL_WAIT)
-				for (i = 0; i < l->n; i++)
-					others[i] = l->v[i].rank;
-		}
-	}
-	if (desc_op)
-		member_op_desc(desc_op, desc, sizeof(desc));
-	else
-		snprintf(desc, sizeof(desc), "not recorded");
-	job_rank_words(a, sizeof(a), named, nn);
-	job_rank_words(b, sizeof(b), others, no);
-	switch (v) {
-	case JOB_MISMATCH: {
-		char sa[160], sb[160];
-
-		job_sig_str(odd, sa, sizeof(sa));
-		job_sig_str(ref, sb, sizeof(sb));
-		snprintf(msg, sizeof(msg), "%s called %s but %s %s as op %llu (%s)", a, sa, b, sb,
-			 (unsigned long long)k, job_sig_diff(ref, odd));
-		break;
-	}
-	case JOB_NOT_ISSUED:
-		snprintf(msg, sizeof(msg), "%s %s not issued op %llu (%s) that %s %s", a,
-			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b,
-			 failed ? "failed in" : no == 1 ? "waits in" : "wait in");
-		break;
-	case JOB_NOT_COMPLETED:
-		snprintf(msg, sizeof(msg), "%s %s not completed op %llu (%s) that %s completed", a,
-			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b);
-		break;
-	case JOB_NOT_STARTED:
-		snprintf(msg, sizeof(msg), "%s %s issued but not started op %llu (%s) that %s %s in", a,
-			 nn == 1 ? "has" : "have", (unsigned long long)k, desc, b,
-			 no == 1 ? "is" : "are");
-		break;
-	default:
-		snprintf(msg, sizeof(msg),
-			 "every rank %s op %llu (%s): no rank is behind at the op level; look at the ranks' errors and links",
-			 failed ? "failed in" : "waits in", (unsigned long long)k, desc);
-		break;
-	}
+	job_hang_judge(l, &h);
+	job_hang_message(&h, msg, sizeof(msg));
 	pr_open_object(p, "hang");
-	pr_str(p, "verdict", "", verdicts[v]);
-	pr_uint(p, "op", "", k);
-	if (desc_op) {
-		pr_str(p, "collective", "", desc_op->kind);
-		pr_uint(p, "count", "", desc_op->count);
-		pr_str(p, "dtype", "", desc_op->dtype);
+	pr_str(p, "verdict", "", verdicts[h.v]);
+	pr_uint(p, "op", "", h.k);
+	if (h.desc) {
+		pr_str(p, "collective", "", h.desc->kind);
+		pr_uint(p, "count", "", h.desc->count);
+		pr_str(p, "dtype", "", h.desc->dtype);
 	}
-	job_rank_json(p, "ranks", named, nn);
-	job_rank_json(p, "others", others, no);
-	pr_int(p, "wait_ms", "", age);
+	job_rank_json(p, "ranks", h.named, h.nn);
+	job_rank_json(p, "others", h.others, h.no);
+	pr_int(p, "wait_ms", "", h.age_ms);
 	pr_str(p, "message", "\n  hang: %s", msg);
-	if (age >= 0)
-		pr_text(p, " (for %.1f s)", (double)age / 1000);
+	if (h.age_ms >= 0)
+		pr_text(p, " (for %.1f s)", (double)h.age_ms / 1000);
 	pr_close_object(p);
 }
 
