@@ -241,89 +241,77 @@ int pubdir_scan(const char *dir, bool clean, struct member_list *l)
 	return err;
 }
 
+/* One rank's recorder, collected by pubdir_flight(). */
+struct pubdir_rank {
+	struct member m;
+	struct member_op *ops;
+	size_t n;
+};
+
+static int pubdir_rank_cmp(const void *a, const void *b)
+{
+	const struct pubdir_rank *x = a, *y = b;
+
+	return x->m.rank < y->m.rank ? -1 : x->m.rank > y->m.rank;
+}
+
+/* Append the live ranks of @want ("<hash>.") with a ring to *@v; 0 or -ENOMEM. */
+static int pubdir_collect(DIR *d, const char *want, struct pubdir_rank **v, size_t *n)
+{
+	struct pubdir_rank r, *nv;
+	struct dirent *de;
+	size_t cap = 0;
+
+	while ((de = readdir(d))) {
+		if (!pubdir_name_ok(de->d_name) || strncmp(de->d_name, want, 17))
+			continue;
+		memset(&r, 0, sizeof(r));
+		if (!pubdir_read(dirfd(d), de->d_name, false, &r.m, &r.ops, &r.n) || !r.m.alive ||
+		    !r.m.ring || !r.ops) {
+			free(r.ops);
+			continue;
+		}
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 16;
+			nv = realloc(*v, cap * sizeof(*nv));
+			if (!nv) {
+				free(r.ops);
+				return -ENOMEM;
+			}
+			*v = nv;
+		}
+		(*v)[(*n)++] = r;
+	}
+	return 0;
+}
+
 int pubdir_flight(const char *dir, uint64_t hash,
 		  int (*fn)(const struct member *m, const struct member_op *ops, size_t n,
 			    void *arg),
 		  void *arg)
 {
-	struct member_list l = { 0 };
-	struct member_op *all;
-	struct dirent *de;
-	struct member m;
-	size_t i, nall;
-	int found = 0, stop = 0;
-	struct member_op **rings = NULL;
-	size_t *lens = NULL, cap = 0;
+	struct pubdir_rank *v = NULL;
+	size_t i, n = 0;
 	char want[20];
+	int err, called = 0;
 	DIR *d;
 
 	d = opendir(dir);
 	if (!d)
 		return errno == ENOENT ? 0 : -errno;
-	/* Collect first, then call @fn in rank order. */
 	snprintf(want, sizeof(want), "%016llx.", (unsigned long long)hash);
-
-	while ((de = readdir(d))) {
-		if (!pubdir_name_ok(de->d_name) || strncmp(de->d_name, want, 17))
-			continue;
-		memset(&m, 0, sizeof(m));
-		all = NULL;
-		nall = 0;
-		if (!pubdir_read(dirfd(d), de->d_name, false, &m, &all, &nall) || !m.alive || !m.ring) {
-			free(all);
-			continue;
-		}
-		if (l.n == cap) {
-			size_t nc = cap ? cap * 2 : 16;
-			struct member_op **r = realloc(rings, nc * sizeof(*r));
-			size_t *ln = r ? realloc(lens, nc * sizeof(*ln)) : NULL;
-
-			if (r)
-				rings = r;
-			if (!r || !ln) {
-				free(all);
-				found = -ENOMEM;
-				break;
-			}
-			lens = ln;
-			cap = nc;
-		}
-		if (member_add(&l, &m)) {
-			free(all);
-			found = -ENOMEM;
-			break;
-		}
-		rings[l.n - 1] = all;
-		lens[l.n - 1] = all ? nall : 0;
-	}
+	err = pubdir_collect(d, want, &v, &n);
 	closedir(d);
-	/* Sort by rank, keeping each ring with its member. */
-	for (i = 1; i < l.n; i++) {
-		size_t j = i;
-
-		while (j > 0 && l.v[j - 1].rank > l.v[j].rank) {
-			struct member tm = l.v[j];
-			struct member_op *tr = rings[j];
-			size_t tl = lens[j];
-
-			l.v[j] = l.v[j - 1];
-			rings[j] = rings[j - 1];
-			lens[j] = lens[j - 1];
-			l.v[j - 1] = tm;
-			rings[j - 1] = tr;
-			lens[j - 1] = tl;
-			j--;
+	if (n)
+		qsort(v, n, sizeof(*v), pubdir_rank_cmp);
+	for (i = 0; i < n; i++) {
+		if (!err) {
+			called++;
+			if (fn(&v[i].m, v[i].ops, v[i].n, arg))
+				err = 1;	/* @fn asked to stop */
 		}
+		free(v[i].ops);
 	}
-	for (i = 0; i < l.n; i++) {
-		if (found >= 0 && !stop) {
-			stop = fn(&l.v[i], rings[i], lens[i], arg);
-			found++;
-		}
-		free(rings[i]);
-	}
-	free(rings);
-	free(lens);
-	member_list_free(&l);
-	return found;
+	free(v);
+	return err < 0 ? err : called;
 }
