@@ -36,16 +36,19 @@
  * DOC: compatibility rules
  *
  * A reader uses a file only if @magic is %CCOM_PUB_MAGIC, @version is the
- * %CCOM_PUB_VERSION it was built for, @size is at least the
- * sizeof(struct ccom_pub_file) it knows, and the file is at least
- * %CCOM_PUB_FILE_SIZE bytes long; any other file is skipped, never
- * misread.  Within one version the format only grows: new fields are
- * appended after @state (or take the place of reserved bytes that were
- * always written as 0), the writer stores its own sizeof in @size, and no
- * existing field changes offset, width or meaning.  Anything else (moving,
- * resizing or reinterpreting a field, or growing past %CCOM_PUB_FILE_SIZE)
- * bumps %CCOM_PUB_VERSION, and readers of the old version then skip the
- * new files.  Every field has a fixed width and the layout below is pinned
+ * %CCOM_PUB_VERSION it was built for, @size is at least
+ * %CCOM_PUB_V2_BASE_SIZE (version 2 as first released, up to @state) and
+ * the file is at least %CCOM_PUB_FILE_SIZE bytes long; any other file is
+ * skipped, never misread.  A field appended later is read only if @size
+ * covers it (an older writer's file then simply lacks it).  Within one
+ * version the format only grows: new fields are appended after @state (or
+ * take the place of reserved bytes that were always written as 0), the
+ * writer stores its own sizeof in @size, and no existing field changes
+ * offset, width or meaning.  Data past the first %CCOM_PUB_FILE_SIZE bytes
+ * is described by appended fields (the operation ring below); anything
+ * else (moving, resizing or reinterpreting a field, or growing the
+ * described part past %CCOM_PUB_FILE_SIZE) bumps %CCOM_PUB_VERSION, and
+ * readers of the old version then skip the new files.  Every field has a fixed width and the layout below is pinned
  * by the static assertions at the end of this header.
  *
  * DOC: operation ring
@@ -83,6 +86,7 @@
 #define CCOM_PUB_DEFAULT_DIR	"/dev/shm/ccom"
 #define CCOM_PUB_HOST_LEN	64
 #define CCOM_PUB_ERRMSG_LEN	NCCOM_COMM_MSG_LEN
+#define CCOM_PUB_V2_BASE_SIZE	512	/* sizeof(struct ccom_pub_file) up to @state */
 #define CCOM_PUB_NAME_LEN	24
 #define CCOM_PUB_KINDS		16
 #define CCOM_PUB_DTYPES		16
@@ -172,7 +176,8 @@ struct ccom_pub_ops {
  * @version: %CCOM_PUB_VERSION; readers skip files of another version
  *	(offset 4)
  * @size: sizeof(struct ccom_pub_file) as the writer knows it; readers skip
- *	files whose @size is below the size they know (offset 8)
+ *	files whose @size is below %CCOM_PUB_V2_BASE_SIZE, and read appended
+ *	fields only where @size covers them (offset 8)
  * @registered: 1 if the rank registered @state with the nccom driver (then
  *	the driver's comm dump lists it too), 0 if not (offset 12)
  * @comm_hash: communicator hash, the same on every rank, printed as 16 hex
@@ -233,7 +238,7 @@ _Static_assert(offsetof(struct nccom_comm_state, seq) == 0 &&
 	       offsetof(struct nccom_comm_state, ops_issued) == 256 &&
 	       offsetof(struct nccom_comm_state, ops_completed) == 320,
 	       "pubstate: nccom_comm_state fields moved");
-_Static_assert(offsetof(struct ccom_pub_file, ops) == 512, "pubstate: ops moved");
+_Static_assert(offsetof(struct ccom_pub_file, ops) == CCOM_PUB_V2_BASE_SIZE, "pubstate: ops moved");
 _Static_assert(sizeof(struct ccom_pub_ops) == 16 + 72 * CCOM_PUB_NAME_LEN, "pubstate: ops resized");
 /* 512 + 16 + 72 * 24 = 2256 bytes, padded to the 64-byte alignment of @state. */
 _Static_assert(sizeof(struct ccom_pub_file) == 2304, "pubstate: struct ccom_pub_file resized");

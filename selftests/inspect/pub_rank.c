@@ -11,7 +11,9 @@
  * ops 1..OPS done and the STALL ones started, each an AllReduce of 1024
  * floats (sum, ring/simple), so that the tools' op-level localisation can
  * be tested on states a real job cannot be held in (a rank that issued op
- * k, while the others completed it).
+ * k, while the others completed it).  PUB_RANK_SIZE=N stores N as the
+ * file's size field, as a writer of an older layout would (512: version 2
+ * before the ring).
  *
  * usage: pub_rank HASH RANK NRANKS STAGE OPS STALL [ERRNO]
  * Exit: 0 after SIGTERM, 1 on a usage error, 2 if publishing failed.
@@ -107,6 +109,8 @@ int main(int argc, char **argv)
 		ccom_publish_op_completed(p);
 	if (getenv("PUB_RANK_RING") && atoi(getenv("PUB_RANK_RING")))
 		publish_ring(p, ops, stall);
+	if (getenv("PUB_RANK_SIZE"))
+		p->file->size = (uint32_t)atoi(getenv("PUB_RANK_SIZE"));
 	if (argc > 7)
 		ccom_publish_error(p, -atoi(argv[7]), "pub_rank: injected error", 0);
 	printf("ready %s\n", p->path);

@@ -143,13 +143,17 @@ static bool ring_copy(const struct ccom_pub_op *ring, uint32_t n, uint64_t s, st
 static void pubdir_ring(int fd, off_t size, const struct ccom_pub_file *f, struct member *m,
 			struct member_op **all, size_t *nall)
 {
-	uint32_t n = __atomic_load_n(&f->ops.n, __ATOMIC_ACQUIRE), i, k = 0;
+	uint32_t n, i, k = 0;
 	const struct ccom_pub_op *ring;
 	struct ccom_pub_op e;
 	uint64_t last = 0, s, first;
 	size_t bytes;
 	int64_t now;
 
+	/* A writer from before the ring: no ops (its bytes past @state are not ours to read). */
+	if (f->size < sizeof(*f))
+		return;
+	n = __atomic_load_n(&f->ops.n, __ATOMIC_ACQUIRE);
 	if (!n || (n & (n - 1)) || n > (1u << 20) || f->ops.entry_size != sizeof(struct ccom_pub_op) ||
 	    f->ops.offset < CCOM_PUB_FILE_SIZE || f->ops.offset % 4096)
 		return;
@@ -201,7 +205,7 @@ static int pubdir_read(int dfd, const char *name, bool clean, struct member *m,
 	if (f == MAP_FAILED)
 		goto out_close;
 	if (f->magic == CCOM_PUB_MAGIC && f->version == CCOM_PUB_VERSION &&
-	    f->size >= sizeof(*f) && pubdir_copy(f, m)) {
+	    f->size >= CCOM_PUB_V2_BASE_SIZE && pubdir_copy(f, m)) {
 		pubdir_ring(fd, st.st_size, f, m, all, nall);
 		/* The writer holds LOCK_SH while alive: LOCK_EX succeeds only if it is gone. */
 		m->alive = flock(fd, LOCK_EX | LOCK_NB) != 0;
