@@ -3,7 +3,9 @@
  * jobcore.c - gathering and summarising the ranks of one communicator
  * across hosts (jobcore.h).  "Behind" means: in an earlier stage than the
  * most advanced rank, or in the same stage with fewer completed
- * operations; the most behind rank is the one to look at first.
+ * operations, or as many completed but fewer issued (a rank that has not
+ * called the op the others wait in); the most behind rank is the one to
+ * look at first.  The op-level verdict ("hang") says why.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -171,12 +173,14 @@ void job_fetch_peer(struct job_peer *peer, uint64_t hash, int timeout_ms, struct
 	peer->members = (int)(l->n - before);
 }
 
-/* Is @a further than @b (stage first, then completed operations)? */
+/* Is @a further than @b (stage first, then completed, then issued operations)? */
 static bool member_ahead(const struct member *a, const struct member *b)
 {
 	if (a->stage != b->stage)
 		return a->stage > b->stage;
-	return a->ops_completed > b->ops_completed;
+	if (a->ops_completed != b->ops_completed)
+		return a->ops_completed > b->ops_completed;
+	return a->ops_issued > b->ops_issued;
 }
 
 void job_filter(struct member_list *l, uint64_t hash)
