@@ -87,11 +87,11 @@ uint8_t ccom_flight_name_slow(struct ccom_flight *fr, const char *name)
  * handler posts a semaphore (async-signal-safe); a thread of ours waits on
  * it and dumps every recorder of the process.
  */
-static pthread_mutex_t request_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t request_lock = PTHREAD_MUTEX_INITIALIZER;	/* the three below */
 static struct ccom_flight *request_list;
-static pthread_once_t request_once = PTHREAD_ONCE_INIT;
-static sem_t request_sem;
+static pid_t request_pid;	/* process that set up the dumper: a forked child redoes it */
 static int request_signo;
+static sem_t request_sem;
 
 static void request_handler(int sig)
 {
@@ -141,14 +141,28 @@ static int parse_signal(const char *s)
 	return -1;
 }
 
+/* fork() while the dumper holds request_lock would leave the child's copy locked. */
+static void request_fork_prepare(void)
+{
+	pthread_mutex_lock(&request_lock);
+}
+
+static void request_fork_done(void)
+{
+	pthread_mutex_unlock(&request_lock);
+}
+
+/* Called once per process under request_lock (the dumper thread takes it only later). */
 static void request_setup(void)
 {
+	static bool atfork_registered;	/* inherited by a child, like the handlers */
 	const char *s = ccom_param_str("CCOM_FLIGHT_RECORDER_SIGNAL");
 	struct sigaction sa;
 	pthread_attr_t attr;
 	pthread_t t;
 	int sig = parse_signal(s);
 
+	request_signo = 0;
 	if (sig < 0) {
 		ccom_warn("CCOM_FLIGHT_RECORDER_SIGNAL=%s is not a signal that can be caught; set a name such as USR2 or a number, or unset it (no dump on request)",
 			  s);
@@ -156,6 +170,9 @@ static void request_setup(void)
 	}
 	if (!sig || sem_init(&request_sem, 0, 0))
 		return;
+	if (!atfork_registered &&
+	    !pthread_atfork(request_fork_prepare, request_fork_done, request_fork_done))
+		atfork_registered = true;
 	request_signo = sig;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
@@ -219,13 +236,18 @@ int ccom_flight_create(struct ccomComm *comm)
 	if (fr->published)
 		ccom_publish_ops_ready(comm->publish, fr->n);
 	comm->proxy->flight = fr;
-	pthread_once(&request_once, request_setup);
+	pthread_mutex_lock(&request_lock);
+	if (request_pid != getpid()) {
+		/* First comm of this process (a forked child has neither the thread nor the comms). */
+		request_pid = getpid();
+		request_list = NULL;
+		request_setup();
+	}
 	if (request_signo) {
-		pthread_mutex_lock(&request_lock);
 		fr->next = request_list;
 		request_list = fr;
-		pthread_mutex_unlock(&request_lock);
 	}
+	pthread_mutex_unlock(&request_lock);
 	return 0;
 }
 
