@@ -57,6 +57,13 @@ static int64_t json_int(json_object *o, const char *key, int64_t def)
 	return json_object_object_get_ex(o, key, &v) ? json_object_get_int64(v) : def;
 }
 
+static bool json_flag(json_object *o, const char *key)
+{
+	json_object *v;
+
+	return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
 static void json_str(json_object *o, const char *key, char *buf, size_t len)
 {
 	json_object *v;
@@ -123,6 +130,7 @@ static int member_from_json(json_object *o, const char *source, struct member *m
 	m->ops_completed = (uint64_t)json_int(o, "ops_completed", 0);
 	m->stage_ns = (uint64_t)json_int(o, "stage_time_ns", 0);
 	m->alive = json_int(o, "alive", 1) != 0;
+	m->stopped = json_flag(o, "stopped");
 	json_str(o, "host", m->host, sizeof(m->host));
 	json_str(o, "error_msg", m->error_msg, sizeof(m->error_msg));
 	m->stage = stage_from_json(o);
@@ -606,6 +614,23 @@ static void job_hang_message(const struct job_hang *h, char *msg, size_t len)
 	}
 }
 
+/* The ranks whose process is stopped (a debugger, SIGSTOP): often the reason itself. */
+static void job_hang_stopped(struct pr *p, const struct member_list *l, int *buf)
+{
+	char words[256];
+	size_t i;
+	int n = 0;
+
+	for (i = 0; i < l->n; i++)
+		if (l->v[i].stopped)
+			buf[n++] = l->v[i].rank;
+	job_rank_json(p, "stopped", buf, n);
+	if (n) {
+		job_rank_words(words, sizeof(words), buf, n);
+		pr_text(p, "\n  stopped: %s (SIGSTOP or a debugger holds the process)", words);
+	}
+}
+
 static void job_hang(struct pr *p, struct member_list *l, int *named, int *others)
 {
 	static const char *const verdicts[] = {
@@ -639,6 +664,7 @@ static void job_hang(struct pr *p, struct member_list *l, int *named, int *other
 	pr_str(p, "message", "\n  hang: %s", msg);
 	if (h.age_ms >= 0)
 		pr_text(p, " (for %.1f s)", (double)h.age_ms / 1000);
+	job_hang_stopped(p, l, named);
 	pr_close_object(p);
 }
 

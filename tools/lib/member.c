@@ -126,6 +126,8 @@ void member_line(struct pr *p, const struct member *m)
 	if (p->json)
 		pr_bool(p, "alive", "", m->alive);
 	pr_text(p, " %s]", m->alive ? "alive" : "stale");
+	if (m->stopped)
+		pr_bool(p, "stopped", " (process stopped: %s)", m->stopped);
 	pr_uint(p, "stage_time_ns", "", m->stage_ns);
 	if (m->error_msg[0])
 		pr_str(p, "error_msg", "\n    last error: %s", m->error_msg);

@@ -73,6 +73,9 @@ const char *member_op_state_name(uint32_t state);
  * @start_ns: CLOCK_REALTIME when the rank published first (0 if unknown)
  * @stage_ns: CLOCK_REALTIME of the last stage change (0 if unknown)
  * @alive: the rank's process still holds its state (not stale)
+ * @stopped: the rank's process is stopped (SIGSTOP, a debugger): read from
+ *	/proc on the host that holds the file, for a pid whose process
+ *	started before the file was created (pid reuse excluded)
  * @registered: the published file says the rank registered with the driver
  * @client: driver client id of the registration (0 if not from the driver)
  * @handle: driver handle of the registration (0 if not from the driver)
@@ -98,6 +101,7 @@ struct member {
 	uint64_t start_ns;
 	uint64_t stage_ns;
 	bool alive;
+	bool stopped;
 	bool registered;
 	uint32_t client;
 	uint32_t handle;

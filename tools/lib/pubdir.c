@@ -188,6 +188,59 @@ static void pubdir_ring(int fd, off_t size, const struct ccom_pub_file *f, struc
 	munmap((void *)ring, bytes);
 }
 
+/* CLOCK_REALTIME of the boot in s (/proc/stat "btime"), 0 if unknown. */
+static uint64_t boot_time_s(void)
+{
+	unsigned long long bt = 0;
+	char line[256];
+	FILE *f = fopen("/proc/stat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "btime %llu", &bt) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return bt;
+}
+
+/*
+ * Is the writer of @m stopped ('T' stopped by a signal, 't' by a tracer)?
+ * Only a process that started before the file did counts: a pid reused
+ * since, or one of another pid namespace started later, is not the writer.
+ */
+static bool pubdir_stopped(const struct member *m)
+{
+	unsigned long long start_ticks;
+	char path[64], buf[1024], *p, state;
+	long tck = sysconf(_SC_CLK_TCK);
+	uint64_t bt, start_ns;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", m->pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) state ... starttime" (field 22); comm may hold spaces and ')'. */
+	p = strrchr(buf, ')');
+	if (!p || sscanf(p + 1, " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %*d %*d %llu",
+			 &state, &start_ticks) != 2)
+		return false;
+	bt = boot_time_s();
+	if (!bt || tck <= 0)
+		return false;
+	start_ns = (bt + start_ticks / (uint64_t)tck) * 1000000000ull;
+	/* btime has a 1 s resolution: 2 s of slack. */
+	if (start_ns > m->start_ns + 2000000000ull)
+		return false;
+	return state == 'T' || state == 't';
+}
+
 /* Read one file; 1 if @m was filled, 0 to skip it. */
 static int pubdir_read(int dfd, const char *name, bool clean, struct member *m,
 		       struct member_op **all, size_t *nall)
@@ -211,6 +264,8 @@ static int pubdir_read(int dfd, const char *name, bool clean, struct member *m,
 		m->alive = flock(fd, LOCK_EX | LOCK_NB) != 0;
 		if (!m->alive)
 			flock(fd, LOCK_UN);
+		else
+			m->stopped = pubdir_stopped(m);
 		snprintf(m->source, sizeof(m->source), "shm");
 		ok = 1;
 		if (!m->alive && clean && unlinkat(dfd, name, 0) == 0)
