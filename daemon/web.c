@@ -6,7 +6,10 @@
  *   GET /metrics            Prometheus text
  *   GET /v1/comms           JSON array of this host's ranks (?all=1: stale too)
  *   GET /v1/comm/<hash>     JSON array of this host's ranks of one communicator
- *   GET /v1/job/<hash>      JSON summary over this host and the peers
+ *   GET /v1/job/<hash>      JSON summary over this host and the peers, with the
+ *                           op-level localisation ("hang")
+ *   GET /v1/flight/<hash>   JSON array: the flight recorder of each live rank
+ *                           of one communicator on this host
  *   GET /v1/events          JSON array of recent driver events
  */
 #include <arpa/inet.h>
@@ -128,6 +131,37 @@ static enum MHD_Result web_job(struct ccomd *d, struct MHD_Connection *conn, con
 	return web_send(conn, &b, MHD_HTTP_OK, "application/json");
 }
 
+static int web_flight_one(const struct member *m, const struct member_op *ops, size_t n,
+			  void *arg)
+{
+	member_flight(arg, m, ops, n);
+	return 0;
+}
+
+static enum MHD_Result web_flight(struct ccomd *d, struct MHD_Connection *conn, const char *hash_s)
+{
+	struct web_buf b;
+	uint64_t hash;
+	struct pr p;
+	int rc;
+
+	if (job_parse_hash(hash_s, &hash))
+		return web_error(conn, MHD_HTTP_BAD_REQUEST, "the hash must be hexadecimal");
+	if (web_buf_open(&b))
+		return MHD_NO;
+	pr_init(&p, b.f, true, false);
+	pr_open_array(&p, NULL);
+	rc = pubdir_flight(d->cfg.pubdir, hash, web_flight_one, &p);
+	pr_close_array(&p);
+	if (rc < 0) {
+		fclose(b.f);
+		free(b.data);
+		return web_error(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				 "cannot read the published state directory");
+	}
+	return web_send(conn, &b, MHD_HTTP_OK, "application/json");
+}
+
 static enum MHD_Result web_handler(void *cls, struct MHD_Connection *conn, const char *url,
 				   const char *method, const char *version,
 				   const char *upload_data, size_t *upload_size, void **state)
@@ -157,6 +191,8 @@ static enum MHD_Result web_handler(void *cls, struct MHD_Connection *conn, const
 		return web_comms(d, conn, url + 9);
 	if (!strncmp(url, "/v1/job/", 8))
 		return web_job(d, conn, url + 8);
+	if (!strncmp(url, "/v1/flight/", 11))
+		return web_flight(d, conn, url + 11);
 	if (!strcmp(url, "/v1/events")) {
 		if (web_buf_open(&b))
 			return MHD_NO;
@@ -165,7 +201,7 @@ static enum MHD_Result web_handler(void *cls, struct MHD_Connection *conn, const
 		return web_send(conn, &b, MHD_HTTP_OK, "application/json");
 	}
 	return web_error(conn, MHD_HTTP_NOT_FOUND,
-			 "unknown path; try /metrics, /v1/comms, /v1/comm/HASH, /v1/job/HASH, /v1/events");
+			 "unknown path; try /metrics, /v1/comms, /v1/comm/HASH, /v1/job/HASH, /v1/flight/HASH, /v1/events");
 }
 
 /* "a.b.c.d:port" or "[v6]:port" into @ss; 0 or -EINVAL. */

@@ -4,6 +4,8 @@
  * Documentation/libccom/fault-tolerance.rst for the dump formats.
  */
 #include <errno.h>
+#include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +16,7 @@
 #include "core/op.h"
 #include "proxy/flight.h"
 #include "proxy/proxy.h"
+#include "publish/publish.h"
 #include "reduce/reduce.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -37,6 +40,164 @@ static const char *result_name(int err)
 	return (unsigned int)r < ccomNumResults && names[r] ? names[r] : "unknown";
 }
 
+/* The published short name of @k ("AllReduce" for "ccomAllReduce"). */
+static const char *short_kind_name(enum ccom_coll_kind k)
+{
+	const char *s = ccom_coll_kind_name(k);
+
+	return strncmp(s, "ccom", 4) ? s : s + 4;
+}
+
+static void fill_names(struct ccom_pub_ops *t)
+{
+	int i;
+
+	for (i = 0; i < CCOM_COLL_NKINDS && i < CCOM_PUB_KINDS; i++)
+		snprintf(t->kind_names[i], CCOM_PUB_NAME_LEN, "%s", short_kind_name((enum ccom_coll_kind)i));
+	for (i = 0; i < ccomNumTypes && i < CCOM_PUB_DTYPES; i++)
+		snprintf(t->dtype_names[i], CCOM_PUB_NAME_LEN, "%s", ccom_dtype_name((ccomDataType_t)i));
+	for (i = 0; i < ccomNumOps && i < CCOM_PUB_REDOPS; i++)
+		snprintf(t->redop_names[i], CCOM_PUB_NAME_LEN, "%s", ccom_op_name((ccomRedOp_t)i));
+	snprintf(t->algo_names[0], CCOM_PUB_NAME_LEN, "-");
+	__atomic_store_n(&t->algo_count, 1, __ATOMIC_RELEASE);
+}
+
+uint8_t ccom_flight_name_slow(struct ccom_flight *fr, const char *name)
+{
+	uint32_t i, n;
+
+	if (!name)
+		return 0;
+	pthread_mutex_lock(&fr->algo_lock);
+	n = fr->names->algo_count;
+	for (i = 1; i < n && fr->algo_ptr[i] != name; i++)
+		;
+	if (i == n && n < CCOM_PUB_ALGOS) {
+		fr->algo_ptr[n] = name;
+		snprintf(fr->names->algo_names[n], CCOM_PUB_NAME_LEN, "%s", name);
+		/* The name before the count that makes it visible (lock-free readers). */
+		__atomic_store_n(&fr->names->algo_count, n + 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&fr->algo_lock);
+	return i < CCOM_PUB_ALGOS ? (uint8_t)i : 0;
+}
+
+/*
+ * Dump on request: CCOM_FLIGHT_RECORDER_SIGNAL names a signal whose
+ * handler posts a semaphore (async-signal-safe); a thread of ours waits on
+ * it and dumps every recorder of the process.
+ */
+static pthread_mutex_t request_lock = PTHREAD_MUTEX_INITIALIZER;	/* the three below */
+static struct ccom_flight *request_list;
+static pid_t request_pid;	/* process that set up the dumper: a forked child redoes it */
+static int request_signo;
+static sem_t request_sem;
+
+static void request_handler(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	sem_post(&request_sem);
+	errno = saved;
+}
+
+static void *request_thread(void *arg)
+{
+	char reason[96];
+	struct ccom_flight *fr;
+
+	(void)arg;
+	snprintf(reason, sizeof(reason), "dump on request (signal %s, CCOM_FLIGHT_RECORDER_SIGNAL)",
+		 sigabbrev_np(request_signo) ? sigabbrev_np(request_signo) : "?");
+	for (;;) {
+		if (sem_wait(&request_sem))
+			continue;	/* EINTR */
+		pthread_mutex_lock(&request_lock);
+		for (fr = request_list; fr; fr = fr->next)
+			ccom_flight_dump(fr->comm, reason, false);
+		pthread_mutex_unlock(&request_lock);
+	}
+	return NULL;
+}
+
+/* "USR2", "SIGUSR2" or "12"; 0 if unset, -1 if not a signal one may catch. */
+static int parse_signal(const char *s)
+{
+	char *end;
+	long v;
+	int i;
+
+	if (!s || !s[0] || !strcmp(s, "0"))
+		return 0;
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	v = strtol(s, &end, 10);
+	if (!*end)
+		return v > 0 && v < NSIG && v != SIGKILL && v != SIGSTOP ? (int)v : -1;
+	for (i = 1; i < NSIG; i++)
+		if (sigabbrev_np(i) && !strcmp(sigabbrev_np(i), s))
+			return i != SIGKILL && i != SIGSTOP ? i : -1;
+	return -1;
+}
+
+/* fork() while the dumper holds request_lock would leave the child's copy locked. */
+static void request_fork_prepare(void)
+{
+	pthread_mutex_lock(&request_lock);
+}
+
+static void request_fork_done(void)
+{
+	pthread_mutex_unlock(&request_lock);
+}
+
+/* Called once per process under request_lock (the dumper thread takes it only later). */
+static void request_setup(void)
+{
+	static bool atfork_registered;	/* inherited by a child, like the handlers */
+	const char *s = ccom_param_str("CCOM_FLIGHT_RECORDER_SIGNAL");
+	struct sigaction sa;
+	pthread_attr_t attr;
+	pthread_t t;
+	int sig = parse_signal(s);
+
+	request_signo = 0;
+	if (sig < 0) {
+		ccom_warn("CCOM_FLIGHT_RECORDER_SIGNAL=%s is not a signal that can be caught; set a name such as USR2 or a number, or unset it (no dump on request)",
+			  s);
+		return;
+	}
+	if (!sig || sem_init(&request_sem, 0, 0))
+		return;
+	if (!atfork_registered &&
+	    !pthread_atfork(request_fork_prepare, request_fork_done, request_fork_done))
+		atfork_registered = true;
+	request_signo = sig;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, request_thread, NULL)) {
+		ccom_warn("flight recorder: cannot start the thread that dumps on signal %s; no dump on request",
+			  sigabbrev_np(sig));
+		pthread_attr_destroy(&attr);
+		request_signo = 0;
+		return;
+	}
+	pthread_attr_destroy(&attr);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = request_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL)) {
+		ccom_warn("flight recorder: cannot catch signal %s: %s; no dump on request",
+			  sigabbrev_np(sig), strerror(errno));
+		request_signo = 0;
+		return;
+	}
+	ccom_info(CCOM_SUBSYS_INIT, "flight recorder: signal %s dumps every communicator's recorder",
+		  sigabbrev_np(sig));
+}
+
 int ccom_flight_create(struct ccomComm *comm)
 {
 	int64_t n = ccom_param_int("CCOM_FLIGHT_RECORDER_ENTRIES");
@@ -51,23 +212,71 @@ int ccom_flight_create(struct ccomComm *comm)
 	}
 	while (n & (n - 1))
 		n += n & -n;		/* round up to a power of two: the index is a mask */
-	fr = calloc(1, sizeof(*fr) + (size_t)n * sizeof(fr->e[0]));
+	fr = calloc(1, sizeof(*fr));
 	if (!fr)
 		return -ENOMEM;
 	fr->n = (uint32_t)n;
+	fr->comm = comm;
+	pthread_mutex_init(&fr->algo_lock, NULL);
+	fr->e = ccom_publish_ops_map(comm->publish, fr->n);
+	if (fr->e) {
+		fr->published = true;
+		fr->names = ccom_publish_ops_names(comm->publish);
+	} else {
+		fr->e = calloc((size_t)n, sizeof(fr->e[0]));
+		fr->names = calloc(1, sizeof(*fr->names));
+		if (!fr->e || !fr->names) {
+			free(fr->e);
+			free(fr->names);
+			free(fr);
+			return -ENOMEM;
+		}
+	}
+	fill_names(fr->names);
+	if (fr->published)
+		ccom_publish_ops_ready(comm->publish, fr->n);
 	comm->proxy->flight = fr;
+	pthread_mutex_lock(&request_lock);
+	if (request_pid != getpid()) {
+		/* First comm of this process (a forked child has neither the thread nor the comms). */
+		request_pid = getpid();
+		request_list = NULL;
+		request_setup();
+	}
+	if (request_signo) {
+		fr->next = request_list;
+		request_list = fr;
+	}
+	pthread_mutex_unlock(&request_lock);
 	return 0;
 }
 
 void ccom_flight_destroy(struct ccomComm *comm)
 {
-	free(comm->proxy->flight);
+	struct ccom_flight *fr = comm->proxy->flight, **pp;
+
+	if (!fr)
+		return;
+	pthread_mutex_lock(&request_lock);
+	for (pp = &request_list; *pp; pp = &(*pp)->next)
+		if (*pp == fr) {
+			*pp = fr->next;
+			break;
+		}
+	pthread_mutex_unlock(&request_lock);
+	/* A published ring is the state file's: unmapped by ccom_publish_close(). */
+	if (!fr->published) {
+		free(fr->e);
+		free(fr->names);
+	}
+	pthread_mutex_destroy(&fr->algo_lock);
+	free(fr);
 	comm->proxy->flight = NULL;
 }
 
 void ccom_flight_enqueue(struct ccom_flight *fr, struct ccom_op *op)
 {
-	struct ccom_flight_entry *e;
+	struct ccom_pub_op *e;
 	uint64_t seq;
 
 	if (!fr)
@@ -75,27 +284,28 @@ void ccom_flight_enqueue(struct ccom_flight *fr, struct ccom_op *op)
 	seq = ++fr->next_seq;
 	op->flight_seq = seq;
 	e = &fr->e[seq & (fr->n - 1)];
-	/* Invalidate first: a dump racing with the rewrite skips the entry. */
-	atomic_store_explicit(&e->seq, 0, memory_order_relaxed);
-	e->stream_seq = op->stream_seq;
-	e->kind = (int32_t)op->kind;
+	/* Invalidate first: a dump or a reader racing with the rewrite skips the entry. */
+	__atomic_store_n(&e->seq, 0, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	e->stream_seq = (uint32_t)op->stream_seq;
+	e->kind = (uint8_t)op->kind;
 	e->nsubs = op->nsubs;
 	if (op->kind == CCOM_COLL_P2P_GROUP && op->nsubs > 0) {
 		e->count = op->subs[0].count;
-		e->dtype = (int32_t)op->subs[0].dtype;
+		e->dtype = (uint8_t)op->subs[0].dtype;
 		e->root = op->subs[0].root;
 	} else {
 		e->count = op->count;
-		e->dtype = (int32_t)op->dtype;
+		e->dtype = (uint8_t)op->dtype;
 		e->root = ccom_coll_has_root(op->kind) ? op->root : -1;
 	}
-	e->op = ccom_coll_has_op(op->kind) ? (int32_t)op->op : -1;
+	e->op = ccom_coll_has_op(op->kind) ? (int8_t)op->op : -1;
 	e->err = 0;
-	e->algo = e->proto = NULL;
+	e->algo = e->proto = 0;
 	e->t_enqueue_us = ccom_flight_now();
 	e->t_start_us = e->t_end_us = 0;
-	atomic_store_explicit(&e->state, CCOM_FLIGHT_ENQUEUED, memory_order_relaxed);
-	atomic_store_explicit(&e->seq, seq, memory_order_release);
+	e->state = CCOM_FLIGHT_ENQUEUED;
+	__atomic_store_n(&e->seq, seq, __ATOMIC_RELEASE);
 }
 
 bool ccom_flight_pending(const struct ccom_flight *fr)
@@ -103,32 +313,40 @@ bool ccom_flight_pending(const struct ccom_flight *fr)
 	uint32_t i;
 
 	for (i = 0; fr && i < fr->n; i++)
-		if (atomic_load(&fr->e[i].seq) &&
-		    atomic_load(&fr->e[i].state) <= CCOM_FLIGHT_STARTED)
+		if (__atomic_load_n(&fr->e[i].seq, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&fr->e[i].state, __ATOMIC_ACQUIRE) <= CCOM_FLIGHT_STARTED)
 			return true;
 	return false;
 }
 
 /* One consistent copy of each recorded entry, oldest first; returns the count. */
-static uint32_t snapshot(struct ccom_flight *fr, struct ccom_flight_entry *out)
+static uint32_t snapshot(struct ccom_flight *fr, struct ccom_pub_op *out)
 {
 	uint64_t last = fr->next_seq, first, s;
 	uint32_t k = 0;
 
 	first = last >= fr->n ? last - fr->n + 1 : 1;
 	for (s = first; s <= last && s; s++) {
-		struct ccom_flight_entry *e = &fr->e[s & (fr->n - 1)];
+		struct ccom_pub_op *e = &fr->e[s & (fr->n - 1)];
 
-		if (atomic_load_explicit(&e->seq, memory_order_acquire) != s)
+		if (__atomic_load_n(&e->seq, __ATOMIC_ACQUIRE) != s)
 			continue;
 		memcpy(&out[k], e, sizeof(*e));
-		if (atomic_load_explicit(&e->seq, memory_order_acquire) == s)
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) == s)
 			k++;
 	}
 	return k;
 }
 
-static const char *op_str(const struct ccom_flight_entry *e)
+/* The name of algorithm/protocol slot @i, NULL if none was chosen. */
+static const char *algo_str(const struct ccom_flight *fr, uint8_t i)
+{
+	return i && i < __atomic_load_n(&fr->names->algo_count, __ATOMIC_ACQUIRE) ?
+		       fr->names->algo_names[i] : NULL;
+}
+
+static const char *op_str(const struct ccom_pub_op *e)
 {
 	return e->op >= 0 ? ccom_op_name((ccomRedOp_t)e->op) : "-";
 }
@@ -172,8 +390,9 @@ static int expand(char *out, size_t len, const char *pat, const struct ccomComm 
 }
 
 static void write_json(struct ccomComm *comm, const char *pattern, const char *reason,
-		       const struct ccom_flight_entry *v, uint32_t k, uint32_t cap)
+		       const struct ccom_pub_op *v, uint32_t k, uint32_t cap)
 {
+	const struct ccom_flight *fr = comm->proxy->flight;
 	char path[4096], tmp[4200];
 	struct timeval tv;
 	uint32_t i;
@@ -202,7 +421,7 @@ static void write_json(struct ccomComm *comm, const char *pattern, const char *r
 	fprintf(f, ",\n  \"entries\": %u,\n  \"ops_issued\": %llu,\n  \"ops\": [", cap,
 		(unsigned long long)comm->proxy->flight->next_seq);
 	for (i = 0; i < k; i++) {
-		const struct ccom_flight_entry *e = &v[i];
+		const struct ccom_pub_op *e = &v[i];
 
 		fprintf(f, "%s\n    {\"seq\": %llu, \"collective\": ", i ? "," : "",
 			(unsigned long long)e->seq);
@@ -216,13 +435,13 @@ static void write_json(struct ccomComm *comm, const char *pattern, const char *r
 			fprintf(f, "null");
 		fprintf(f, ", \"%s\": %d, \"nsubs\": %d, \"algorithm\": ",
 			e->kind == CCOM_COLL_P2P_GROUP ? "peer" : "root", e->root, e->nsubs);
-		if (e->algo)
-			json_str(f, e->algo);
+		if (algo_str(fr, e->algo))
+			json_str(f, algo_str(fr, e->algo));
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"protocol\": ");
-		if (e->proto)
-			json_str(f, e->proto);
+		if (algo_str(fr, e->proto))
+			json_str(f, algo_str(fr, e->proto));
 		else
 			fprintf(f, "null");
 		fprintf(f, ", \"stream_seq\": %llu, \"state\": \"%s\", \"error\": ",
@@ -246,7 +465,7 @@ static void write_json(struct ccomComm *comm, const char *pattern, const char *r
 void ccom_flight_dump(struct ccomComm *comm, const char *reason, bool once)
 {
 	struct ccom_flight *fr = comm->proxy ? comm->proxy->flight : NULL;
-	struct ccom_flight_entry *v;
+	struct ccom_pub_op *v;
 	const char *file;
 	int64_t now = ccom_flight_now();
 	uint32_t k, i;
@@ -264,13 +483,14 @@ void ccom_flight_dump(struct ccomComm *comm, const char *reason, bool once)
 		  comm->rank, (unsigned long long)comm->comm_hash, k,
 		  (unsigned long long)fr->next_seq, reason);
 	for (i = 0; i < k; i++) {
-		const struct ccom_flight_entry *e = &v[i];
+		const struct ccom_pub_op *e = &v[i];
 		char root[24] = "root -", algo[48];
 
 		if (e->root >= 0)
 			snprintf(root, sizeof(root), "%s %d", e->kind == CCOM_COLL_P2P_GROUP ? "peer" : "root",
 				 e->root);
-		snprintf(algo, sizeof(algo), "%s/%s", e->algo ? e->algo : "-", e->proto ? e->proto : "-");
+		snprintf(algo, sizeof(algo), "%s/%s", algo_str(fr, e->algo) ? algo_str(fr, e->algo) : "-",
+			 algo_str(fr, e->proto) ? algo_str(fr, e->proto) : "-");
 		ccom_warn("flight rank %d seq %llu %s count %llu %s op %s %s algo %s state %s%s%s enqueued %.3f s ago, started %s%.3f s, ended %s%.3f s",
 			  comm->rank, (unsigned long long)e->seq,
 			  ccom_coll_kind_name((enum ccom_coll_kind)e->kind), (unsigned long long)e->count,

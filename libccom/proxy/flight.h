@@ -18,6 +18,7 @@
 #ifndef CCOM_PROXY_FLIGHT_H
 #define CCOM_PROXY_FLIGHT_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,39 +26,43 @@
 
 #include "core/comm.h"
 #include "core/op.h"
+#include "ccom_pubstate.h"
 
-enum ccom_flight_state {
-	CCOM_FLIGHT_ENQUEUED,
-	CCOM_FLIGHT_STARTED,
-	CCOM_FLIGHT_DONE,
-	CCOM_FLIGHT_FAILED,
-};
-
-struct ccom_flight_entry {
-	_Atomic uint64_t seq;		/* op number on the comm (1, 2, ...), 0: empty */
-	uint64_t stream_seq;		/* position in its stream */
-	uint64_t count;
-	int32_t kind, dtype, op;	/* op: -1 if none */
-	int32_t root;			/* root, peer of a Send/Recv (first of a group), -1 */
-	int32_t nsubs;			/* p2p group: sends + receives */
-	_Atomic int32_t state;		/* enum ccom_flight_state */
-	int32_t err;			/* -errno of a failed op */
-	const char *algo, *proto;	/* static names (tune/), NULL until chosen */
-	int64_t t_enqueue_us, t_start_us, t_end_us; /* ccom_flight_now(), 0: not yet */
-};
+/*
+ * The entries are the published format's &struct ccom_pub_op
+ * (ccom_pubstate.h): when the communicator has a state file, the ring is
+ * mapped in it (publish/), so that ccomctl and ccomd read the same stores
+ * without the process' help; otherwise it is in memory.
+ */
+#define CCOM_FLIGHT_ENQUEUED	CCOM_PUB_OP_ISSUED
+#define CCOM_FLIGHT_STARTED	CCOM_PUB_OP_STARTED
+#define CCOM_FLIGHT_DONE	CCOM_PUB_OP_DONE
+#define CCOM_FLIGHT_FAILED	CCOM_PUB_OP_FAILED
 
 /**
  * struct ccom_flight - the recorder (comm->proxy->flight, NULL when off).
  * @n: entries (CCOM_FLIGHT_RECORDER_ENTRIES rounded up to a power of two)
  * @next_seq: seq of the next enqueued op - 1 (under the queue lock)
  * @dumped: a failure dump was written (one per communicator)
+ * @published: @e and @names are in the state file (else in memory)
+ * @comm: the communicator, for a dump on request (signal)
+ * @next: link of the list the request dumper walks
+ * @names: name tables of the entries (kinds, dtypes, ops, algorithms)
+ * @algo_ptr: the static name each @names->algo_names slot was copied from
+ * @algo_lock: serializes adding a name (slow path, once per name)
  * @e: @n entries, op seq s at e[s & (n - 1)]
  */
 struct ccom_flight {
 	uint32_t n;
 	uint64_t next_seq;
 	atomic_int dumped;
-	struct ccom_flight_entry e[];
+	bool published;
+	struct ccomComm *comm;
+	struct ccom_flight *next;
+	struct ccom_pub_ops *names;
+	const char *algo_ptr[CCOM_PUB_ALGOS];
+	pthread_mutex_t algo_lock;
+	struct ccom_pub_op *e;
 };
 
 /*
@@ -74,50 +79,67 @@ static inline int64_t ccom_flight_now(void)
 	return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Allocate comm->proxy->flight from CCOM_FLIGHT_RECORDER_ENTRIES (0: off). */
+/*
+ * Allocate comm->proxy->flight from CCOM_FLIGHT_RECORDER_ENTRIES (0: off),
+ * in the state file when there is one; with CCOM_FLIGHT_RECORDER_SIGNAL
+ * set, register it with the dumper of that signal.
+ */
 int ccom_flight_create(struct ccomComm *comm);
 void ccom_flight_destroy(struct ccomComm *comm);
 
 /* Record @op as enqueued and give it its seq (op->flight_seq). */
 void ccom_flight_enqueue(struct ccom_flight *fr, struct ccom_op *op);
 
-static inline struct ccom_flight_entry *ccom_flight_entry(struct ccom_flight *fr,
-							  const struct ccom_op *op)
+static inline struct ccom_pub_op *ccom_flight_entry(struct ccom_flight *fr,
+						    const struct ccom_op *op)
 {
-	struct ccom_flight_entry *e;
+	struct ccom_pub_op *e;
 
 	if (!fr || !op->flight_seq)
 		return NULL;
 	e = &fr->e[op->flight_seq & (fr->n - 1)];
-	return atomic_load_explicit(&e->seq, memory_order_relaxed) == op->flight_seq ? e : NULL;
+	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == op->flight_seq ? e : NULL;
 }
 
 /* @now: ccom_now_us() the caller read anyway (the op's deadline). */
 static inline void ccom_flight_start(struct ccom_flight *fr, const struct ccom_op *op, int64_t now)
 {
-	struct ccom_flight_entry *e = ccom_flight_entry(fr, op);
+	struct ccom_pub_op *e = ccom_flight_entry(fr, op);
 
 	if (e) {
 		e->t_start_us = now;
-		atomic_store_explicit(&e->state, CCOM_FLIGHT_STARTED, memory_order_release);
+		__atomic_store_n(&e->state, CCOM_FLIGHT_STARTED, __ATOMIC_RELEASE);
 	}
+}
+
+/* The slot of static name @name in fr->names->algo_names (added if new). */
+uint8_t ccom_flight_name_slow(struct ccom_flight *fr, const char *name);
+
+static inline uint8_t ccom_flight_name(struct ccom_flight *fr, const char *name)
+{
+	uint32_t i, n = __atomic_load_n(&fr->names->algo_count, __ATOMIC_ACQUIRE);
+
+	for (i = 1; i < n; i++)
+		if (fr->algo_ptr[i] == name)
+			return (uint8_t)i;
+	return ccom_flight_name_slow(fr, name);
 }
 
 /* The algorithm and protocol coll/ chose (static strings). */
 static inline void ccom_flight_algo(struct ccom_flight *fr, const struct ccom_op *op,
 				    const char *algo, const char *proto)
 {
-	struct ccom_flight_entry *e = ccom_flight_entry(fr, op);
+	struct ccom_pub_op *e = ccom_flight_entry(fr, op);
 
 	if (e) {
-		e->algo = algo;
-		e->proto = proto;
+		e->algo = ccom_flight_name(fr, algo);
+		e->proto = ccom_flight_name(fr, proto);
 	}
 }
 
 static inline void ccom_flight_end(struct ccom_flight *fr, const struct ccom_op *op, int err)
 {
-	struct ccom_flight_entry *e = ccom_flight_entry(fr, op);
+	struct ccom_pub_op *e = ccom_flight_entry(fr, op);
 
 	if (e) {
 		int64_t now = ccom_flight_now();
@@ -125,8 +147,8 @@ static inline void ccom_flight_end(struct ccom_flight *fr, const struct ccom_op 
 		/* The coarse clock lags the precise one by up to a tick. */
 		e->t_end_us = now > e->t_start_us ? now : e->t_start_us;
 		e->err = err;
-		atomic_store_explicit(&e->state, err ? CCOM_FLIGHT_FAILED : CCOM_FLIGHT_DONE,
-				      memory_order_release);
+		__atomic_store_n(&e->state, err ? CCOM_FLIGHT_FAILED : CCOM_FLIGHT_DONE,
+				 __ATOMIC_RELEASE);
 	}
 }
 

@@ -323,11 +323,46 @@ void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fa
 	seq_end(p->state);
 }
 
+struct ccom_pub_op *ccom_publish_ops_map(struct ccom_publish *p, uint32_t n)
+{
+	size_t bytes = (size_t)n * sizeof(struct ccom_pub_op);
+	void *map;
+
+	if (!p || !p->file || p->ring || !n || (n & (n - 1)))
+		return NULL;
+	if (ftruncate(p->fd, (off_t)(CCOM_PUB_FILE_SIZE + bytes))) {
+		ccom_info(CCOM_SUBSYS_INIT,
+			  "Publish: cannot grow %s by the operation ring (%zu bytes): %s; ccomctl will not see the rank's operations",
+			  p->path, bytes, strerror(errno));
+		return NULL;
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, CCOM_PUB_FILE_SIZE);
+	if (map == MAP_FAILED) {
+		ccom_info(CCOM_SUBSYS_INIT,
+			  "Publish: cannot map the operation ring of %s: %s; ccomctl will not see the rank's operations",
+			  p->path, strerror(errno));
+		return NULL;
+	}
+	p->ring = map;
+	p->ring_bytes = bytes;
+	p->file->ops.offset = CCOM_PUB_FILE_SIZE;
+	p->file->ops.entry_size = sizeof(struct ccom_pub_op);
+	return p->ring;
+}
+
+void ccom_publish_ops_ready(struct ccom_publish *p, uint32_t n)
+{
+	/* Pairs with the reader's acquire load: the names and offset come first. */
+	__atomic_store_n(&p->file->ops.n, n, __ATOMIC_RELEASE);
+}
+
 void ccom_publish_close(struct ccom_publish *p)
 {
 	if (!p)
 		return;
 	publish_unregister(p);
+	if (p->ring)
+		munmap(p->ring, p->ring_bytes);
 	if (p->file) {
 		unlink(p->path);
 		munmap(p->file, CCOM_PUB_FILE_SIZE);

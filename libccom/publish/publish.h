@@ -36,6 +36,8 @@ struct ccomComm;
  * @path: file name, unlinked by ccom_publish_close() ("" without a file)
  * @comm: the communicator (outlives the handle), for fields that are only
  *	known after some init stages (the device)
+ * @ring: the operation ring mapped past the first page of @file, NULL if none
+ * @ring_bytes: length of the @ring mapping
  */
 struct ccom_publish {
 	struct nccom_comm_state *state;
@@ -46,6 +48,8 @@ struct ccom_publish {
 	uint32_t handle;
 	char path[256];
 	const struct ccomComm *comm;
+	struct ccom_pub_op *ring;
+	size_t ring_bytes;
 };
 
 /**
@@ -90,6 +94,39 @@ void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fa
  * @p: handle or NULL
  */
 void ccom_publish_close(struct ccom_publish *p);
+
+/**
+ * ccom_publish_ops_map() - grow the state file by an operation ring and map it
+ * @p: handle or NULL
+ * @n: entries, a power of two
+ *
+ * The ring (&struct ccom_pub_op, ccom_pubstate.h "operation ring") is zeroed
+ * and not yet visible to readers: the caller fills the name tables of
+ * ccom_publish_ops_names() and then calls ccom_publish_ops_ready().  The
+ * mapping lives until ccom_publish_close().
+ *
+ * Return: the ring, or NULL without a state file or if growing or mapping
+ * it failed (logged at INFO; the caller keeps its ring in memory).
+ */
+struct ccom_pub_op *ccom_publish_ops_map(struct ccom_publish *p, uint32_t n);
+
+/**
+ * ccom_publish_ops_names() - the ring's name tables in the state file
+ * @p: a handle whose ccom_publish_ops_map() succeeded
+ *
+ * Return: the &struct ccom_pub_ops of the file.
+ */
+static inline struct ccom_pub_ops *ccom_publish_ops_names(struct ccom_publish *p)
+{
+	return &p->file->ops;
+}
+
+/**
+ * ccom_publish_ops_ready() - make the ring of ccom_publish_ops_map() visible
+ * @p: a handle whose ccom_publish_ops_map() succeeded
+ * @n: its entries
+ */
+void ccom_publish_ops_ready(struct ccom_publish *p, uint32_t n);
 
 /**
  * ccom_publish_op_issued() - count one issued operation

@@ -96,6 +96,8 @@ static const struct ccom_param_desc params[] = {
 	  "Operations each communicator's flight recorder keeps (its last N: collective, count, dtype, op, root/peer, algorithm, state, times); dumped at WARN and to CCOM_FLIGHT_RECORDER_FILE when an operation fails or the comm is aborted with operations pending; 0 turns it off." },
 	{ "CCOM_FLIGHT_RECORDER_FILE", NULL,
 	  "Also write the flight recorder's dump as JSON to this file; %h host, %p pid, %r rank." },
+	{ "CCOM_FLIGHT_RECORDER_SIGNAL", NULL,
+	  "A signal (name such as USR2, or number) that dumps every communicator's flight recorder of the process on request, like a failure does; unset (the default): no handler is installed." },
 	/* Inspection (publish/) */
 	{ "CCOM_PUBLISH", "1",
 	  "0 turns off the per-communicator state file read by ccomd and ccomctl (publish/)." },

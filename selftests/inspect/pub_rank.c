@@ -6,7 +6,14 @@
  * to STAGE, counts OPS issued and completed operations (plus STALL issued
  * ones that never complete), optionally records an error, prints "ready"
  * and sleeps until killed (SIGTERM closes the state file; SIGKILL leaves a
- * stale one).
+ * stale one).  With PUB_RANK_RING=1 it also publishes a flight-recorder
+ * ring as libccom's proxy/flight.c does (the format of ccom_pubstate.h):
+ * ops 1..OPS done and the STALL ones started, each an AllReduce of 1024
+ * floats (sum, ring/simple), so that the tools' op-level localisation can
+ * be tested on states a real job cannot be held in (a rank that issued op
+ * k, while the others completed it).  PUB_RANK_SIZE=N stores N as the
+ * file's size field, as a writer of an older layout would (512: version 2
+ * before the ring).
  *
  * usage: pub_rank HASH RANK NRANKS STAGE OPS STALL [ERRNO]
  * Exit: 0 after SIGTERM, 1 on a usage error, 2 if publishing failed.
@@ -15,8 +22,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ccom.h"
 #include "core/comm.h"
 #include "publish/publish.h"
 
@@ -26,6 +35,45 @@ static void on_term(int sig)
 {
 	(void)sig;
 	stop = 1;
+}
+
+static void publish_ring(struct ccom_publish *p, long done, long started)
+{
+	struct ccom_pub_op *ring = ccom_publish_ops_map(p, 64), *e;
+	struct ccom_pub_ops *t;
+	struct timespec ts;
+	long s;
+
+	if (!ring) {
+		fprintf(stderr, "pub_rank: cannot map the op ring\n");
+		exit(2);
+	}
+	t = ccom_publish_ops_names(p);
+	snprintf(t->kind_names[0], CCOM_PUB_NAME_LEN, "AllReduce");
+	snprintf(t->dtype_names[ccomFloat32], CCOM_PUB_NAME_LEN, "float");
+	snprintf(t->redop_names[ccomSum], CCOM_PUB_NAME_LEN, "sum");
+	snprintf(t->algo_names[0], CCOM_PUB_NAME_LEN, "-");
+	snprintf(t->algo_names[1], CCOM_PUB_NAME_LEN, "ring");
+	snprintf(t->algo_names[2], CCOM_PUB_NAME_LEN, "simple");
+	t->algo_count = 3;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	for (s = 1; s <= done + started; s++) {
+		e = &ring[s & 63];
+		e->count = 1024;
+		e->kind = 0;
+		e->dtype = ccomFloat32;
+		e->op = ccomSum;
+		e->root = -1;
+		e->algo = 1;
+		e->proto = 2;
+		e->stream_seq = (uint32_t)s;
+		e->t_enqueue_us = e->t_start_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - 1500000;
+		e->state = s <= done ? CCOM_PUB_OP_DONE : CCOM_PUB_OP_STARTED;
+		if (s <= done)
+			e->t_end_us = e->t_start_us + 100;
+		__atomic_store_n(&e->seq, (uint64_t)s, __ATOMIC_RELEASE);
+	}
+	ccom_publish_ops_ready(p, 64);
 }
 
 int main(int argc, char **argv)
@@ -59,6 +107,10 @@ int main(int argc, char **argv)
 		ccom_publish_op_issued(p);
 	for (i = 0; i < ops; i++)
 		ccom_publish_op_completed(p);
+	if (getenv("PUB_RANK_RING") && atoi(getenv("PUB_RANK_RING")))
+		publish_ring(p, ops, stall);
+	if (getenv("PUB_RANK_SIZE"))
+		p->file->size = (uint32_t)atoi(getenv("PUB_RANK_SIZE"));
 	if (argc > 7)
 		ccom_publish_error(p, -atoi(argv[7]), "pub_rank: injected error", 0);
 	printf("ready %s\n", p->path);

@@ -19,7 +19,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"Usage: ccomctl [OPTIONS] OBJECT [COMMAND] [ARGS]\n"
-		"OBJECT := { dev | client | comm | queue | sem | stats | monitor | job | help }\n"
+		"OBJECT := { dev | client | comm | queue | sem | stats | monitor | job | flight | help }\n"
 		"OPTIONS := { -j[son] | -p[retty] | -d[ir] DIR | -s[erver] HOST:PORT | -V[ersion] | -h[elp] }\n"
 		"  -j          JSON output\n"
 		"  -p          pretty (indented) JSON\n"
@@ -149,6 +149,7 @@ static const struct ctl_cmd objects[] = {
 	{ "stats", cmd_stats },
 	{ "monitor", cmd_monitor },
 	{ "job", cmd_job },
+	{ "flight", cmd_flight },
 	{ "help", cmd_help },
 	{ NULL, NULL },
 };

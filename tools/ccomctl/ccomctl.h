@@ -70,5 +70,6 @@ int cmd_sem(struct ccomctl *c);
 int cmd_stats(struct ccomctl *c);
 int cmd_monitor(struct ccomctl *c);
 int cmd_job(struct ccomctl *c);
+int cmd_flight(struct ccomctl *c);
 
 #endif

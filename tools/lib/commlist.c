@@ -94,6 +94,11 @@ static bool comm_merge(struct member_list *drv, const struct member *f)
 		/* The pid as the rank sees it (the driver's is in our pid namespace). */
 		if (!d->pid)
 			d->pid = f->pid;
+		/* The op ring is only in the file. */
+		d->ring = f->ring;
+		d->last_seq = f->last_seq;
+		d->nops = f->nops;
+		memcpy(d->ops, f->ops, sizeof(d->ops));
 		snprintf(d->source, sizeof(d->source), "driver+shm");
 		return true;
 	}

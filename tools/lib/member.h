@@ -15,6 +15,50 @@
 #include "print.h"
 #include "ccom_pubstate.h"
 
+#define MEMBER_OPS 8
+
+/**
+ * struct member_op - one operation of a rank's flight recorder, as read
+ *	from the published ring (ccom_pubstate.h "operation ring") or a peer
+ * @seq: operation number on the communicator (1, 2, ...)
+ * @count: element count
+ * @root: root or peer, -1 if none
+ * @nsubs: sends and receives of a p2p group
+ * @err: negative errno of a failed operation
+ * @state: &enum ccom_pub_op_state
+ * @stream_seq: position in its stream (low 32 bits)
+ * @age_ms: issued or started, not ended: ms since it started (or since it
+ *	was issued, if not started); ended: how long it ran; -1 if unknown
+ * @kind: collective ("AllReduce")
+ * @dtype: data type ("float")
+ * @redop: reduction ("sum"), "" if none
+ * @algo: algorithm, "" if not chosen
+ * @proto: protocol, "" if not chosen
+ */
+struct member_op {
+	uint64_t seq;
+	uint64_t count;
+	int32_t root;
+	int32_t nsubs;
+	int32_t err;
+	uint32_t state;
+	uint32_t stream_seq;
+	int64_t age_ms;
+	char kind[CCOM_PUB_NAME_LEN];
+	char dtype[CCOM_PUB_NAME_LEN];
+	char redop[CCOM_PUB_NAME_LEN];
+	char algo[CCOM_PUB_NAME_LEN];
+	char proto[CCOM_PUB_NAME_LEN];
+};
+
+/**
+ * member_op_state_name() - "issued", "started", "done" or "failed"
+ * @state: &enum ccom_pub_op_state
+ *
+ * Return: the name, "unknown" for other values.
+ */
+const char *member_op_state_name(uint32_t state);
+
 /**
  * struct member - one rank of one communicator
  * @hash: communicator hash
@@ -29,9 +73,16 @@
  * @start_ns: CLOCK_REALTIME when the rank published first (0 if unknown)
  * @stage_ns: CLOCK_REALTIME of the last stage change (0 if unknown)
  * @alive: the rank's process still holds its state (not stale)
+ * @stopped: the rank's process is stopped (SIGSTOP, a debugger): read from
+ *	/proc on the host that holds the file, for a pid whose process
+ *	started before the file was created (pid reuse excluded)
  * @registered: the published file says the rank registered with the driver
  * @client: driver client id of the registration (0 if not from the driver)
  * @handle: driver handle of the registration (0 if not from the driver)
+ * @ring: entries of the rank's published flight recorder, 0 if it has none
+ * @last_seq: the highest operation number the rank issued (from the ring)
+ * @nops: entries of @ops
+ * @ops: the rank's last @nops operations, oldest first (from the ring)
  * @source: "shm" (published file), "driver" (netlink), "driver+shm" (both,
  *	merged) or "peer"
  * @host: host name
@@ -50,9 +101,14 @@ struct member {
 	uint64_t start_ns;
 	uint64_t stage_ns;
 	bool alive;
+	bool stopped;
 	bool registered;
 	uint32_t client;
 	uint32_t handle;
+	uint32_t ring;
+	uint64_t last_seq;
+	int nops;
+	struct member_op ops[MEMBER_OPS];
 	char source[12];
 	char host[CCOM_PUB_HOST_LEN];
 	char error_msg[CCOM_PUB_ERRMSG_LEN];
@@ -120,5 +176,47 @@ void member_sort(struct member_list *l);
  * opendir().
  */
 int pubdir_scan(const char *dir, bool clean, struct member_list *l);
+
+/**
+ * pubdir_flight() - the whole published flight recorder of the live ranks
+ *	of @hash in @dir (pubdir.c)
+ * @dir: directory of the library-published state
+ * @hash: communicator
+ * @fn: called once per rank that has a ring, with its member and its
+ *	operations, oldest first; a non-zero return stops the scan
+ * @arg: passed to @fn
+ *
+ * Return: the number of ranks @fn was called for, -ENOMEM or the -errno of
+ * opendir().
+ */
+int pubdir_flight(const char *dir, uint64_t hash,
+		  int (*fn)(const struct member *m, const struct member_op *ops, size_t n,
+			    void *arg),
+		  void *arg);
+
+/**
+ * member_op_line() - print one operation: a line in text, an object in JSON
+ * @p: printer
+ * @o: operation
+ */
+void member_op_line(struct pr *p, const struct member_op *o);
+
+/**
+ * member_flight() - print one rank's flight recorder: a header line and
+ *	one line per operation in text, one object with an "ops" array in JSON
+ * @p: printer
+ * @m: the rank
+ * @ops: its operations, oldest first
+ * @n: number of @ops
+ */
+void member_flight(struct pr *p, const struct member *m, const struct member_op *ops, size_t n);
+
+/**
+ * member_op_desc() - "AllReduce, 1024 x float" into @buf
+ * @o: operation
+ * @buf: result
+ * @len: size of @buf
+ */
+void member_op_desc(const struct member_op *o, char *buf, size_t len);
 
 #endif
