@@ -101,6 +101,27 @@ static void bs_stagger(const struct ccom_bootstrap_args *a)
 	ccom_sleep_us(us, a->abort);
 }
 
+/* This rank's check-in, of @type. */
+static void bs_make_hello(const struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+			  const struct ccom_bs_id *id, uint32_t type, struct ccom_bs_hello *h)
+{
+	int64_t deadline = a->start_us + a->timeout_ms * 1000;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = id->magic;
+	h->type = type;
+	h->abi = ccom_abi_id();
+	h->size = sizeof(*h);
+	h->rank = a->rank;
+	h->nranks = a->nranks;
+	h->version = ccom_version_code();
+	h->build_hash = ccom_build_hash();
+	h->remaining_ms = (uint32_t)((deadline - ccom_now_us()) / 1000);
+	h->pid = getpid();
+	gethostname(h->host, sizeof(h->host) - 1);
+	h->listen = bs->listen_addr;
+}
+
 static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
 		      const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
 		      union ccom_sockaddr *next)
@@ -136,19 +157,7 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	refused = rc == 1;
 	if (refused)
 		rc = 0;
-	memset(&h, 0, sizeof(h));
-	h.magic = id->magic;
-	h.type = ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO;
-	h.abi = ccom_abi_id();
-	h.size = sizeof(h);
-	h.rank = a->rank;
-	h.nranks = a->nranks;
-	h.version = ccom_version_code();
-	h.build_hash = ccom_build_hash();
-	h.remaining_ms = (uint32_t)((deadline - ccom_now_us()) / 1000);
-	h.pid = getpid();
-	gethostname(h.host, sizeof(h.host) - 1);
-	h.listen = bs->listen_addr;
+	bs_make_hello(bs, a, id, ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO, &h);
 	/*
 	 * The root reports missing ranks before this rank's deadline; give its
 	 * verdict a short grace (10 % of the timeout, 0.5 to 5 s) beyond it so
@@ -357,6 +366,19 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 	rc = bs_listen(&bs->listen_addr, &bs->listen_fd, "bootstrap ring and p2p");
 	if (rc)
 		goto err_close;
+	if (ccom_bs_hier_wanted(a)) {
+		struct ccom_bs_hello h;
+
+		/* Only host leaders reach the root: no stagger. */
+		bs_make_hello(bs, a, &id, CCOM_BS_LOCAL, &h);
+		rc = ccom_bs_hier_init(bs, a, &id, &h);
+		if (rc)
+			goto err_close;
+		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : %d ranks' addresses gathered through the host leaders",
+			  bs->nranks);
+		*out = bs;
+		return 0;
+	}
 	bs_stagger(a);
 	rc = bs_checkin(bs, a, &id, a->nids > 1 ? &ext : NULL, &next);
 	if (rc)

@@ -7,12 +7,14 @@
  *   bootstrap.c   unique id and root start, init (check-in, ring), close
  *   allgather.c   ring / Bruck all-gather, barriers, subset versions
  *   msg.c         connections between ranks, (peer, tag) messages, progress
+ *   hier.c        the hierarchical bootstrap: host leaders, their ring
  *   root.c        the root thread
  *   id.c          unique id encode/decode and magic, announced identity
  *   auth.c        the challenge-response of every connection (auth.h)
  *   mac.c         SHA-256, HMAC-SHA-256 (mac.h)
  *
- * bootstrap.c calls all below it, allgather.c calls msg.c, root.c calls
+ * bootstrap.c calls all below it, allgather.c calls msg.c, hier.c calls
+ * msg.c, auth.c and mac.c, root.c calls
  * id.c and auth.c, msg.c and id.c call auth.c, auth.c calls mac.c, which
  * calls no other file of the folder.
  */
@@ -136,6 +138,20 @@ int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int
 int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
 			size_t size);
 int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size);
+
+/*
+ * hier.c: 1 if this job bootstraps hierarchically (CCOM_BOOTSTRAP_HIER,
+ * else nranks >= CCOM_BOOTSTRAP_HIER_THRESHOLD; never with several ids).
+ */
+int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a);
+
+/*
+ * hier.c: check in through this host's leader (or be it), fill every
+ * rank's address in bs->addrs.  @h is this rank's check-in (its type is
+ * set here).  0 or -errno after ccom_set_last_error().
+ */
+int ccom_bs_hier_init(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+		      const struct ccom_bs_id *id, struct ccom_bs_hello *h);
 
 /* allgather.c: the all-gathers of bootstrap.h, for a caller holding bs->lock. */
 int ccom_bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot);

@@ -72,7 +72,10 @@ struct root_pending {
 };
 
 struct root_rank {
-	int fd;			/* -1 until checked in, and after answered */
+	int fd;			/* -1 until checked in, and after answered (members: always) */
+	int in;			/* checked in, itself or through its host leader */
+	int leader;		/* checked in as a host leader (hierarchical): @fd carries members */
+	int via;		/* members: the rank of their host leader */
 	struct ccom_bs_hello hello;
 };
 
@@ -92,6 +95,8 @@ struct root {
 	int64_t linger;		/* after a failure, keep answering until then */
 	int64_t latest;		/* when the last checked-in rank gives up by itself */
 	int failed;		/* -errno once the job cannot start */
+	int mode;		/* of the first check-in: 0 none yet, CCOM_BS_HELLO(_MULTI) or _HELLO_HOST */
+	int nleaders;
 	char msg[CCOM_BS_MAX_MSG];
 	/* Several roots (nids > 1); nids 1: one root, lo 0, hi nranks. */
 	int nids, idx, lo, hi;
@@ -272,10 +277,40 @@ static int root_check_skew(struct root *rt, const struct ccom_bs_hello *h)
 	return -EBADE;
 }
 
+/* Hierarchical: every rank is in; tell each host leader its place in the leaders' ring. */
+static void root_all_in_hier(struct root *rt)
+{
+	int *lead = malloc(rt->nleaders * sizeof(*lead)), h = 0, r;
+
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root: all %d ranks checked in through %d host leaders after %.3f ms",
+		  rt->nranks, rt->nleaders, (ccom_now_us() - rt->first_us) / 1e3);
+	for (r = 0; lead && r < rt->nranks; r++)
+		if (rt->ranks[r].leader)
+			lead[h++] = r;
+	for (h = 0; lead && h < rt->nleaders; h++) {
+		struct ccom_bs_host_info hi = {
+			.nhosts = rt->nleaders,
+			.index = h,
+			.prev_leader = lead[(h - 1 + rt->nleaders) % rt->nleaders],
+			.next_leader = lead[(h + 1) % rt->nleaders],
+		};
+		int fd = rt->ranks[lead[h]].fd;
+
+		root_send_reply_data(fd, rt->magic, 0, &rt->addrs[hi.next_leader], &hi, sizeof(hi));
+		close(fd);
+		rt->ranks[lead[h]].fd = -1;
+	}
+	free(lead);
+}
+
 static void root_all_in(struct root *rt)
 {
 	int r;
 
+	if (rt->mode == CCOM_BS_HELLO_HOST) {
+		root_all_in_hier(rt);
+		return;
+	}
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks checked in after %.3f ms",
 		  rt->idx, rt->nids, rt->nranks, (ccom_now_us() - rt->first_us) / 1e3);
 	for (r = rt->lo; r < rt->hi; r++) {
@@ -397,7 +432,15 @@ static void root_checkin(struct root *rt, int i)
 		err = -EPERM;
 	} else if (!err && (err = root_check_multi(rt, h, nids, idx))) {
 		/* rt->msg says which */
-	} else if (!err && rt->ranks[h->rank].fd >= 0) {
+	} else if (!err && rt->mode && (rt->mode == CCOM_BS_HELLO_HOST) != (h->type == CCOM_BS_HELLO_HOST)) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "bootstrap mode mismatch: rank %d (%s pid %d) checked in %s but rank %d %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
+			 h->rank, h->host, h->pid,
+			 h->type == CCOM_BS_HELLO_HOST ? "as a host leader (hierarchical bootstrap)" : "flat",
+			 rt->first_rank,
+			 rt->mode == CCOM_BS_HELLO_HOST ? "as a host leader" : "flat");
+		err = -EPERM;
+	} else if (!err && rt->ranks[h->rank].in) {
 		const struct ccom_bs_hello *o = &rt->ranks[h->rank].hello;
 
 		snprintf(rt->msg, sizeof(rt->msg),
@@ -415,8 +458,14 @@ static void root_checkin(struct root *rt, int i)
 		return;
 	}
 	rt->ranks[h->rank].fd = p.fd;
+	rt->ranks[h->rank].in = 1;
+	rt->ranks[h->rank].leader = h->type == CCOM_BS_HELLO_HOST;
+	rt->ranks[h->rank].via = h->rank;
 	rt->ranks[h->rank].hello = *h;
 	rt->addrs[h->rank] = h->listen;
+	rt->nleaders += h->type == CCOM_BS_HELLO_HOST;
+	if (!rt->mode)
+		rt->mode = (int)h->type;
 	rt->count++;
 	if (!rt->deadline || dl < rt->deadline)
 		rt->deadline = dl;
@@ -434,7 +483,7 @@ static void root_timeout(struct root *rt)
 
 	/* Ranks of other roots count as in, at root 0 those of the roots that reported. */
 	for (r = 0; in && r < rt->nranks; r++)
-		in[r] = rt->ranks[r].fd >= 0 || r < rt->lo || r >= rt->hi;
+		in[r] = rt->ranks[r].in || r < rt->lo || r >= rt->hi;
 	for (k = 1; in && rt->sub_fd && k < rt->nids; k++)
 		for (r = range_lo(k, rt->nranks, rt->nids);
 		     r < range_lo(k + 1, rt->nranks, rt->nids); r++)
@@ -497,7 +546,7 @@ static int root_challenge(struct root *rt, int i)
 		return -1;
 	}
 	if ((p->ah.role != CCOM_BS_HELLO && p->ah.role != CCOM_BS_HELLO_MULTI &&
-	     p->ah.role != CCOM_BS_SUBROOT) ||
+	     p->ah.role != CCOM_BS_HELLO_HOST && p->ah.role != CCOM_BS_SUBROOT) ||
 	    p->ah.who < (p->ah.role == CCOM_BS_SUBROOT ? 1 : 0)) {
 		root_drop(rt, i, "malformed authentication hello");
 		return -1;
@@ -896,9 +945,75 @@ static void root_hangup(struct root *rt, int r)
 	rt->ranks[r].fd = -1;
 	rt->count--;
 	snprintf(rt->msg, sizeof(rt->msg),
-		 "rank %d (%s pid %d) disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
-		 h->rank, h->host, h->pid, rt->nranks - rt->count - 1, rt->nranks);
+		 "rank %d (%s pid %d)%s disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
+		 h->rank, h->host, h->pid, rt->ranks[r].leader ? ", a host leader," : "",
+		 rt->nranks - rt->count, rt->nranks);
 	root_fail(rt, -ECONNRESET, rt->deadline);
+}
+
+/* Hierarchical: host leader @l sends ranks of its host (runs), or its host's failure. */
+static void root_members_in(struct root *rt, int l)
+{
+	const struct ccom_bs_hello *lh = &rt->ranks[l].hello;
+	int64_t until = ccom_now_us() + 2000000;
+	struct ccom_bs_members m;
+	struct ccom_bs_run run[64];
+	char text[CCOM_BS_MAX_MSG + 1];
+	uint32_t k;
+	int r, fd = rt->ranks[l].fd;
+
+	if (ccom_sock_recv_all(fd, &m, sizeof(m), until, NULL)) {
+		root_hangup(rt, l);
+		return;
+	}
+	if (m.magic != rt->magic || m.type != CCOM_BS_MEMBERS || m.msg_len > CCOM_BS_MAX_MSG ||
+	    (!m.err && m.count > sizeof(run) / sizeof(run[0]))) {
+		snprintf(rt->msg, sizeof(rt->msg), "host leader rank %d (%s pid %d) sent a malformed member list",
+			 l, lh->host, lh->pid);
+		root_fail(rt, -EPROTO, rt->deadline);
+		return;
+	}
+	if (m.err) {
+		size_t len = m.msg_len;
+
+		if (ccom_sock_recv_all(fd, text, len, until, NULL))
+			len = 0;
+		text[len] = '\0';
+		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "a host leader failed");
+		root_fail(rt, m.err, rt->latest);
+		return;
+	}
+	if (ccom_sock_recv_all(fd, run, m.count * sizeof(run[0]), until, NULL)) {
+		root_hangup(rt, l);
+		return;
+	}
+	for (k = 0; k < m.count; k++) {
+		if (run[k].first < 0 || run[k].n < 1 || run[k].first >= rt->nranks ||
+		    run[k].n > rt->nranks - run[k].first) {
+			snprintf(rt->msg, sizeof(rt->msg),
+				 "host leader rank %d (%s pid %d) reported ranks %d-%d of a job of %d",
+				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
+				 rt->nranks);
+			root_fail(rt, -EINVAL, rt->deadline);
+			return;
+		}
+		for (r = run[k].first; r < run[k].first + run[k].n; r++) {
+			if (rt->ranks[r].in) {
+				const struct ccom_bs_hello *o = &rt->ranks[rt->ranks[r].via].hello;
+
+				snprintf(rt->msg, sizeof(rt->msg),
+					 "duplicate rank: rank %d checked in twice (on the host of rank %d, %s pid %d, and on that of rank %d, %s pid %d); every process must pass a distinct rank",
+					 r, rt->ranks[r].via, o->host, o->pid, l, lh->host, lh->pid);
+				root_fail(rt, -EPERM, rt->deadline);
+				return;
+			}
+			rt->ranks[r].in = 1;
+			rt->ranks[r].via = l;
+			rt->count++;
+		}
+	}
+	ccom_trace(CCOM_SUBSYS_BOOT, "Bootstrap root: host leader %d reported %u run(s), %d ranks in",
+		   l, m.count, rt->count);
 }
 
 static int root_pfd_reserve(struct root *rt, int need)
@@ -919,6 +1034,8 @@ static int root_pfd_reserve(struct root *rt, int need)
 	rt->pfd_cap = need;
 	return 0;
 }
+
+static void root_members_in(struct root *rt, int l);
 
 /* One poll round.  Returns 1 when the root is done. */
 static int root_step(struct root *rt)
@@ -943,7 +1060,9 @@ static int root_step(struct root *rt)
 	if (poll(pfd, 1 + n + m, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
 		return 1;
 	for (i = 0; i < m && !rt->failed; i++)
-		if (pfd[1 + n + i].revents)
+		if (pfd[1 + n + i].revents && rt->ranks[rt->who[i]].leader)
+			root_members_in(rt, rt->who[i]);
+		else if (pfd[1 + n + i].revents)
 			root_hangup(rt, rt->who[i]);
 	/* Walk backwards: consuming entry i moves the last one into its slot. */
 	for (i = n - 1; i >= 0; i--) {

@@ -34,6 +34,9 @@ enum ccom_bs_msg {
 	CCOM_BS_P2P = 0x50325031,	/* rank -> rank, p2p connection */
 	CCOM_BS_HELLO_MULTI = 0x4d454831, /* rank -> root check-in, struct ccom_bs_hello_ext follows */
 	CCOM_BS_SUBROOT = 0x42555331,	/* root k > 0 -> root 0: its ranks' table, or its failure */
+	CCOM_BS_HELLO_HOST = 0x54534832, /* host leader -> root check-in (hierarchical) */
+	CCOM_BS_LOCAL = 0x4c434c32,	/* rank -> its host leader check-in (hierarchical) */
+	CCOM_BS_MEMBERS = 0x424d4d32,	/* host leader -> root: ranks of its host, or its failure */
 	CCOM_BS_AUTH = 0x48545532,	/* connector -> acceptor: first message of every connection */
 	CCOM_BS_CHALLENGE = 0x4c484332,	/* acceptor -> connector: its nonce and proof */
 };
@@ -162,6 +165,40 @@ struct ccom_bs_frame {
 	uint32_t tag;
 	uint32_t pad;
 	uint64_t size;
+};
+
+/*
+ * Hierarchical bootstrap (bootstrap/hier.c): the ranks of a host check in
+ * with their host leader (the first of them to bind the host's abstract
+ * Unix socket) with a struct ccom_bs_hello of type CCOM_BS_LOCAL; only the
+ * leaders check in with the root (CCOM_BS_HELLO_HOST) and then send it,
+ * as their ranks arrive, frames of struct ccom_bs_members followed by
+ * @count runs (err 0) or @msg_len bytes of text (err -errno: the host's
+ * failure).  Once every rank is in, the root answers each leader with a
+ * struct ccom_bs_reply whose next is the next leader's listen address,
+ * followed by a struct ccom_bs_host_info; the leaders pass their hosts'
+ * address tables around their ring, and each answers its ranks with a
+ * reply followed by every rank's listen address (msg_len = nranks *
+ * sizeof(union ccom_sockaddr)) or the verdict's text.
+ */
+struct ccom_bs_members {
+	uint64_t magic;
+	uint32_t type;		/* CCOM_BS_MEMBERS */
+	int32_t err;
+	uint32_t count;		/* struct ccom_bs_run entries that follow */
+	uint32_t msg_len;
+};
+
+struct ccom_bs_run {
+	int32_t first;
+	int32_t n;
+};
+
+struct ccom_bs_host_info {
+	int32_t nhosts;
+	int32_t index;		/* of this leader, leaders sorted by rank */
+	int32_t prev_leader;	/* rank */
+	int32_t next_leader;
 };
 
 #define CCOM_BS_MAX_MSG 1024
