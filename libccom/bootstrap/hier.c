@@ -37,7 +37,7 @@
 
 #define HIER_TAG_SIZE 0x70	/* leaders' ring: block size, then the block */
 #define HIER_TAG_DATA 0x71
-#define HIER_LOCAL_WAIT_US 1000000	/* a local connection's handshake and check-in */
+#define HIER_LOCAL_WAIT_US 5000000	/* a local connection's handshake and check-in */
 
 int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a)
 {
@@ -243,7 +243,7 @@ static int hier_local_check(struct hier_leader *L, const struct ccom_bs_hello *h
 	return 0;
 }
 
-/* Accept one local connection: authenticate it and read its check-in (bounded, 1 s). */
+/* Accept one local connection: authenticate it and read its check-in (bounded, 5 s). */
 static void hier_accept_one(struct hier_leader *L, int fd)
 {
 	int64_t until = ccom_now_us() + HIER_LOCAL_WAIT_US;
@@ -256,7 +256,7 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 	int err;
 
 	if (ccom_sock_recv_all(fd, &ah, sizeof(ah), until, L->a->abort))
-		why = "no complete hello within 1 s";
+		why = "no complete hello within 5 s";
 	else if (ah.magic != L->id->magic || ah.type != CCOM_BS_AUTH ||
 		 ah.wire != CCOM_BS_WIRE_VERSION || ah.role != CCOM_BS_LOCAL || ah.who < 0 ||
 		 ah.who >= L->a->nranks)
@@ -265,7 +265,7 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 		ccom_bs_auth_challenge_init(&ch, L->id->secret, &ah);
 		if (ccom_sock_send_all(fd, &ch, sizeof(ch), until, L->a->abort) ||
 		    ccom_sock_recv_all(fd, &ans, sizeof(ans), until, L->a->abort))
-			why = "no answer to the challenge within 1 s";
+			why = "no answer to the challenge within 5 s";
 		else if (!ccom_bs_auth_answer_ok(L->id->secret, &ah, ch.nonce, &ans))
 			why = CCOM_BS_AUTH_FAILED;
 	}
