@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap_private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -66,13 +67,19 @@ int ccom_bootstrap_new_root(ccomUniqueId *id)
 		return rc;
 	h.magic = ccom_bs_random_magic();
 	h.id_version = CCOM_BS_ID_VERSION;
-	rc = ccom_bs_root_start(fd, h.magic);
+	rc = ccom_bs_secret_new(h.secret);
+	if (rc) {
+		close(fd);
+		return rc;
+	}
+	rc = ccom_bs_root_start(fd, h.magic, h.secret);
 	if (rc) {
 		close(fd);
 		ccom_set_last_error("Bootstrap: cannot start the root thread: %s", strerror(-rc));
 		return rc;
 	}
 	ccom_bs_id_encode(&h, id);
+	memset(&h, 0, sizeof(h));
 	return 0;
 }
 
@@ -94,6 +101,27 @@ static void bs_stagger(const struct ccom_bootstrap_args *a)
 	ccom_sleep_us(us, a->abort);
 }
 
+/* This rank's check-in, of @type. */
+static void bs_make_hello(const struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+			  const struct ccom_bs_id *id, uint32_t type, struct ccom_bs_hello *h)
+{
+	int64_t deadline = a->start_us + a->timeout_ms * 1000;
+
+	memset(h, 0, sizeof(*h));
+	h->magic = id->magic;
+	h->type = type;
+	h->abi = ccom_abi_id();
+	h->size = sizeof(*h);
+	h->rank = a->rank;
+	h->nranks = a->nranks;
+	h->version = ccom_version_code();
+	h->build_hash = ccom_build_hash();
+	h->remaining_ms = (uint32_t)((deadline - ccom_now_us()) / 1000);
+	h->pid = getpid();
+	gethostname(h->host, sizeof(h->host) - 1);
+	h->listen = bs->listen_addr;
+}
+
 static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
 		      const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
 		      union ccom_sockaddr *next)
@@ -103,8 +131,10 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	int64_t verdict_deadline;
 	struct ccom_bs_hello h;
 	struct ccom_bs_reply rep;
+	struct ccom_bs_auth_hello ah;
+	uint8_t nonce_a[CCOM_BS_NONCE_BYTES];
 	char msg[CCOM_BS_MAX_MSG + 1] __attribute__((aligned(8))), ra[80];
-	int fd, rc;
+	int fd, rc, refused;
 
 	ccom_addr_str(&id->root, ra, sizeof(ra));
 	rc = ccom_sock_connect(&id->root, deadline, a->abort, &fd);
@@ -115,19 +145,19 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 				     " (is the process that called ccomGetUniqueId, or rank 0 with CCOM_COMM_ID, alive and reachable? A unique id serves one communicator: its root exits once the ranks have their answer)");
 		return rc == -ECONNREFUSED ? -ETIMEDOUT : rc;
 	}
-	memset(&h, 0, sizeof(h));
-	h.magic = id->magic;
-	h.type = ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO;
-	h.abi = ccom_abi_id();
-	h.size = sizeof(h);
-	h.rank = a->rank;
-	h.nranks = a->nranks;
-	h.version = ccom_version_code();
-	h.build_hash = ccom_build_hash();
-	h.remaining_ms = (uint32_t)((deadline - ccom_now_us()) / 1000);
-	h.pid = getpid();
-	gethostname(h.host, sizeof(h.host) - 1);
-	h.listen = bs->listen_addr;
+	/* Both sides prove they hold the id's secret; a root of another version may refuse instead. */
+	rc = ccom_bs_auth_connect(fd, id->secret, id->magic, ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO,
+				  a->rank, deadline, a->abort, &ah, nonce_a, &rep);
+	if (rc == -EKEYREJECTED) {
+		close(fd);
+		ccom_set_last_error("Bootstrap: rank %d: the bootstrap root at %s failed authentication: it does not hold this unique id's secret (an id of another job, or the root's address now belongs to another program); pass every rank the 128 bytes of the same ccomGetUniqueId",
+				    a->rank, ra);
+		return -EBADMSG;
+	}
+	refused = rc == 1;
+	if (refused)
+		rc = 0;
+	bs_make_hello(bs, a, id, ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO, &h);
 	/*
 	 * The root reports missing ranks before this rank's deadline; give its
 	 * verdict a short grace (10 % of the timeout, 0.5 to 5 s) beyond it so
@@ -136,13 +166,26 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	 */
 	grace = grace < 500000 ? 500000 : grace > 5000000 ? 5000000 : grace;
 	verdict_deadline = deadline + grace;
-	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, a->abort);
-	if (!rc && ext)
-		rc = ccom_sock_send_all(fd, ext, sizeof(*ext), deadline, a->abort);
-	if (!rc) {
-		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
-			  a->rank, a->nranks, ra);
-		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), verdict_deadline, a->abort);
+	if (refused) {
+		/* The magic and type are in; the rest of the verdict follows. */
+		rc = ccom_sock_recv_all(fd, (char *)&rep + sizeof(uint64_t) + sizeof(uint32_t),
+					sizeof(rep) - sizeof(uint64_t) - sizeof(uint32_t),
+					verdict_deadline, a->abort);
+	} else if (!rc) {
+		rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, a->abort);
+		if (!rc && ext) {
+			struct ccom_bs_hello_ext x = *ext;
+
+			/* Only this root can unwrap the key it will use towards root 0. */
+			ccom_bs_key_wrap(id->secret, &ah, nonce_a, ext->subroot_key, x.subroot_key);
+			rc = ccom_sock_send_all(fd, &x, sizeof(x), deadline, a->abort);
+			memset(&x, 0, sizeof(x));
+		}
+		if (!rc) {
+			ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
+				  a->rank, a->nranks, ra);
+			rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), verdict_deadline, a->abort);
+		}
 	}
 	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY ||
 		    rep.msg_len > CCOM_BS_MAX_MSG))
@@ -194,10 +237,10 @@ static int bs_ring_connect(struct ccom_bootstrap *bs, const struct ccom_bootstra
 		ccom_set_last_error("Bootstrap: rank %d could not connect to rank %d at %s: %s",
 				    bs->rank, nxt, ccom_addr_str(next, na, sizeof(na)),
 				    ccom_bs_err_str(rc));
-		return rc;
+		return rc == -EKEYREJECTED ? -EBADMSG : rc;
 	}
 	while (bs->ring_recv_fd < 0) {
-		rc = ccom_bs_progress(bs, deadline, -1);
+		rc = ccom_bs_progress(bs, deadline, -1, 0);
 		if (rc) {
 			ccom_set_last_error("Bootstrap: rank %d waiting for the ring connection from rank %d: %s",
 					    bs->rank, (bs->rank - 1 + bs->nranks) % bs->nranks,
@@ -216,7 +259,8 @@ static int bs_ring_connect(struct ccom_bootstrap *bs, const struct ccom_bootstra
 	return ccom_bs_bruck_allgather_locked(bs, bs->addrs, sizeof(*bs->addrs));
 }
 
-static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint64_t magic)
+static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint64_t magic,
+				       const uint8_t *key)
 {
 	struct ccom_bootstrap *bs = calloc(1, sizeof(*bs));
 
@@ -225,6 +269,7 @@ static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint
 	bs->rank = a->rank;
 	bs->nranks = a->nranks;
 	bs->magic = magic;
+	memcpy(bs->key, key, sizeof(bs->key));
 	bs->timeout_us = a->timeout_ms * 1000;
 	bs->abort = a->abort;
 	bs->listen_fd = bs->ring_send_fd = bs->ring_recv_fd = -1;
@@ -243,7 +288,7 @@ static struct ccom_bootstrap *bs_alloc(const struct ccom_bootstrap_args *a, uint
  * is ids[0]'s (@magic0).
  */
 static int bs_multi_ids(const struct ccom_bootstrap_args *a, struct ccom_bs_id *id,
-			struct ccom_bs_hello_ext *ext, uint64_t *magic0)
+			struct ccom_bs_hello_ext *ext, uint64_t *magic0, uint8_t *key0)
 {
 	struct ccom_bs_id id0;
 	int idx = (int)((int64_t)a->rank * a->nids / a->nranks), rc;
@@ -263,7 +308,11 @@ static int bs_multi_ids(const struct ccom_bootstrap_args *a, struct ccom_bs_id *
 	ext->idx = (uint32_t)idx;
 	ext->root0_magic = id0.magic;
 	ext->root0 = id0.root;
+	if (idx > 0)
+		ccom_bs_subroot_key(id0.secret, idx, ext->subroot_key);
 	*magic0 = id0.magic;
+	memcpy(key0, id0.secret, CCOM_BS_KEY_BYTES);
+	memset(&id0, 0, sizeof(id0));
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d checks in with root %d of %d", a->rank, idx,
 		  a->nids);
 	return 0;
@@ -275,18 +324,22 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 	struct ccom_bs_hello_ext ext;
 	struct ccom_bootstrap *bs;
 	union ccom_sockaddr next;
+	uint8_t key[CCOM_BS_KEY_BYTES];
 	uint64_t magic = 0;
 	int rc;
 
 	if (a->nids > 1)
-		rc = bs_multi_ids(a, &id, &ext, &magic);
+		rc = bs_multi_ids(a, &id, &ext, &magic, key);
 	else
 		rc = ccom_bs_id_decode(a->id, &id);
 	if (rc)
 		return rc;
-	if (a->nids <= 1)
+	if (a->nids <= 1) {
 		magic = id.magic;
-	bs = bs_alloc(a, magic);
+		memcpy(key, id.secret, sizeof(key));
+	}
+	bs = bs_alloc(a, magic, key);
+	memset(key, 0, sizeof(key));
 	if (!bs) {
 		ccom_set_last_error("Bootstrap: out of memory for %d ranks", a->nranks);
 		return -ENOMEM;
@@ -302,7 +355,7 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 					    ccom_addr_str(&ra, s, sizeof(s)), strerror(-rc));
 			goto err_close;
 		}
-		rc = ccom_bs_root_start(lfd, id.magic);
+		rc = ccom_bs_root_start(lfd, id.magic, id.secret);
 		if (rc) {
 			close(lfd);
 			ccom_set_last_error("Bootstrap: cannot start the root thread: %s", strerror(-rc));
@@ -313,6 +366,19 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 	rc = bs_listen(&bs->listen_addr, &bs->listen_fd, "bootstrap ring and p2p");
 	if (rc)
 		goto err_close;
+	if (ccom_bs_hier_wanted(a)) {
+		struct ccom_bs_hello h;
+
+		/* Only host leaders reach the root: no stagger. */
+		bs_make_hello(bs, a, &id, CCOM_BS_LOCAL, &h);
+		rc = ccom_bs_hier_init(bs, a, &id, &h);
+		if (rc)
+			goto err_close;
+		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : %d ranks' addresses gathered through the host leaders",
+			  bs->nranks);
+		*out = bs;
+		return 0;
+	}
 	bs_stagger(a);
 	rc = bs_checkin(bs, a, &id, a->nids > 1 ? &ext : NULL, &next);
 	if (rc)
@@ -348,5 +414,6 @@ void ccom_bootstrap_close(struct ccom_bootstrap *bs)
 		close(bs->ring_recv_fd);
 	pthread_mutex_destroy(&bs->lock);
 	free(bs->addrs);
+	memset(bs->key, 0, sizeof(bs->key));
 	free(bs);
 }

@@ -7,12 +7,17 @@
  *   bootstrap.c   unique id and root start, init (check-in, ring), close
  *   allgather.c   ring / Bruck all-gather, barriers, subset versions
  *   msg.c         connections between ranks, (peer, tag) messages, progress
+ *   hier.c        the hierarchical bootstrap: host leaders, their ring
  *   root.c        the root thread
  *   id.c          unique id encode/decode and magic, announced identity
  *   rebuild.c     what ccomCommShrink needs of a live bootstrap (calls msg.c)
+ *   auth.c        the challenge-response of every connection (auth.h)
+ *   mac.c         SHA-256, HMAC-SHA-256 (mac.h)
  *
- * bootstrap.c calls all four below it, allgather.c calls msg.c, root.c
- * calls id.c; msg.c and id.c call no other file of the folder.
+ * bootstrap.c calls all below it, allgather.c calls msg.c, hier.c calls
+ * msg.c, auth.c and mac.c, root.c calls
+ * id.c and auth.c, msg.c and id.c call auth.c, auth.c calls mac.c, which
+ * calls no other file of the folder.
  */
 #ifndef CCOM_BOOTSTRAP_PRIVATE_H
 #define CCOM_BOOTSTRAP_PRIVATE_H
@@ -45,19 +50,27 @@ struct bs_rx {
 	size_t got;
 };
 
-/* An accepted connection that has not sent its whole hello yet. */
+/*
+ * An accepted connection that has not authenticated yet: it reads the
+ * connector's struct ccom_bs_auth_hello (@answering 0), sends the
+ * challenge, then reads the answer (@answering 1).
+ */
 struct bs_pending {
 	int fd;
-	size_t got;
+	int answering;
+	size_t got;		/* bytes of the message being read */
 	int64_t since;
 	union ccom_sockaddr from;
-	struct ccom_bs_conn_hello h;
+	struct ccom_bs_auth_hello ah;
+	uint8_t nonce[CCOM_BS_NONCE_BYTES];	/* the challenge's */
+	struct ccom_bs_auth_answer ans;
 };
 
 struct ccom_bootstrap {
 	int rank;
 	int nranks;
 	uint64_t magic;		/* comm magic of rank-to-rank connections */
+	uint8_t key[CCOM_BS_KEY_BYTES];	/* their key: the secret of the id (ids[0]) */
 	int64_t timeout_us;
 	const atomic_int *abort;
 	pthread_mutex_t lock;	/* serialises every operation on this bootstrap */
@@ -87,8 +100,11 @@ int ccom_bs_id_decode(const ccomUniqueId *id, struct ccom_bs_id *h);
 /* A random magic for a fresh root: never 0 (invalid) nor the fixed CCOM_COMM_ID one. */
 uint64_t ccom_bs_random_magic(void);
 
-/* root.c: start a detached root thread serving @listen_fd (taken over).  0 or -errno. */
-int ccom_bs_root_start(int listen_fd, uint64_t magic);
+/*
+ * root.c: start a detached root thread serving @listen_fd (taken over),
+ * authenticating its connections with the id's @secret.  0 or -errno.
+ */
+int ccom_bs_root_start(int listen_fd, uint64_t magic, const uint8_t secret[CCOM_BS_KEY_BYTES]);
 
 /*
  * msg.c: connections between ranks, (peer, tag) messages and their
@@ -111,10 +127,10 @@ int ccom_bs_check_peer(struct ccom_bootstrap *bs, int peer);
 
 /*
  * Wait up to one poll slice for incoming connections and messages; queue
- * everything that arrived.  @wfd (or -1) is also polled for writability.
+ * everything that arrived.  @wfd (or -1) is also polled for @wevents.
  * -ETIMEDOUT past @deadline, -ECANCELED on abort.  Sets no error text.
  */
-int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd);
+int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd, short wevents);
 
 /* Connect to @peer's listen address and send the hello of @type (CCOM_BS_RING/P2P). */
 int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int64_t deadline,
@@ -123,6 +139,20 @@ int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int
 int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
 			size_t size);
 int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size);
+
+/*
+ * hier.c: 1 if this job bootstraps hierarchically (CCOM_BOOTSTRAP_HIER,
+ * else nranks >= CCOM_BOOTSTRAP_HIER_THRESHOLD; never with several ids).
+ */
+int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a);
+
+/*
+ * hier.c: check in through this host's leader (or be it), fill every
+ * rank's address in bs->addrs.  @h is this rank's check-in (its type is
+ * set here).  0 or -errno after ccom_set_last_error().
+ */
+int ccom_bs_hier_init(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
+		      const struct ccom_bs_id *id, struct ccom_bs_hello *h);
 
 /* allgather.c: the all-gathers of bootstrap.h, for a caller holding bs->lock. */
 int ccom_bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * id.c - the leaf of bootstrap/: the 128-byte unique id seen from inside
- * (struct ccom_bs_id: magic, id version, flags, root address), its magic,
+ * (struct ccom_bs_id: magic, id version, flags, root address, secret), its magic,
  * and the identity (build hash, version, ABI) a rank announces to the root
  * and the root checks against its own.  It calls no other file of the
  * folder, so that both root.c and bootstrap.c can use it.
@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap_private.h"
 #include "util/err.h"
 #include "util/misc.h"
@@ -94,6 +95,8 @@ int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniq
 	h.magic = CCOM_BS_FIXED_MAGIC;
 	h.id_version = CCOM_BS_ID_VERSION;
 	h.flags = CCOM_BS_ID_ROOT_AT_RANK0;
+	/* Every rank builds this id from the address alone: there is no secret to share. */
+	ccom_bs_public_key(h.secret);
 	ccom_bs_id_encode(&h, id);
 	return 0;
 }

@@ -5,13 +5,15 @@
  *
  * Connections between ranks: one ring connection to the next rank (and one
  * from the previous), plus one p2p connection per ordered pair of ranks,
- * opened lazily by the sender.  Every accepted connection first sends a
- * hello naming its rank and kind; ccom_bs_progress() files it (the ring
- * one in bs->ring_recv_fd, a p2p one in bs->rx) or drops it.  A p2p
+ * opened lazily by the sender.  Every connection is first authenticated
+ * (auth.h: the connector names its rank and kind, the acceptor challenges
+ * it, both prove they hold the job's secret); ccom_bs_progress() then files
+ * it (the ring one in bs->ring_recv_fd, a p2p one in bs->rx) or drops it,
+ * one log line each.  A p2p
  * connection carries frames {tag, size, payload}; the receiver reads every
  * readable connection into a FIFO of unexpected messages while it waits,
  * so messages of one (peer, tag) keep their order and sends never wait for
- * the matching receive.  This file calls no other file of bootstrap/.
+ * the matching receive.  Of bootstrap/ this file calls auth.c only.
  */
 #include <errno.h>
 #include <poll.h>
@@ -20,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap_private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -90,6 +93,8 @@ const char *ccom_bs_err_str(int rc)
 		return "connection refused (the peer exited, or its address is not reachable from here)";
 	case -EBADMSG:
 		return "the answer is not a ccom bootstrap message (wrong magic): the address belongs to another program or job";
+	case -EKEYREJECTED:
+		return "the peer failed authentication: it does not hold this job's unique id (its address belongs to another job or program)";
 	default:
 		return ccom_errno_str(-rc);
 	}
@@ -167,69 +172,101 @@ static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
 	return errno == EAGAIN || errno == EINTR ? 0 : -errno;
 }
 
-/* A complete hello arrived on a pending connection: file it or drop it. */
-static void bs_classify(struct ccom_bootstrap *bs, const struct bs_pending *p)
+/* One log line per dropped connection, naming the peer. */
+static void bs_drop(struct ccom_bootstrap *bs, int i, const char *why)
 {
-	const struct ccom_bs_conn_hello *h = &p->h;
 	char a[80];
 
-	if (h->magic != bs->magic || h->rank < 0 || h->rank >= bs->nranks ||
-	    (h->type != CCOM_BS_RING && h->type != CCOM_BS_P2P)) {
-		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
-			  ccom_addr_str(&p->from, a, sizeof(a)),
-			  h->magic != bs->magic ? "wrong magic" : "malformed hello");
-		close(p->fd);
-		return;
-	}
-	if (h->type == CCOM_BS_RING) {
-		if (bs->ring_recv_fd >= 0 || h->rank != (bs->rank - 1 + bs->nranks) % bs->nranks) {
-			ccom_warn("Bootstrap: rank %d dropped an unexpected ring connection from rank %d",
-				  bs->rank, h->rank);
-			close(p->fd);
-			return;
-		}
-		bs->ring_recv_fd = p->fd;
-		return;
-	}
-	if (bs->rx[h->rank].fd >= 0) {
-		ccom_warn("Bootstrap: rank %d dropped a second p2p connection from rank %d", bs->rank,
-			  h->rank);
-		close(p->fd);
-		return;
-	}
-	bs->rx[h->rank].fd = p->fd;
+	ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
+		  ccom_addr_str(&bs->pend[i].from, a, sizeof(a)), why);
+	close(bs->pend[i].fd);
+	bs->pend[i] = bs->pend[--bs->npend];
 }
 
-/* Read from pending connection @i; drop it on EOF, error or when it is too slow. */
+/* An authenticated connection: file it as @p->ah says, or drop it. */
+static void bs_classify(struct ccom_bootstrap *bs, int i)
+{
+	const struct bs_pending *p = &bs->pend[i];
+	int who = p->ah.who;
+
+	if (p->ah.role == CCOM_BS_RING) {
+		if (bs->ring_recv_fd >= 0 || who != (bs->rank - 1 + bs->nranks) % bs->nranks) {
+			ccom_warn("Bootstrap: rank %d dropped an unexpected ring connection from rank %d",
+				  bs->rank, who);
+			close(p->fd);
+		} else {
+			bs->ring_recv_fd = p->fd;
+		}
+	} else if (bs->rx[who].fd >= 0) {
+		ccom_warn("Bootstrap: rank %d dropped a second p2p connection from rank %d", bs->rank,
+			  who);
+		close(p->fd);
+	} else {
+		bs->rx[who].fd = p->fd;
+	}
+	bs->pend[i] = bs->pend[--bs->npend];
+}
+
+/* The connector's hello is in: check it and send the challenge; 0 or the reason to drop. */
+static const char *bs_challenge(struct ccom_bootstrap *bs, struct bs_pending *p)
+{
+	const struct ccom_bs_auth_hello *h = &p->ah;
+	struct ccom_bs_auth_challenge ch;
+
+	if (h->magic != bs->magic)
+		return "wrong magic";
+	if (h->type != CCOM_BS_AUTH)
+		return "malformed hello (not the authentication of bootstrap wire version 2: another libccom build?)";
+	if (h->wire != CCOM_BS_WIRE_VERSION)
+		return "malformed hello (another bootstrap wire version: use the same libccom build on every rank)";
+	if (h->who < 0 || h->who >= bs->nranks || (h->role != CCOM_BS_RING && h->role != CCOM_BS_P2P))
+		return "malformed hello";
+	ccom_bs_auth_challenge_init(&ch, bs->key, h);
+	if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(ch))
+		return "could not send the challenge";
+	memcpy(p->nonce, ch.nonce, sizeof(p->nonce));
+	p->answering = 1;
+	p->got = 0;
+	return NULL;
+}
+
+/*
+ * Read from pending connection @i: its hello, then (after the challenge)
+ * its answer; file it once it proved the job's secret, drop it on EOF,
+ * error, a failed proof, or when it takes longer than BS_HELLO_WAIT_US.
+ */
 static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
 {
 	struct bs_pending *p = &bs->pend[i];
+	char *buf = p->answering ? (char *)&p->ans : (char *)&p->ah;
+	size_t want = p->answering ? sizeof(p->ans) : sizeof(p->ah);
 	const char *why = NULL;
-	char a[80];
 
 	if (readable) {
-		ssize_t n = recv(p->fd, (char *)&p->h + p->got, sizeof(p->h) - p->got, 0);
+		ssize_t n = recv(p->fd, buf + p->got, want - p->got, 0);
 
 		if (n > 0)
 			p->got += n;
 		else if (n == 0)
-			why = "closed before its hello";
+			why = p->answering ? "closed before its answer to the challenge" :
+					     "closed before its hello";
 		else if (errno != EAGAIN && errno != EINTR)
 			why = strerror(errno);
 	}
-	if (!why && p->got == sizeof(p->h)) {
-		bs_classify(bs, p);
-		bs->pend[i] = bs->pend[--bs->npend];
-		return;
+	if (!why && p->got == want && !p->answering) {
+		why = bs_challenge(bs, p);
+	} else if (!why && p->got == want) {
+		if (!ccom_bs_auth_answer_ok(bs->key, &p->ah, p->nonce, &p->ans)) {
+			why = CCOM_BS_AUTH_FAILED;
+		} else {
+			bs_classify(bs, i);
+			return;
+		}
 	}
 	if (!why && ccom_now_us() - p->since > BS_HELLO_WAIT_US)
-		why = "no hello within 5 s";
-	if (why) {
-		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s", bs->rank,
-			  ccom_addr_str(&p->from, a, sizeof(a)), why);
-		close(p->fd);
-		bs->pend[i] = bs->pend[--bs->npend];
-	}
+		why = p->answering ? "no answer to the challenge within 5 s" : "no hello within 5 s";
+	if (why)
+		bs_drop(bs, i, why);
 }
 
 /*
@@ -274,7 +311,7 @@ static int bs_accept_all(struct ccom_bootstrap *bs)
  * Wait up to one poll slice for incoming connections and messages; queue
  * everything that arrived.  @wfd (or -1) is also polled for writability.
  */
-int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
+int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd, short wevents)
 {
 	int cap = bs->nranks + bs->npend + 2;
 	struct pollfd *pfd;
@@ -296,7 +333,7 @@ int ccom_bs_progress(struct ccom_bootstrap *bs, int64_t deadline, int wfd)
 	pfd[n] = (struct pollfd){ .fd = bs->listen_fd, .events = POLLIN };
 	who[n++] = -1;
 	if (wfd >= 0) {
-		pfd[n] = (struct pollfd){ .fd = wfd, .events = POLLOUT };
+		pfd[n] = (struct pollfd){ .fd = wfd, .events = wevents };
 		who[n++] = -2;
 	}
 	for (i = 0; i < bs->nranks; i++) {
@@ -331,10 +368,41 @@ out_free:
 /* ------------------------------------------------------------------ */
 /* Point-to-point                                                      */
 
+/*
+ * Receive @len bytes on @fd into @buf, serving this rank's own listener and
+ * connections meanwhile: the peer may be waiting for this rank's challenge
+ * just as this rank waits for its (the ring connects every rank at once).
+ */
+static int bs_recv_progressing(struct ccom_bootstrap *bs, int fd, void *buf, size_t len,
+			       int64_t deadline)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = recv(fd, (char *)buf + got, len - got, 0);
+		int rc;
+
+		if (n > 0) {
+			got += n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno != EAGAIN && errno != EINTR)
+			return -errno;
+		rc = ccom_bs_progress(bs, deadline, fd, POLLIN);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int64_t deadline,
 			 int *out)
 {
-	struct ccom_bs_conn_hello h = { .magic = bs->magic, .type = type, .rank = bs->rank };
+	struct ccom_bs_auth_challenge ch;
+	struct ccom_bs_auth_answer ans;
+	struct ccom_bs_auth_hello ah;
 	int fd, rc;
 
 	/*
@@ -345,7 +413,18 @@ int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int
 	rc = ccom_sock_connect_once(&bs->addrs[peer], deadline, bs->abort, &fd);
 	if (rc)
 		return rc;
-	rc = ccom_sock_send_all(fd, &h, sizeof(h), deadline, bs->abort);
+	ccom_bs_auth_hello_init(&ah, bs->magic, type, bs->rank);
+	rc = ccom_sock_send_all(fd, &ah, sizeof(ah), deadline, bs->abort);
+	if (!rc)
+		rc = bs_recv_progressing(bs, fd, &ch, sizeof(ch), deadline);
+	if (!rc && ch.magic != bs->magic)
+		rc = -EBADMSG;
+	if (!rc && !ccom_bs_auth_challenge_ok(bs->key, &ah, &ch))
+		rc = -EKEYREJECTED;
+	if (!rc) {
+		ccom_bs_auth_answer_init(&ans, bs->key, &ah, ch.nonce);
+		rc = ccom_sock_send_all(fd, &ans, sizeof(ans), deadline, bs->abort);
+	}
 	if (rc) {
 		close(fd);
 		return rc;
@@ -370,7 +449,7 @@ static int bs_send_draining(struct ccom_bootstrap *bs, int fd, const void *buf, 
 		}
 		if (w < 0 && errno != EAGAIN && errno != EINTR)
 			return errno == EPIPE ? -ECONNRESET : -errno;
-		rc = ccom_bs_progress(bs, deadline, fd);
+		rc = ccom_bs_progress(bs, deadline, fd, POLLOUT);
 		if (rc)
 			return rc;
 	}
@@ -417,7 +496,8 @@ err:
 				    ccom_bs_err_str(rc),
 				    rc == -ECONNREFUSED ? "; check CCOM_SOCKET_IFNAME on both ranks" : "");
 	}
-	return rc;
+	/* A foreign peer, to the caller (ccomRemoteError), whatever the reason. */
+	return rc == -EKEYREJECTED ? -EBADMSG : rc;
 }
 
 int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
@@ -434,7 +514,7 @@ int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data
 			rc = -ECONNRESET;
 			break;
 		}
-		rc = ccom_bs_progress(bs, deadline, -1);
+		rc = ccom_bs_progress(bs, deadline, -1, 0);
 		if (rc)
 			break;
 	}

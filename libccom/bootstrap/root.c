@@ -8,12 +8,17 @@
  * it exits once every rank has its answer.
  *
  * The loop is poll()-driven so that a foreign connection (wrong magic,
- * garbage, a half-sent hello) is dropped and logged without delaying the
- * ranks.  Its deadline is derived from the ranks' own remaining time (minus
+ * garbage, a half-sent hello, a failed proof of the id's secret) is
+ * dropped and logged without delaying the ranks.  Every connection first
+ * authenticates (auth.h): only a peer that holds the unique id's secret
+ * can check in, so only it can fail the job (skew, duplicate rank).  A
+ * check-in of bootstrap wire version 1 (an older libccom) cannot prove
+ * anything: it is told why it is refused, and the job goes on without it
+ * (its absence is named, with the reason, when the root times out).  Its deadline is derived from the ranks' own remaining time (minus
  * a margin), so that a missing rank is reported by the root, naming the
  * ranks that never checked in, before the present ranks time out alone.
- * Of the folder it uses only id.c (the identity it checks the ranks'
- * against); bootstrap.c starts it with ccom_bs_root_start().
+ * Of the folder it uses id.c (the identity it checks the ranks' against)
+ * and auth.c; bootstrap.c starts it with ccom_bs_root_start().
  *
  * Several roots (ccomCommInitRankScalable, nIds > 1, wire.h): each root
  * serves the ranks r with r * nids / nranks == its index; a root k > 0
@@ -33,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap_private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -41,23 +47,45 @@
 #define ROOT_HELLO_GRACE_US 10000000	/* a connection must send its hello within 10 s */
 #define ROOT_MAX_PENDING 4096
 
+/* What a connection that has not checked in yet reads next. */
+enum root_stage {
+	RP_HEAD,	/* magic and type: of an auth hello, or of a wire version 1 check-in */
+	RP_AUTH,	/* the rest of struct ccom_bs_auth_hello */
+	RP_V1,		/* the rest of a wire version 1 check-in (to be refused) */
+	RP_ANSWER,	/* struct ccom_bs_auth_answer, after our challenge */
+	RP_CHECKIN,	/* struct ccom_bs_hello (and ext), after the proof */
+};
+
+#define RP_HEAD_BYTES (sizeof(uint64_t) + sizeof(uint32_t))
+
 struct root_pending {
 	int fd;
 	int64_t since;
-	size_t got;		/* bytes of hello, then of ext */
+	enum root_stage stage;
+	size_t got;		/* bytes of the stage's message (hello + ext in RP_CHECKIN) */
 	union ccom_sockaddr from;
+	struct ccom_bs_auth_hello ah;
+	uint8_t nonce[CCOM_BS_NONCE_BYTES];	/* our challenge's */
+	struct ccom_bs_auth_answer ans;
 	struct ccom_bs_hello hello;
 	struct ccom_bs_hello_ext ext;
 };
 
 struct root_rank {
-	int fd;			/* -1 until checked in, and after answered */
+	int fd;			/* -1 until checked in, and after answered (members: always) */
+	int in;			/* checked in, itself or through its host leader */
+	int leader;		/* checked in as a host leader (hierarchical): @fd carries members */
+	int via;		/* members: the rank of their host leader */
 	struct ccom_bs_hello hello;
 };
 
 struct root {
 	int lfd;
 	uint64_t magic;
+	uint8_t key[CCOM_BS_KEY_BYTES];		/* the id's secret */
+	uint8_t sub_key[CCOM_BS_KEY_BYTES];	/* root k > 0: its key towards root 0 */
+	int have_sub_key;
+	char refused[400];	/* the last check-in refused unauthenticated, for the timeout */
 	int nranks;		/* fixed by the first check-in, -1 before */
 	int first_rank;
 	int count;
@@ -67,6 +95,8 @@ struct root {
 	int64_t linger;		/* after a failure, keep answering until then */
 	int64_t latest;		/* when the last checked-in rank gives up by itself */
 	int failed;		/* -errno once the job cannot start */
+	int mode;		/* of the first check-in: 0 none yet, CCOM_BS_HELLO(_MULTI) or _HELLO_HOST */
+	int nleaders;
 	char msg[CCOM_BS_MAX_MSG];
 	/* Several roots (nids > 1); nids 1: one root, lo 0, hi nranks. */
 	int nids, idx, lo, hi;
@@ -159,6 +189,15 @@ static int root_sub_send(struct root *rt, int fd, int err, uint32_t count, const
 	return rc;
 }
 
+/* Root k > 0 towards root 0: prove the key derived from ids[0]'s secret; 0, 1 refused, or -errno. */
+static int root_sub_auth(struct root *rt, int fd, int64_t deadline)
+{
+	struct ccom_bs_reply head;
+
+	return ccom_bs_auth_connect(fd, rt->sub_key, rt->root0_magic, CCOM_BS_SUBROOT, rt->idx,
+				    deadline, NULL, NULL, NULL, &head);
+}
+
 /* Root k > 0 failed: tell root 0 (best effort, 1 s), which tells everyone. */
 static void root_sub_report(struct root *rt, int err)
 {
@@ -166,9 +205,10 @@ static void root_sub_report(struct root *rt, int err)
 	int fd;
 
 	rt->reported = 1;
-	if (ccom_sock_connect(&rt->root0, deadline, NULL, &fd))
+	if (!rt->have_sub_key || ccom_sock_connect(&rt->root0, deadline, NULL, &fd))
 		return;
-	root_sub_send(rt, fd, err, 0, rt->msg, strlen(rt->msg), deadline);
+	if (!root_sub_auth(rt, fd, deadline))
+		root_sub_send(rt, fd, err, 0, rt->msg, strlen(rt->msg), deadline);
 	close(fd);
 }
 
@@ -193,14 +233,21 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 		root_sub_report(rt, err);
 }
 
-static void root_drop(struct root *rt, int i, const char *why)
+/* One log line per dropped connection, naming the peer. */
+static void root_drop_as(struct root *rt, int i, const char *why, const char *hint)
 {
 	char a[80];
 
-	ccom_warn("Bootstrap root: dropped connection from %s: %s (not a rank of this job: another job, a stale process or a port scanner?)",
-		  ccom_addr_str(&rt->pend[i].from, a, sizeof(a)), why);
+	ccom_warn("Bootstrap root: dropped connection from %s: %s%s",
+		  ccom_addr_str(&rt->pend[i].from, a, sizeof(a)), why, hint);
 	close(rt->pend[i].fd);
 	rt->pend[i] = rt->pend[--rt->npend];
+}
+
+static void root_drop(struct root *rt, int i, const char *why)
+{
+	root_drop_as(rt, i, why,
+		     " (not a rank of this job: another job, a stale process or a port scanner?)");
 }
 
 static int64_t rank_deadline(const struct ccom_bs_hello *h, int64_t now, int root0_of_many)
@@ -230,10 +277,40 @@ static int root_check_skew(struct root *rt, const struct ccom_bs_hello *h)
 	return -EBADE;
 }
 
+/* Hierarchical: every rank is in; tell each host leader its place in the leaders' ring. */
+static void root_all_in_hier(struct root *rt)
+{
+	int *lead = malloc(rt->nleaders * sizeof(*lead)), h = 0, r;
+
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root: all %d ranks checked in through %d host leaders after %.3f ms",
+		  rt->nranks, rt->nleaders, (ccom_now_us() - rt->first_us) / 1e3);
+	for (r = 0; lead && r < rt->nranks; r++)
+		if (rt->ranks[r].leader)
+			lead[h++] = r;
+	for (h = 0; lead && h < rt->nleaders; h++) {
+		struct ccom_bs_host_info hi = {
+			.nhosts = rt->nleaders,
+			.index = h,
+			.prev_leader = lead[(h - 1 + rt->nleaders) % rt->nleaders],
+			.next_leader = lead[(h + 1) % rt->nleaders],
+		};
+		int fd = rt->ranks[lead[h]].fd;
+
+		root_send_reply_data(fd, rt->magic, 0, &rt->addrs[hi.next_leader], &hi, sizeof(hi));
+		close(fd);
+		rt->ranks[lead[h]].fd = -1;
+	}
+	free(lead);
+}
+
 static void root_all_in(struct root *rt)
 {
 	int r;
 
+	if (rt->mode == CCOM_BS_HELLO_HOST) {
+		root_all_in_hier(rt);
+		return;
+	}
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks checked in after %.3f ms",
 		  rt->idx, rt->nids, rt->nranks, (ccom_now_us() - rt->first_us) / 1e3);
 	for (r = rt->lo; r < rt->hi; r++) {
@@ -337,6 +414,8 @@ static void root_checkin(struct root *rt, int i)
 		if (multi) {
 			rt->root0 = p.ext.root0;
 			rt->root0_magic = p.ext.root0_magic;
+			memcpy(rt->sub_key, p.ext.subroot_key, sizeof(rt->sub_key));
+			rt->have_sub_key = idx > 0;
 		}
 	}
 	if (!err && rt->nranks != h->nranks) {
@@ -353,7 +432,15 @@ static void root_checkin(struct root *rt, int i)
 		err = -EPERM;
 	} else if (!err && (err = root_check_multi(rt, h, nids, idx))) {
 		/* rt->msg says which */
-	} else if (!err && rt->ranks[h->rank].fd >= 0) {
+	} else if (!err && rt->mode && (rt->mode == CCOM_BS_HELLO_HOST) != (h->type == CCOM_BS_HELLO_HOST)) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "bootstrap mode mismatch: rank %d (%s pid %d) checked in %s but rank %d %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
+			 h->rank, h->host, h->pid,
+			 h->type == CCOM_BS_HELLO_HOST ? "as a host leader (hierarchical bootstrap)" : "flat",
+			 rt->first_rank,
+			 rt->mode == CCOM_BS_HELLO_HOST ? "as a host leader" : "flat");
+		err = -EPERM;
+	} else if (!err && rt->ranks[h->rank].in) {
 		const struct ccom_bs_hello *o = &rt->ranks[h->rank].hello;
 
 		snprintf(rt->msg, sizeof(rt->msg),
@@ -371,8 +458,14 @@ static void root_checkin(struct root *rt, int i)
 		return;
 	}
 	rt->ranks[h->rank].fd = p.fd;
+	rt->ranks[h->rank].in = 1;
+	rt->ranks[h->rank].leader = h->type == CCOM_BS_HELLO_HOST;
+	rt->ranks[h->rank].via = h->rank;
 	rt->ranks[h->rank].hello = *h;
 	rt->addrs[h->rank] = h->listen;
+	rt->nleaders += h->type == CCOM_BS_HELLO_HOST;
+	if (!rt->mode)
+		rt->mode = (int)h->type;
 	rt->count++;
 	if (!rt->deadline || dl < rt->deadline)
 		rt->deadline = dl;
@@ -390,7 +483,7 @@ static void root_timeout(struct root *rt)
 
 	/* Ranks of other roots count as in, at root 0 those of the roots that reported. */
 	for (r = 0; in && r < rt->nranks; r++)
-		in[r] = rt->ranks[r].fd >= 0 || r < rt->lo || r >= rt->hi;
+		in[r] = rt->ranks[r].in || r < rt->lo || r >= rt->hi;
 	for (k = 1; in && rt->sub_fd && k < rt->nids; k++)
 		for (r = range_lo(k, rt->nranks, rt->nids);
 		     r < range_lo(k + 1, rt->nranks, rt->nids); r++)
@@ -405,6 +498,12 @@ static void root_timeout(struct root *rt)
 		 "timed out after %.1f s waiting for %d of %d ranks; ranks that never checked in%s: %s. Check that they were started, reached ccomCommInitRank with the same unique id, and can reach the root",
 		 (ccom_now_us() - rt->first_us) / 1e6, missing, rt->nranks,
 		 rt->sub_fd ? " (or whose root never reported to root 0)" : "", list);
+	if (rt->refused[0]) {
+		size_t len = strlen(rt->msg);
+
+		snprintf(rt->msg + len, sizeof(rt->msg) - len, "; refused meanwhile: %s",
+			 rt->refused);
+	}
 	free(in);
 	/* Ranks arriving late get the verdict too, as long as the others wait. */
 	root_fail(rt, -ETIMEDOUT, rt->latest);
@@ -413,22 +512,177 @@ static void root_timeout(struct root *rt)
 /* Read what is available on pending connection @i; 1 if it was consumed. */
 static void root_subroot_in(struct root *rt, int i);
 
+/* A check-in of bootstrap wire version 1 (no authentication): tell it why, drop it. */
+static void root_refuse_v1(struct root *rt, int i)
+{
+	const struct ccom_bs_hello *h = &rt->pend[i].hello;
+	char msg[CCOM_BS_MAX_MSG];
+
+	snprintf(msg, sizeof(msg),
+		 "version skew: rank %d (%s pid %d) runs libccom version %u ABI %u build %016llx, whose bootstrap (wire version 1) cannot prove it holds the unique id, but the root runs version %u ABI %u build %016llx (bootstrap wire version %d); use the same libccom build on every rank",
+		 h->rank, h->host, h->pid, h->version, h->abi, (unsigned long long)h->build_hash,
+		 ccom_version_code(), ccom_abi_id(), (unsigned long long)ccom_build_hash(),
+		 CCOM_BS_WIRE_VERSION);
+	snprintf(rt->refused, sizeof(rt->refused), "%.390s", msg);
+	root_send_reply(rt->pend[i].fd, rt->magic, -EBADE, NULL, msg);
+	root_drop_as(rt, i, msg,
+		     " (refused without failing the job: an unauthenticated check-in could come from anyone who saw the magic)");
+}
+
+/* The auth hello is in: answer with our challenge (or a refusal); 0, or -1 after a drop. */
+static int root_challenge(struct root *rt, int i)
+{
+	struct root_pending *p = &rt->pend[i];
+	struct ccom_bs_auth_challenge ch;
+	uint8_t key[CCOM_BS_KEY_BYTES];
+	char why[200];
+
+	if (p->ah.wire != CCOM_BS_WIRE_VERSION) {
+		snprintf(why, sizeof(why),
+			 "the peer speaks bootstrap wire version %u, this root version %d: use the same libccom build on every rank",
+			 p->ah.wire, CCOM_BS_WIRE_VERSION);
+		root_send_reply(p->fd, rt->magic, -EBADE, NULL, why);
+		root_drop(rt, i, why);
+		return -1;
+	}
+	if ((p->ah.role != CCOM_BS_HELLO && p->ah.role != CCOM_BS_HELLO_MULTI &&
+	     p->ah.role != CCOM_BS_HELLO_HOST && p->ah.role != CCOM_BS_SUBROOT) ||
+	    p->ah.who < (p->ah.role == CCOM_BS_SUBROOT ? 1 : 0)) {
+		root_drop(rt, i, "malformed authentication hello");
+		return -1;
+	}
+	if (p->ah.role == CCOM_BS_SUBROOT)
+		ccom_bs_subroot_key(rt->key, p->ah.who, key);
+	else
+		memcpy(key, rt->key, sizeof(key));
+	ccom_bs_auth_challenge_init(&ch, key, &p->ah);
+	memset(key, 0, sizeof(key));
+	if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(ch)) {
+		root_drop(rt, i, "could not send the challenge");
+		return -1;
+	}
+	memcpy(p->nonce, ch.nonce, sizeof(p->nonce));
+	p->stage = RP_ANSWER;
+	p->got = 0;
+	return 0;
+}
+
+/* The answer is in: 1 if it proves the id's secret (the key of its role). */
+static int root_answer_ok(struct root *rt, const struct root_pending *p)
+{
+	uint8_t key[CCOM_BS_KEY_BYTES];
+	int ok;
+
+	if (p->ah.role == CCOM_BS_SUBROOT)
+		ccom_bs_subroot_key(rt->key, p->ah.who, key);
+	else
+		memcpy(key, rt->key, sizeof(key));
+	ok = ccom_bs_auth_answer_ok(key, &p->ah, p->nonce, &p->ans);
+	memset(key, 0, sizeof(key));
+	return ok;
+}
+
+/*
+ * Where the next bytes of pending connection @p go (*@cap of them at most)
+ * and how many its stage wants in all (*@want).
+ */
+static char *root_pending_buf(struct root_pending *p, size_t *want, size_t *cap)
+{
+	char *base;
+
+	switch (p->stage) {
+	case RP_HEAD:
+		*want = RP_HEAD_BYTES;
+		base = (char *)&p->ah;
+		break;
+	case RP_AUTH:
+		*want = sizeof(p->ah);
+		base = (char *)&p->ah;
+		break;
+	case RP_V1:
+		*want = sizeof(p->hello);
+		base = (char *)&p->hello;
+		break;
+	case RP_ANSWER:
+		*want = sizeof(p->ans);
+		base = (char *)&p->ans;
+		break;
+	default:
+		/* The hello's head first (checked before the rest is read), the hello, then the ext. */
+		if (p->got >= sizeof(p->hello)) {
+			*want = sizeof(p->hello) + sizeof(p->ext);
+			*cap = *want - p->got;
+			return (char *)&p->ext + (p->got - sizeof(p->hello));
+		}
+		*want = p->got < RP_HEAD_BYTES + 2 * sizeof(uint32_t) ?
+				RP_HEAD_BYTES + 2 * sizeof(uint32_t) : sizeof(p->hello);
+		base = (char *)&p->hello;
+		break;
+	}
+	*cap = *want - p->got;
+	return base + p->got;
+}
+
+/* The first bytes of a connection are in: an auth hello, an old check-in, or garbage. */
+static int root_head_in(struct root *rt, int i)
+{
+	struct root_pending *p = &rt->pend[i];
+	char why[64];
+
+	if (p->ah.magic != rt->magic) {
+		snprintf(why, sizeof(why), "wrong magic %016llx", (unsigned long long)p->ah.magic);
+		root_drop(rt, i, why);
+		return 1;
+	}
+	if (p->ah.type == CCOM_BS_AUTH) {
+		p->stage = RP_AUTH;
+		return 0;
+	}
+	if (p->ah.type == CCOM_BS_HELLO || p->ah.type == CCOM_BS_HELLO_MULTI) {
+		memcpy(&p->hello, &p->ah, RP_HEAD_BYTES);
+		p->stage = RP_V1;
+		return 0;
+	}
+	root_drop(rt, i, p->ah.type == CCOM_BS_SUBROOT ?
+			 "a report of another root without authentication (bootstrap wire version 1)" :
+			 "malformed check-in message");
+	return 1;
+}
+
+/* The check-in after the proof: its head must match the authenticated role. */
+static int root_checkin_in(struct root *rt, int i)
+{
+	struct root_pending *p = &rt->pend[i];
+	int multi = p->ah.role == CCOM_BS_HELLO_MULTI;
+
+	if (p->got < RP_HEAD_BYTES + 2 * sizeof(uint32_t))
+		return 0;
+	if (p->hello.magic != rt->magic || p->hello.type != p->ah.role ||
+	    (p->hello.abi == ccom_abi_id() && p->hello.size != sizeof(p->hello)) ||
+	    (p->got >= sizeof(p->hello) && p->hello.rank != p->ah.who)) {
+		root_drop(rt, i, "malformed check-in message");
+		return 1;
+	}
+	if (p->got < sizeof(p->hello) + (multi ? sizeof(p->ext) : 0))
+		return 0;
+	p->hello.host[sizeof(p->hello.host) - 1] = '\0';
+	if (multi)
+		ccom_bs_key_wrap(rt->key, &p->ah, p->nonce, p->ext.subroot_key,
+				 p->ext.subroot_key);
+	root_checkin(rt, i);
+	return 1;
+}
+
 static int root_read_pending(struct root *rt, int i)
 {
 	struct root_pending *p = &rt->pend[i];
-	/* Magic and type first (a root k's report is not a hello), then the hello, then its ext. */
-	size_t head = sizeof(uint64_t) + sizeof(uint32_t);
-	ssize_t n;
-
-	if (p->got < sizeof(p->hello))
-		n = recv(p->fd, (char *)&p->hello + p->got,
-			 (p->got < head ? head : sizeof(p->hello)) - p->got, 0);
-	else
-		n = recv(p->fd, (char *)&p->ext + (p->got - sizeof(p->hello)),
-			 sizeof(p->hello) + sizeof(p->ext) - p->got, 0);
+	size_t want, cap;
+	char *buf = root_pending_buf(p, &want, &cap);
+	ssize_t n = recv(p->fd, buf, cap, 0);
 
 	if (n == 0) {
-		root_drop(rt, i, "closed before a complete check-in");
+		root_drop(rt, i, p->stage == RP_ANSWER ? "closed before its answer to the challenge" :
+							 "closed before a complete check-in");
 		return 1;
 	}
 	if (n < 0) {
@@ -438,30 +692,36 @@ static int root_read_pending(struct root *rt, int i)
 		return 1;
 	}
 	p->got += n;
-	if (p->got >= sizeof(uint64_t) && p->hello.magic != rt->magic) {
-		char why[64];
-
-		snprintf(why, sizeof(why), "wrong magic %016llx",
-			 (unsigned long long)p->hello.magic);
-		root_drop(rt, i, why);
-		return 1;
-	}
-	if (p->got == head && p->hello.type == CCOM_BS_SUBROOT) {
-		root_subroot_in(rt, i);
-		return 1;
-	}
-	if (p->got >= 3 * sizeof(uint32_t) + sizeof(uint64_t) &&
-	    ((p->hello.type != CCOM_BS_HELLO && p->hello.type != CCOM_BS_HELLO_MULTI) ||
-	     (p->hello.abi == ccom_abi_id() && p->hello.size != sizeof(p->hello)))) {
-		root_drop(rt, i, "malformed check-in message");
-		return 1;
-	}
-	if (p->got < sizeof(p->hello) +
-		     (p->hello.type == CCOM_BS_HELLO_MULTI ? sizeof(p->ext) : 0))
+	if (p->stage == RP_CHECKIN)
+		return root_checkin_in(rt, i);
+	if (p->got < want)
 		return 0;
-	p->hello.host[sizeof(p->hello.host) - 1] = '\0';
-	root_checkin(rt, i);
-	return 1;
+	switch (p->stage) {
+	case RP_HEAD:
+		return root_head_in(rt, i);
+	case RP_AUTH:
+		return root_challenge(rt, i) ? 1 : 0;
+	case RP_V1:
+		if (p->hello.abi == ccom_abi_id() && p->hello.size != sizeof(p->hello)) {
+			root_drop(rt, i, "malformed check-in message");
+			return 1;
+		}
+		p->hello.host[sizeof(p->hello.host) - 1] = '\0';
+		root_refuse_v1(rt, i);
+		return 1;
+	default:
+		if (!root_answer_ok(rt, p)) {
+			root_drop_as(rt, i, CCOM_BS_AUTH_FAILED, "");
+			return 1;
+		}
+		if (p->ah.role == CCOM_BS_SUBROOT) {
+			root_subroot_in(rt, i);
+			return 1;
+		}
+		p->stage = RP_CHECKIN;
+		p->got = 0;
+		return 0;
+	}
 }
 
 /* Root 0: a root k > 0 reports its ranks' addresses (kept, with its connection) or its failure. */
@@ -476,9 +736,8 @@ static void root_subroot_in(struct root *rt, int i)
 	uint32_t k;
 
 	rt->pend[i] = rt->pend[--rt->npend];
-	memcpy(&m, &p.hello, sizeof(uint64_t) + sizeof(uint32_t));
-	if (ccom_sock_recv_all(p.fd, (char *)&m + sizeof(uint64_t) + sizeof(uint32_t),
-			       sizeof(m) - sizeof(uint64_t) - sizeof(uint32_t), until, NULL) ||
+	if (ccom_sock_recv_all(p.fd, &m, sizeof(m), until, NULL) || m.magic != rt->magic ||
+	    m.type != CCOM_BS_SUBROOT || m.idx != p.ah.who ||
 	    m.abi != ccom_abi_id() || m.nids < 2 || m.idx < 1 || m.idx >= m.nids ||
 	    m.nranks < m.nids || m.msg_len > CCOM_BS_MAX_MSG) {
 		ccom_warn("Bootstrap root: dropped a malformed report of another root");
@@ -575,9 +834,18 @@ static int root_sub_exchange(struct root *rt)
 	if (!rc)
 		rc = ccom_sock_connect(&rt->root0, deadline, NULL, &fd);
 	if (!rc)
-		rc = root_sub_send(rt, fd, 0, n, e, n * sizeof(*e), deadline);
-	if (!rc)
-		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, NULL);
+		rc = ccom_bs_auth_connect(fd, rt->sub_key, rt->root0_magic, CCOM_BS_SUBROOT,
+					  rt->idx, deadline, NULL, NULL, NULL, &rep);
+	if (rc == 1) {
+		/* Root 0 refused (another wire version): the rest of its verdict follows. */
+		rc = ccom_sock_recv_all(fd, (char *)&rep + RP_HEAD_BYTES, sizeof(rep) - RP_HEAD_BYTES,
+					deadline, NULL);
+	} else {
+		if (!rc)
+			rc = root_sub_send(rt, fd, 0, n, e, n * sizeof(*e), deadline);
+		if (!rc)
+			rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, NULL);
+	}
 	if (!rc && (rep.magic != rt->root0_magic || rep.type != CCOM_BS_REPLY))
 		rc = -EBADMSG;
 	if (!rc && rep.err) {
@@ -599,7 +867,9 @@ static int root_sub_exchange(struct root *rt)
 	if (rc)
 		snprintf(rt->msg, sizeof(rt->msg),
 			 "root %d of %d could not exchange its ranks' addresses with root 0 at %s: %s (is the process that created ids[0] alive and reachable?)",
-			 rt->idx, rt->nids, ccom_addr_str(&rt->root0, a, sizeof(a)), strerror(-rc));
+			 rt->idx, rt->nids, ccom_addr_str(&rt->root0, a, sizeof(a)),
+			 rc == -EKEYREJECTED ? "root 0 failed authentication: it does not hold ids[0]'s secret; pass every rank the same ids in the same order" :
+			 strerror(-rc));
 	if (rc || err) {
 		root_fail(rt, rc ? rc : err, rt->latest);
 		return -1;
@@ -675,9 +945,75 @@ static void root_hangup(struct root *rt, int r)
 	rt->ranks[r].fd = -1;
 	rt->count--;
 	snprintf(rt->msg, sizeof(rt->msg),
-		 "rank %d (%s pid %d) disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
-		 h->rank, h->host, h->pid, rt->nranks - rt->count - 1, rt->nranks);
+		 "rank %d (%s pid %d)%s disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
+		 h->rank, h->host, h->pid, rt->ranks[r].leader ? ", a host leader," : "",
+		 rt->nranks - rt->count, rt->nranks);
 	root_fail(rt, -ECONNRESET, rt->deadline);
+}
+
+/* Hierarchical: host leader @l sends ranks of its host (runs), or its host's failure. */
+static void root_members_in(struct root *rt, int l)
+{
+	const struct ccom_bs_hello *lh = &rt->ranks[l].hello;
+	int64_t until = ccom_now_us() + 2000000;
+	struct ccom_bs_members m;
+	struct ccom_bs_run run[64];
+	char text[CCOM_BS_MAX_MSG + 1];
+	uint32_t k;
+	int r, fd = rt->ranks[l].fd;
+
+	if (ccom_sock_recv_all(fd, &m, sizeof(m), until, NULL)) {
+		root_hangup(rt, l);
+		return;
+	}
+	if (m.magic != rt->magic || m.type != CCOM_BS_MEMBERS || m.msg_len > CCOM_BS_MAX_MSG ||
+	    (!m.err && m.count > sizeof(run) / sizeof(run[0]))) {
+		snprintf(rt->msg, sizeof(rt->msg), "host leader rank %d (%s pid %d) sent a malformed member list",
+			 l, lh->host, lh->pid);
+		root_fail(rt, -EPROTO, rt->deadline);
+		return;
+	}
+	if (m.err) {
+		size_t len = m.msg_len;
+
+		if (ccom_sock_recv_all(fd, text, len, until, NULL))
+			len = 0;
+		text[len] = '\0';
+		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "a host leader failed");
+		root_fail(rt, m.err, rt->latest);
+		return;
+	}
+	if (ccom_sock_recv_all(fd, run, m.count * sizeof(run[0]), until, NULL)) {
+		root_hangup(rt, l);
+		return;
+	}
+	for (k = 0; k < m.count; k++) {
+		if (run[k].first < 0 || run[k].n < 1 || run[k].first >= rt->nranks ||
+		    run[k].n > rt->nranks - run[k].first) {
+			snprintf(rt->msg, sizeof(rt->msg),
+				 "host leader rank %d (%s pid %d) reported ranks %d-%d of a job of %d",
+				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
+				 rt->nranks);
+			root_fail(rt, -EINVAL, rt->deadline);
+			return;
+		}
+		for (r = run[k].first; r < run[k].first + run[k].n; r++) {
+			if (rt->ranks[r].in) {
+				const struct ccom_bs_hello *o = &rt->ranks[rt->ranks[r].via].hello;
+
+				snprintf(rt->msg, sizeof(rt->msg),
+					 "duplicate rank: rank %d checked in twice (on the host of rank %d, %s pid %d, and on that of rank %d, %s pid %d); every process must pass a distinct rank",
+					 r, rt->ranks[r].via, o->host, o->pid, l, lh->host, lh->pid);
+				root_fail(rt, -EPERM, rt->deadline);
+				return;
+			}
+			rt->ranks[r].in = 1;
+			rt->ranks[r].via = l;
+			rt->count++;
+		}
+	}
+	ccom_trace(CCOM_SUBSYS_BOOT, "Bootstrap root: host leader %d reported %u run(s), %d ranks in",
+		   l, m.count, rt->count);
 }
 
 static int root_pfd_reserve(struct root *rt, int need)
@@ -698,6 +1034,8 @@ static int root_pfd_reserve(struct root *rt, int need)
 	rt->pfd_cap = need;
 	return 0;
 }
+
+static void root_members_in(struct root *rt, int l);
 
 /* One poll round.  Returns 1 when the root is done. */
 static int root_step(struct root *rt)
@@ -722,14 +1060,18 @@ static int root_step(struct root *rt)
 	if (poll(pfd, 1 + n + m, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
 		return 1;
 	for (i = 0; i < m && !rt->failed; i++)
-		if (pfd[1 + n + i].revents)
+		if (pfd[1 + n + i].revents && rt->ranks[rt->who[i]].leader)
+			root_members_in(rt, rt->who[i]);
+		else if (pfd[1 + n + i].revents)
 			root_hangup(rt, rt->who[i]);
 	/* Walk backwards: consuming entry i moves the last one into its slot. */
 	for (i = n - 1; i >= 0; i--) {
 		if (pfd[i + 1].revents)
 			root_read_pending(rt, i);
 		else if (now - rt->pend[i].since > ROOT_HELLO_GRACE_US)
-			root_drop(rt, i, "no complete check-in within 10 s");
+			root_drop(rt, i, rt->pend[i].stage == RP_ANSWER ?
+					 "no answer to the challenge within 10 s" :
+					 "no complete check-in within 10 s");
 	}
 	if (pfd[0].revents)
 		root_accept(rt);
@@ -764,6 +1106,8 @@ static void *root_main(void *arg)
 		if (rt->sub_fd[i] >= 0)
 			close(rt->sub_fd[i]);
 	close(rt->lfd);
+	memset(rt->key, 0, sizeof(rt->key));
+	memset(rt->sub_key, 0, sizeof(rt->sub_key));
 	free(rt->sub_fd);
 	free(rt->addrs);
 	free(rt->pfd);
@@ -774,7 +1118,7 @@ static void *root_main(void *arg)
 	return NULL;
 }
 
-int ccom_bs_root_start(int listen_fd, uint64_t magic)
+int ccom_bs_root_start(int listen_fd, uint64_t magic, const uint8_t secret[CCOM_BS_KEY_BYTES])
 {
 	struct root *rt = calloc(1, sizeof(*rt));
 	pthread_attr_t attr;
@@ -790,6 +1134,7 @@ int ccom_bs_root_start(int listen_fd, uint64_t magic)
 	}
 	rt->lfd = listen_fd;
 	rt->magic = magic;
+	memcpy(rt->key, secret, sizeof(rt->key));
 	rt->nranks = -1;
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * wire.h - bootstrap wire format (private to bootstrap/).  Every connection
- * starts with a 64-bit magic: the unique id's magic towards the root, the
- * comm magic between ranks.  Layout changes bump CCOM_ABI_COMPAT_ID; struct
- * ccom_bs_reply's first fields never change so that a skewed rank can still
+ * wire.h - bootstrap wire format (private to bootstrap/), version
+ * CCOM_BS_WIRE_VERSION.  Every connection starts with a 64-bit magic (the
+ * unique id's towards the root, the comm magic between ranks) and a type.
+ * Since version 2 every connection is first authenticated (struct
+ * ccom_bs_auth_*: a challenge-response keyed by the unique id's secret,
+ * which is never sent; Documentation/libccom/bootstrap.rst); version 1
+ * started with the check-in or hello itself.  Layout changes bump
+ * CCOM_BS_WIRE_VERSION; the first fields of struct ccom_bs_hello and struct
+ * ccom_bs_reply never change, so that a rank of another version can still
  * be told why it was refused.
  */
 #ifndef CCOM_BOOTSTRAP_WIRE_H
@@ -15,8 +20,12 @@
 #include "util/socket.h"
 
 #define CCOM_BS_FIXED_MAGIC 0x63636f6d2d636f6dULL /* "ccom-com", ids from CCOM_COMM_ID */
-#define CCOM_BS_ID_VERSION 1
+#define CCOM_BS_ID_VERSION 2
 #define CCOM_BS_ID_ROOT_AT_RANK0 0x1u
+#define CCOM_BS_WIRE_VERSION 2
+#define CCOM_BS_KEY_BYTES 32
+#define CCOM_BS_NONCE_BYTES 16
+#define CCOM_BS_MAC_BYTES 32
 
 enum ccom_bs_msg {
 	CCOM_BS_HELLO = 0x4c454831,	/* rank -> root check-in */
@@ -25,17 +34,62 @@ enum ccom_bs_msg {
 	CCOM_BS_P2P = 0x50325031,	/* rank -> rank, p2p connection */
 	CCOM_BS_HELLO_MULTI = 0x4d454831, /* rank -> root check-in, struct ccom_bs_hello_ext follows */
 	CCOM_BS_SUBROOT = 0x42555331,	/* root k > 0 -> root 0: its ranks' table, or its failure */
+	CCOM_BS_HELLO_HOST = 0x54534832, /* host leader -> root check-in (hierarchical) */
+	CCOM_BS_LOCAL = 0x4c434c32,	/* rank -> its host leader check-in (hierarchical) */
+	CCOM_BS_MEMBERS = 0x424d4d32,	/* host leader -> root: ranks of its host, or its failure */
+	CCOM_BS_AUTH = 0x48545532,	/* connector -> acceptor: first message of every connection */
+	CCOM_BS_CHALLENGE = 0x4c484332,	/* acceptor -> connector: its nonce and proof */
 };
 
-/* The 128-byte ccomUniqueId, seen from inside. */
+/*
+ * The 128-byte ccomUniqueId, seen from inside.  @secret keys the
+ * authentication of every connection of the job; it never goes on the wire
+ * (ids from CCOM_COMM_ID carry a fixed, public one: no authentication).
+ */
 struct ccom_bs_id {
 	uint64_t magic;
 	uint32_t id_version;
 	uint32_t flags;
 	union ccom_sockaddr root;
+	uint8_t secret[CCOM_BS_KEY_BYTES];
 };
 _Static_assert(sizeof(struct ccom_bs_id) <= CCOM_UNIQUE_ID_BYTES, "unique id too large");
 
+/*
+ * Authentication (wire version 2), on every connection before anything
+ * else: the connector sends struct ccom_bs_auth_hello (its nonce, and the
+ * role of the connection: what it sends next, and as whom); the acceptor
+ * answers struct ccom_bs_auth_challenge (its own nonce and its proof, a MAC
+ * under the key of @role over both nonces and the hello) or, at a root,
+ * a struct ccom_bs_reply that refuses the connection (another wire
+ * version); the connector checks the proof and sends struct
+ * ccom_bs_auth_answer (its own proof, over the same input with the other
+ * direction's label), then the role's message.  The key is the unique id's
+ * secret; between roots (@role CCOM_BS_SUBROOT) a key derived from ids[0]'s
+ * secret and the root's index (bootstrap/auth.h).
+ */
+struct ccom_bs_auth_hello {
+	uint64_t magic;
+	uint32_t type;		/* CCOM_BS_AUTH */
+	uint32_t wire;		/* CCOM_BS_WIRE_VERSION */
+	uint32_t role;		/* CCOM_BS_HELLO, _HELLO_MULTI, _SUBROOT, _RING or _P2P */
+	int32_t who;		/* the connector's rank, or its root index (CCOM_BS_SUBROOT) */
+	uint8_t nonce[CCOM_BS_NONCE_BYTES];
+};
+
+struct ccom_bs_auth_challenge {
+	uint64_t magic;
+	uint32_t type;		/* CCOM_BS_CHALLENGE */
+	uint32_t wire;
+	uint8_t nonce[CCOM_BS_NONCE_BYTES];
+	uint8_t mac[CCOM_BS_MAC_BYTES];
+};
+
+struct ccom_bs_auth_answer {
+	uint8_t mac[CCOM_BS_MAC_BYTES];
+};
+
+/* The check-in; the layout up to @size is that of every wire version. */
 struct ccom_bs_hello {
 	uint64_t magic;
 	uint32_t type;
@@ -65,6 +119,12 @@ struct ccom_bs_hello_ext {
 	uint32_t idx;		/* the id this rank checks in with */
 	uint64_t root0_magic;	/* ids[0]: where roots k > 0 report */
 	union ccom_sockaddr root0;
+	/*
+	 * The key this root uses towards root 0 (derived from ids[0]'s
+	 * secret, which this root does not hold), encrypted with a pad derived
+	 * from this root's secret and the nonces of this connection.
+	 */
+	uint8_t subroot_key[CCOM_BS_KEY_BYTES];
 };
 
 struct ccom_bs_subroot {
@@ -101,16 +161,44 @@ struct ccom_bs_addr_entry {
 	union ccom_sockaddr addr;
 };
 
-struct ccom_bs_conn_hello {
-	uint64_t magic;
-	uint32_t type;
-	int32_t rank;
-};
-
 struct ccom_bs_frame {
 	uint32_t tag;
 	uint32_t pad;
 	uint64_t size;
+};
+
+/*
+ * Hierarchical bootstrap (bootstrap/hier.c): the ranks of a host check in
+ * with their host leader (the first of them to bind the host's abstract
+ * Unix socket) with a struct ccom_bs_hello of type CCOM_BS_LOCAL; only the
+ * leaders check in with the root (CCOM_BS_HELLO_HOST) and then send it,
+ * as their ranks arrive, frames of struct ccom_bs_members followed by
+ * @count runs (err 0) or @msg_len bytes of text (err -errno: the host's
+ * failure).  Once every rank is in, the root answers each leader with a
+ * struct ccom_bs_reply whose next is the next leader's listen address,
+ * followed by a struct ccom_bs_host_info; the leaders pass their hosts'
+ * address tables around their ring, and each answers its ranks with a
+ * reply followed by every rank's listen address (msg_len = nranks *
+ * sizeof(union ccom_sockaddr)) or the verdict's text.
+ */
+struct ccom_bs_members {
+	uint64_t magic;
+	uint32_t type;		/* CCOM_BS_MEMBERS */
+	int32_t err;
+	uint32_t count;		/* struct ccom_bs_run entries that follow */
+	uint32_t msg_len;
+};
+
+struct ccom_bs_run {
+	int32_t first;
+	int32_t n;
+};
+
+struct ccom_bs_host_info {
+	int32_t nhosts;
+	int32_t index;		/* of this leader, leaders sorted by rank */
+	int32_t prev_leader;	/* rank */
+	int32_t next_leader;
 };
 
 #define CCOM_BS_MAX_MSG 1024

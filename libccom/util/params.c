@@ -55,6 +55,9 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_SOCKET_FAMILY", NULL, "Address family of bootstrap sockets: AF_INET (4) or AF_INET6 (6)." },
 	{ "CCOM_UID_STAGGER_THRESHOLD", "256", "Above this many ranks, ranks spread their root check-ins over time." },
 	{ "CCOM_UID_STAGGER_RATE", "7000", "Check-ins per second the root is offered when staggering." },
+	{ "CCOM_BOOTSTRAP_HIER", NULL,
+	  "1 forces the hierarchical bootstrap (ranks check in with a leader per host, only leaders with the root), 0 the flat one; unset: hierarchical from CCOM_BOOTSTRAP_HIER_THRESHOLD ranks (never with several unique ids). Same on every rank." },
+	{ "CCOM_BOOTSTRAP_HIER_THRESHOLD", "128", "With CCOM_BOOTSTRAP_HIER unset, jobs of at least this many ranks bootstrap hierarchically." },
 	{ "CCOM_HOSTID", NULL, "Overrides the host identity used to group ranks into nodes (default: hostname + boot id)." },
 	/* Launchers (ccomCommInitFromEnv) */
 	{ "CCOM_RANK", NULL, "This process's rank for ccomCommInitFromEnv (wins over launcher variables)." },

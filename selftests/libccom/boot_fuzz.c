@@ -17,17 +17,25 @@
  *
  * The seed is printed (CCOM_BOOT_FUZZ_SEED=S reproduces the fuzzer's
  * sequence; scheduling still varies); CCOM_BOOT_FUZZ_SECS sets how long the
- * ranks are fuzzed (default 6).  CCOM_BOOT_FUZZ_INSIDER=1 adds frames that
- * need the job's secrets: well-formed p2p hellos with the comm magic and a
- * real rank number to the ranks' ports, i.e. an impersonation (=root: also
- * well-formed check-ins to the root); that class is not run by default (the
- * magic is what authenticates a rank, see the report of issue 15).
+ * ranks are fuzzed (default 6).
+ *
+ * Insiders: the fuzzer knows the magics (they travel in clear), not the
+ * unique id's secret.  It also sends what only the magic was needed for
+ * before the bootstrap authenticated its connections (wire version 2):
+ * well-formed check-ins of wire version 1 to the root (a real rank, a
+ * skewed ABI: each used to fail the job), the old p2p hello with a real
+ * rank and frames to the ranks' ports (it used to take that rank's slot
+ * and stall the job), and complete handshakes answered with a MAC under a
+ * wrong key.  All of them must be dropped, the ones that answered a
+ * challenge with "authentication failed" (one line each at the ranks),
+ * and the job must init and run as without them.
  */
 #include <dirent.h>
 #include <poll.h>
 #include <stdio.h>
 #include <sys/mman.h>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/wire.h"
 #include "core/comm.h"
@@ -45,11 +53,16 @@ struct fz_addrs {
 	struct sockaddr_in6 listen[NR];
 };
 
+#define NCLASSES 12
+
 struct fz_stats {
 	int root_conns;		/* connections accepted by the kernel at the root's port */
 	int root_refused;
 	int rank_conns[NR];
-	int frames[16];		/* per class */
+	int rank_wrong_mac;	/* wrong answers sent to a rank's challenge */
+	int root_wrong_mac;
+	int root_v1_refused;	/* forged wire version 1 check-ins answered with a refusal */
+	int frames[NCLASSES];	/* per class */
 	uint64_t seed;
 	int fuzzer_done;
 };
@@ -132,18 +145,65 @@ static void fz_send(int fd, const void *b, size_t n)
 		return;	/* the peer dropped us already: fine */
 }
 
+/* Read @len bytes within 1 s; 0 or -1. */
+static int fz_recv(int fd, void *b, size_t len)
+{
+	size_t got = 0;
+	double end = t_now() + 1;
+
+	while (got < len && t_now() < end) {
+		struct pollfd p = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		if (poll(&p, 1, 100) <= 0)
+			continue;
+		n = recv(fd, (char *)b + got, len - got, 0);
+		if (n <= 0)
+			return -1;
+		got += n;
+	}
+	return got == len ? 0 : -1;
+}
+
+/*
+ * A complete handshake as @who in @role, answered with a MAC under a random
+ * key (the insider knows the magic, not the secret).  1 if the wrong answer
+ * was sent after a real challenge.
+ */
+static int fz_wrong_key(int fd, uint64_t magic, uint32_t role, int32_t who)
+{
+	struct ccom_bs_auth_challenge ch;
+	struct ccom_bs_auth_answer ans;
+	struct ccom_bs_auth_hello ah;
+	uint8_t key[CCOM_BS_KEY_BYTES];
+	size_t i;
+
+	for (i = 0; i < sizeof(key); i++)
+		key[i] = (uint8_t)rnd(256);
+	ccom_bs_auth_hello_init(&ah, magic, role, who);
+	fz_send(fd, &ah, sizeof(ah));
+	if (fz_recv(fd, &ch, sizeof(ch)) || ch.type != CCOM_BS_CHALLENGE)
+		return 0;
+	/* The acceptor's proof does not verify under the wrong key either. */
+	if (ccom_bs_auth_challenge_ok(key, &ah, &ch))
+		return -1;
+	ccom_bs_auth_answer_init(&ans, key, &ah, ch.nonce);
+	return send(fd, &ans, sizeof(ans), MSG_NOSIGNAL) == (ssize_t)sizeof(ans);
+}
+
 /*
  * One fuzz connection to @target (-1 = root) with magic @magic.  Returns
  * the fd if it is to be kept open (slow drip / silent), else -1.
  */
 static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t magic,
-		  int insider, struct slow *sl)
+		  struct slow *sl)
 {
 	unsigned char buf[700];
 	struct ccom_bs_hello h;
-	struct ccom_bs_conn_hello ch;
+	struct ccom_bs_auth_hello ch;
+	struct { uint64_t magic; uint32_t type; int32_t rank; } v1;	/* wire 1's p2p hello */
 	struct ccom_bs_frame fr;
-	int cls = (int)rnd(insider ? 10 : 9), fd, i, n;
+	int cls = (int)rnd(NCLASSES), fd, i, n, rc;
 
 	fd = fz_connect(a, alen);
 	if (fd < 0) {
@@ -163,10 +223,10 @@ static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t
 	h.size = sizeof(h);
 	h.rank = (int32_t)rnd(NR);
 	h.nranks = NR;
-	memset(&ch, 0, sizeof(ch));
-	ch.magic = magic;
-	ch.type = rnd(2) ? CCOM_BS_P2P : CCOM_BS_RING;
-	ch.rank = (int32_t)rnd(NR);
+	h.version = ccom_version_code();
+	h.build_hash = ccom_build_hash();
+	h.remaining_ms = 30000;
+	ccom_bs_auth_hello_init(&ch, magic, rnd(2) ? CCOM_BS_P2P : CCOM_BS_RING, (int32_t)rnd(NR));
 	switch (cls) {
 	case 0:	/* connect and close at once: a storm of them */
 		close(fd);
@@ -189,19 +249,19 @@ static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t
 		break;
 	case 2:	/* wrong magic, the rest well-formed */
 		h.magic = ch.magic = magic ^ (1ULL << rnd(64));
-		if (target < 0)
+		if (target < 0 && rnd(2))
 			fz_send(fd, &h, sizeof(h));
 		else
 			fz_send(fd, &ch, sizeof(ch));
 		break;
 	case 3:	/* truncated header, then close */
-		if (target < 0)
+		if (target < 0 && rnd(2))
 			fz_send(fd, &h, rnd(sizeof(h)));
 		else
 			fz_send(fd, &ch, rnd(sizeof(ch)));
 		break;
-	case 4:	/* right magic, invalid type / size */
-		if (target < 0) {
+	case 4:	/* right magic, invalid type / size / wire version / role */
+		if (target < 0 && rnd(2)) {
 			if (rnd(2))
 				h.type = (uint32_t)rnd(0);
 			else
@@ -210,18 +270,33 @@ static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t
 				h.size++;
 			fz_send(fd, &h, sizeof(h));
 		} else {
-			ch.type = (uint32_t)rnd(0);
-			if (ch.type == CCOM_BS_P2P || ch.type == CCOM_BS_RING)
-				ch.type = 0;
+			switch (rnd(3)) {
+			case 0:
+				ch.type = (uint32_t)rnd(0);
+				if (ch.type == CCOM_BS_AUTH)
+					ch.type = 0;
+				break;
+			case 1:
+				ch.wire = CCOM_BS_WIRE_VERSION + 1 + (uint32_t)rnd(100);
+				break;
+			default:
+				ch.role = (uint32_t)rnd(0);
+				if (ch.role == CCOM_BS_P2P || ch.role == CCOM_BS_RING ||
+				    ch.role == CCOM_BS_HELLO || ch.role == CCOM_BS_HELLO_MULTI ||
+				    ch.role == CCOM_BS_SUBROOT)
+					ch.role = 0;
+				break;
+			}
 			fz_send(fd, &ch, sizeof(ch));
+			fz_recv(fd, buf, 1);	/* a refusal, or the close */
 		}
 		break;
-	case 5:	/* right magic, rank out of range (ranks' ports only) */
+	case 5:	/* right magic, rank out of range / a reply where a hello belongs */
 		if (target < 0) {
 			h.type = CCOM_BS_REPLY;	/* a root must not take a reply as a hello */
 			fz_send(fd, &h, sizeof(h));
 		} else {
-			ch.rank = rnd(2) ? -1 - (int32_t)rnd(1000) : NR + (int32_t)rnd(1000);
+			ch.who = rnd(2) ? -1 - (int32_t)rnd(1000) : NR + (int32_t)rnd(1000);
 			fz_send(fd, &ch, sizeof(ch));
 		}
 		break;
@@ -244,20 +319,49 @@ static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t
 		sl->target = target;
 		sl->until = t_now() + 0.3 + rnd(6000) / 1000.0;
 		sl->next = t_now();
-		sl->drip = cls == 7 ? 1 + (int)rnd(target < 0 ? sizeof(h) : sizeof(ch)) : 0;
+		sl->drip = cls == 7 ? 1 + (int)rnd(sizeof(ch)) : 0;
 		if (cls == 7) {
 			/* The magic first, then one byte every 100 ms. */
 			fz_send(fd, &magic, sizeof(magic));
 		}
 		return fd;
-	default:	/* insider: a well-formed p2p hello with a real rank, then garbage frames */
+	case 9:	/* insider: a full handshake with a wrong key, then frames */
+		rc = fz_wrong_key(fd, magic, target < 0 ? CCOM_BS_HELLO : CCOM_BS_P2P,
+				  (int32_t)rnd(NR));
+		if (rc < 0) {
+			fprintf(stderr, "boot_fuzz: an acceptor's proof verified under a random key\n");
+			st->frames[NCLASSES - 1] = -1000000;
+		}
+		if (rc > 0 && target < 0)
+			st->root_wrong_mac++;
+		else if (rc > 0)
+			st->rank_wrong_mac++;
 		if (target < 0) {
-			/* A well-formed check-in fails the job (version skew, duplicate rank): root only with =root. */
-			if (insider == 2)
-				fz_send(fd, &h, sizeof(h));
+			fz_send(fd, &h, sizeof(h));
 		} else {
-			ch.type = CCOM_BS_P2P;
-			fz_send(fd, &ch, sizeof(ch));
+			fr.tag = (uint32_t)rnd(0);
+			fr.pad = 0;
+			fr.size = rnd(64);
+			fz_send(fd, &fr, sizeof(fr));
+			fz_send(fd, buf, fr.size);
+		}
+		fz_recv(fd, buf, 1);	/* wait for the drop */
+		break;
+	case 10: /* insider: what the magic alone used to be enough for (wire version 1) */
+		if (target < 0) {
+			/* A well-formed check-in of a real rank, with a skewed ABI half the time. */
+			if (rnd(2))
+				h.abi = 77;
+			fz_send(fd, &h, sizeof(h));
+			if (!fz_recv(fd, buf, sizeof(struct ccom_bs_reply)) &&
+			    ((struct ccom_bs_reply *)buf)->type == CCOM_BS_REPLY &&
+			    ((struct ccom_bs_reply *)buf)->err)
+				st->root_v1_refused++;
+		} else {
+			v1.magic = magic;
+			v1.type = CCOM_BS_P2P;
+			v1.rank = (int32_t)rnd(NR);
+			fz_send(fd, &v1, sizeof(v1));
 			fr.tag = (uint32_t)rnd(0);
 			fr.pad = 0;
 			fr.size = rnd(64);
@@ -265,6 +369,16 @@ static int fz_one(int target, const struct sockaddr *a, socklen_t alen, uint64_t
 			fz_send(fd, buf, fr.size);
 		}
 		break;
+	default: /* insider: a correct hello, then nothing (holds a pending slot until the timeout) */
+		fz_send(fd, &ch, sizeof(ch));
+		if (target < 0)
+			break;
+		sl->fd = fd;
+		sl->target = target;
+		sl->until = t_now() + 0.3 + rnd(3000) / 1000.0;
+		sl->next = t_now();
+		sl->drip = 0;
+		return fd;
 	}
 	/* Give the peer a moment to read before the close (it may drop us first). */
 	if (rnd(3) == 0)
@@ -297,7 +411,7 @@ static void slow_tick(struct slow *s, int n, int force_close)
 	}
 }
 
-static int fuzzer_main(double secs, int insider)
+static int fuzzer_main(double secs)
 {
 	struct ccom_bs_id bid;
 	struct fz_addrs ad;
@@ -348,7 +462,7 @@ static int fuzzer_main(double secs, int insider)
 			usleep(5000);
 			continue;
 		}
-		fd = fz_one(target, a, alen, magic, insider, &sl[free_slot]);
+		fd = fz_one(target, a, alen, magic, &sl[free_slot]);
 		(void)fd;
 		slow_tick(sl, MAXSLOW, 0);
 		usleep(1000 * rnd(8));
@@ -405,8 +519,7 @@ static int rank_main(int rank, int nranks, void *arg)
 	ccomComm_t comm;
 
 	if (rank == NR)
-		return fuzzer_main(secs, !getenv("CCOM_BOOT_FUZZ_INSIDER") ? 0 :
-					 !strcmp(getenv("CCOM_BOOT_FUZZ_INSIDER"), "root") ? 2 : 1);
+		return fuzzer_main(secs);
 	nranks = NR;
 	close(done_pipe[1]);
 	close(addr_pipe[0]);
@@ -474,7 +587,7 @@ int main(void)
 {
 	struct t_ranks t;
 	char log[128];
-	int codes[NR + 1], i, rank_lines, root_lines, rank_conns = 0;
+	int codes[NR + 1], i, rank_lines, root_lines, rank_conns = 0, rank_auth, root_auth;
 	double secs = getenv("CCOM_BOOT_FUZZ_SECS") ? atof(getenv("CCOM_BOOT_FUZZ_SECS")) : 6;
 	uint64_t seed;
 
@@ -507,12 +620,23 @@ int main(void)
 		rank_conns += st->rank_conns[i];
 	rank_lines = count_lines(log, "Bootstrap: rank", "dropped");
 	root_lines = count_lines(log, "Bootstrap root: dropped connection", NULL);
+	rank_auth = count_lines(log, "Bootstrap: rank", CCOM_BS_AUTH_FAILED);
+	root_auth = count_lines(log, "Bootstrap root: dropped connection", CCOM_BS_AUTH_FAILED);
 	printf("boot_fuzz: root: %d connections (%d refused after it finished), %d dropped lines; ranks: %d connections, %d dropped lines\n",
 	       st->root_conns, st->root_refused, root_lines, rank_conns, rank_lines);
 	printf("boot_fuzz: frames per class:");
-	for (i = 0; i < 10; i++)
+	for (i = 0; i < NCLASSES; i++)
 		printf(" %d", st->frames[i]);
 	printf("\n");
+	printf("boot_fuzz: insiders: %d wrong-key answers to ranks (%d logged '%s'), %d to the root (%d logged), %d forged wire-1 check-ins refused by the root\n",
+	       st->rank_wrong_mac, rank_auth, CCOM_BS_AUTH_FAILED, st->root_wrong_mac, root_auth,
+	       st->root_v1_refused);
+	T_CHECK(st->frames[NCLASSES - 1] >= 0, "a proof verified under a wrong key");
+	T_CHECK(st->rank_wrong_mac > 0 && rank_auth == st->rank_wrong_mac,
+		"ranks logged %d authentication failures for %d wrong-key answers (see %s)",
+		rank_auth, st->rank_wrong_mac, log);
+	T_CHECK(root_auth <= st->root_wrong_mac, "root logged %d authentication failures for %d wrong-key answers",
+		root_auth, st->root_wrong_mac);
 	T_CHECK(rank_conns > 50 && st->root_conns > 10, "too little fuzzing to mean anything");
 	T_CHECK(rank_lines == rank_conns,
 		"ranks logged %d dropped connections for %d fuzz connections (see %s)", rank_lines,
