@@ -6,7 +6,8 @@
  *
  * Layout: {"version", "rank", "nranks", "comm_hash", "hosts": [{"index",
  * "host_hash", "ranks"}], "local": {"hostname", "cpus_online", "affinity",
- * "local_numa", "numa": [...], "nics": [...], "bootstrap_nic", "nccom"},
+ * "local_numa", "numa": [...], "nics": [...], "rdma": [...], "rdma_status",
+ * "bootstrap_nic", "nccom"},
  * "graphs": {"peer_transport": [...], "ring": [...], "ring_host_crossings",
  * "tree_parent": [...], "tree_root", "host_leaders"}}.
  */
@@ -18,6 +19,7 @@
 
 #include "core/comm.h"
 #include "topo/topo.h"
+#include "transport/net_ib.h"
 #include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -101,6 +103,39 @@ static void dump_nics(FILE *f, const struct ccom_topo *topo)
 	fprintf(f, "    ],\n");
 }
 
+/*
+ * "rdma": the verbs ports net_ib's enumeration finds (device, port,
+ * state, link layer, MTU, GID index chosen, whether CCOM_IB_HCA selects
+ * it and whether it is the one net_ib opens); [] without libibverbs or
+ * devices, with the reason in "rdma_status".
+ */
+static void dump_rdma(FILE *f)
+{
+	struct ccom_net_ib_port_info p[16];
+	char why[512] = "";
+	int n = ccom_net_ib_list_ports(p, 16, why, sizeof(why)), i;
+
+	fprintf(f, "    \"rdma\": [");
+	for (i = 0; i < n; i++) {
+		fprintf(f, "%s\n      {\"device\": ", i ? "," : "");
+		json_str(f, p[i].dev);
+		fprintf(f, ", \"port\": %d, \"state\": ", p[i].port);
+		json_str(f, p[i].state);
+		fprintf(f, ", \"link_layer\": ");
+		json_str(f, p[i].link_layer);
+		fprintf(f, ", \"mtu\": %d, \"gid_index\": %d, \"gid_kind\": ", p[i].mtu,
+			p[i].gid_index);
+		json_str(f, p[i].gid_kind);
+		fprintf(f, ", \"gid\": ");
+		json_str(f, p[i].gid);
+		fprintf(f, ", \"hca_match\": %s, \"selected\": %s}", p[i].hca_match ? "true" : "false",
+			p[i].selected ? "true" : "false");
+	}
+	fprintf(f, "%s],\n    \"rdma_status\": ", n ? "\n    " : "");
+	json_str(f, n ? "ok" : why);
+	fprintf(f, ",\n");
+}
+
 static void dump_local(FILE *f, const struct ccom_topo *topo)
 {
 	const struct ccom_topo_nccom *nc = &topo->nccom;
@@ -113,6 +148,7 @@ static void dump_local(FILE *f, const struct ccom_topo *topo)
 		topo->local_numa);
 	dump_numa(f, topo);
 	dump_nics(f, topo);
+	dump_rdma(f);
 	fprintf(f, "    \"bootstrap_nic\": ");
 	if (topo->bootstrap_nic >= 0)
 		json_str(f, topo->nics[topo->bootstrap_nic].name);

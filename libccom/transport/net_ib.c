@@ -63,6 +63,8 @@
 
 /* ---------------------------------------------------------------- the data path */
 
+static uint64_t zc_total;	/* bytes every conn of the process sent zero-copy */
+
 static bool status_remote(int s)
 {
 	return s == CCIB_WC_WR_FLUSH_ERR || (s >= 7 && s <= 13 && s != 8) || s == 15 ||
@@ -71,6 +73,8 @@ static bool status_remote(int s)
 
 static int wc_fail(struct ib_conn *c, const struct ccib_wc *wc)
 {
+	uint32_t qpn = wc->qp_num ? wc->qp_num : c->qp->qp_num;
+
 	bool remote = status_remote(wc->status);
 
 	if (c->dead)
@@ -89,7 +93,7 @@ static int wc_fail(struct ib_conn *c, const struct ccib_wc *wc)
 		return c->err;
 	}
 	ccom_set_last_error("net_ib: work completion error on QP %u to peer rank %d (host %s): %s (status %d, vendor error 0x%x, on a %s); %s",
-			    c->qp->qp_num, c->base.peer, peer_host(c),
+			    qpn, c->base.peer, peer_host(c),
 			    ccom_ibv.wc_status_str(wc->status), wc->status, wc->vendor_err,
 			    wc->opcode & 0x80 ? "receive" : "RDMA write",
 			    remote ? "that rank died, aborted or lost its RDMA port or network" :
@@ -108,9 +112,10 @@ static int conn_fail(struct ib_conn *c, const char *what, int err)
 	return c->err;
 }
 
-int ccom_ib_post_recvs(struct ib_conn *c, uint32_t n)
+int ccom_ib_post_recvs(struct ib_conn *c, uint32_t q, uint32_t n)
 {
 	struct ccib_recv_wr wr[IB_POLL_BATCH], *bad = NULL;
+	struct ccib_qp *qp = c->qps[q];
 	uint32_t i, k;
 	int r;
 
@@ -118,7 +123,7 @@ int ccom_ib_post_recvs(struct ib_conn *c, uint32_t n)
 		k = n < IB_POLL_BATCH ? n : IB_POLL_BATCH;
 		for (i = 0; i < k; i++)
 			wr[i] = (struct ccib_recv_wr){ .wr_id = 0, .next = i + 1 < k ? &wr[i + 1] : NULL };
-		r = c->qp->context->ops.post_recv(c->qp, wr, &bad);
+		r = qp->context->ops.post_recv(qp, wr, &bad);
 		if (r)
 			return r;
 		n -= k;
@@ -126,11 +131,12 @@ int ccom_ib_post_recvs(struct ib_conn *c, uint32_t n)
 	return 0;
 }
 
-static int post_write(struct ib_conn *c, uint64_t wr_id, uint32_t imm, const void *addr,
-		      uint32_t len, uint64_t remote)
+static int post_write(struct ib_conn *c, uint32_t q, uint64_t wr_id, uint32_t imm,
+		      const void *addr, uint32_t len, uint32_t lkey, uint64_t remote)
 {
+	struct ccib_qp *qp = c->qps[q];
 	struct ccib_sge sge = {
-		.addr = (uintptr_t)addr, .length = len, .lkey = c->stage_mr->lkey,
+		.addr = (uintptr_t)addr, .length = len, .lkey = lkey,
 	};
 	struct ccib_send_wr wr, *bad = NULL;
 
@@ -143,7 +149,7 @@ static int post_write(struct ib_conn *c, uint64_t wr_id, uint32_t imm, const voi
 	wr.imm_data = htonl(imm);
 	wr.wr.rdma.remote_addr = remote;
 	wr.wr.rdma.rkey = c->remote_rkey;
-	return c->qp->context->ops.post_send(c->qp, &wr, &bad);
+	return qp->context->ops.post_send(qp, &wr, &bad);
 }
 
 /*
@@ -157,7 +163,7 @@ static void post_probe(struct ib_conn *c)
 {
 	struct ccib_send_wr wr, *bad = NULL;
 
-	if (c->dead || c->probe_out || c->sq_out >= c->sq_depth)
+	if (c->dead || c->probe_out || c->sq_out[0] >= c->sq_depth)
 		return;
 	memset(&wr, 0, sizeof(wr));
 	wr.wr_id = IB_WR_PROBE;
@@ -167,7 +173,7 @@ static void post_probe(struct ib_conn *c)
 	wr.wr.rdma.rkey = c->remote_rkey;
 	if (c->qp->context->ops.post_send(c->qp, &wr, &bad) == 0) {
 		c->probe_out = true;
-		c->sq_out++;
+		c->sq_out[0]++;
 		ccom_trace(CCOM_SUBSYS_NET, "net_ib: rank %d: liveness probe on QP %u to peer rank %d",
 			   c->comm->rank, c->qp->qp_num, c->base.peer);
 	}
@@ -179,23 +185,53 @@ static int flush_credits(struct ib_conn *c, bool force)
 	uint64_t pending = c->rx_head - c->rx_credited;
 	int r;
 
-	if (!pending || c->sq_out >= c->sq_depth)
+	if (!pending || c->sq_out[0] >= c->sq_depth)
 		return 0;
 	if (!force && pending < c->nslots / 4 && c->rx_head != c->rx_arrived)
 		return 0;
-	r = post_write(c, IB_WR_CREDIT, IB_CREDIT_BIT | (uint32_t)pending, NULL, 0, c->remote_ring);
+	r = post_write(c, 0, IB_WR_CREDIT, IB_CREDIT_BIT | (uint32_t)pending, NULL, 0, 0,
+		       c->remote_ring);
 	if (r)
 		return conn_fail(c, "posting a credit", r);
-	c->sq_out++;
+	c->sq_out[0]++;
 	c->rx_credited += pending;
 	return 0;
+}
+
+/* Which of @c's QPs is @qpn (0 if none: a single-QP conn reports 0 on some providers). */
+static uint32_t qp_index(const struct ib_conn *c, uint32_t qpn)
+{
+	uint32_t q;
+
+	for (q = 0; q < c->nqps; q++)
+		if (c->qps[q]->qp_num == qpn)
+			return q;
+	return 0;
+}
+
+/*
+ * The first slot not yet done, when QP q has done @per_q[q] of its slots
+ * q, q + nqps, q + 2 nqps, ...: slot s is done iff per_q[s % nqps] > s / nqps.
+ */
+static uint64_t striped_prefix(const struct ib_conn *c, const uint64_t *per_q)
+{
+	uint64_t m = UINT64_MAX, v;
+	uint32_t q;
+
+	for (q = 0; q < c->nqps; q++) {
+		v = per_q[q] * c->nqps + q;
+		if (v < m)
+			m = v;
+	}
+	return m;
 }
 
 /* Reap completions of @c; returns how many, or -errno. */
 int ccom_ib_poll_conn(struct ib_conn *c)
 {
 	struct ccib_wc wc[IB_POLL_BATCH];
-	uint32_t recvs = 0;
+	uint32_t recvs[IB_MAX_QPS] = { 0 }, q;
+	bool tx = false, rx = false;
 	int n, i, total = 0;
 
 	if (c->dead)
@@ -207,30 +243,49 @@ int ccom_ib_poll_conn(struct ib_conn *c)
 		for (i = 0; i < n; i++) {
 			if (wc[i].status != CCIB_WC_SUCCESS)
 				return wc_fail(c, &wc[i]);
+			q = c->nqps > 1 ? qp_index(c, wc[i].qp_num) : 0;
 			if (wc[i].opcode == CCIB_WC_RECV_RDMA_WITH_IMM) {
 				uint32_t imm = ntohl(wc[i].imm_data);
 
-				recvs++;
+				recvs[q]++;
 				if (imm & IB_CREDIT_BIT) {
 					c->tx_credit += imm & ~IB_CREDIT_BIT;
 				} else {
-					c->rx_len[c->rx_arrived % c->nslots] = imm;
-					c->rx_arrived++;
+					uint64_t slot = c->rx_arrived_q[q]++ * c->nqps + q;
+
+					c->rx_len[slot % c->nslots] = imm;
+					rx = true;
 				}
 			} else {
-				c->sq_out--;
-				if (wc[i].wr_id == IB_WR_DATA)
-					c->tx_done++;
-				else if (wc[i].wr_id == IB_WR_PROBE)
+				c->sq_out[q]--;
+				if (wc[i].wr_id == IB_WR_DATA) {
+					c->tx_done_q[q]++;
+					tx = true;
+				} else if (wc[i].wr_id == IB_WR_PROBE) {
 					c->probe_out = false;
+				}
 			}
 		}
 		total += n;
 	} while (n == IB_POLL_BATCH);
+	if (rx)
+		c->rx_arrived = c->nqps > 1 ? striped_prefix(c, c->rx_arrived_q) : c->rx_arrived_q[0];
+	if (tx) {
+		uint64_t done = c->nqps > 1 ? striped_prefix(c, c->tx_done_q) : c->tx_done_q[0];
+
+		if (done > c->tx_posted)
+			done = c->tx_posted;
+		for (; c->tx_done < done; c->tx_done++) {
+			uint32_t slot = (uint32_t)(c->tx_done % c->nslots);
+
+			c->zc_done += c->zc_len[slot];
+			c->zc_len[slot] = 0;
+		}
+	}
 	if (total)
 		c->last_progress_us = ccom_now_us();
-	if (recvs) {
-		int r = ccom_ib_post_recvs(c, recvs);
+	for (q = 0; q < c->nqps; q++) {
+		int r = recvs[q] ? ccom_ib_post_recvs(c, q, recvs[q]) : 0;
 
 		if (r)
 			return conn_fail(c, "reposting receive requests", r);
@@ -255,6 +310,84 @@ static int check_gone(struct ib_conn *c)
 	return c->err;
 }
 
+/* May slot number tx_posted be written now? */
+static bool tx_room(const struct ib_conn *c)
+{
+	uint64_t s = c->tx_posted;
+
+	return s - c->tx_credit < c->nslots && s - c->tx_done < c->nslots &&
+	       c->sq_out[s % c->nqps] < c->sq_depth;
+}
+
+/* Post one slot of @n bytes from @src (lkey @lkey); @zc: from the caller's buffer. */
+static int tx_post(struct ib_conn *c, const char *src, size_t n, uint32_t lkey, bool zc)
+{
+	uint64_t s = c->tx_posted;
+	uint32_t q = (uint32_t)(s % c->nqps);
+	int r;
+
+	r = post_write(c, q, IB_WR_DATA, (uint32_t)n, src, (uint32_t)n, lkey,
+		       c->remote_ring + (s % c->nslots) * c->slot);
+	if (r)
+		return conn_fail(c, "posting an RDMA write", r);
+	c->zc_len[s % c->nslots] = zc ? (uint32_t)n : 0;
+	c->sq_out[q]++;
+	c->tx_posted++;
+	return 0;
+}
+
+/*
+ * The zero-copy send: the region [zc_buf, zc_buf + size) is written from
+ * the caller's buffer, and bytes count as taken only once their writes
+ * completed (the rule of net_ib_mr.c).  The caller calls again with the
+ * same region advanced by what we returned, as the transfer loops do; the
+ * registration is dropped when a call's whole request completed (the
+ * caller's transfer is over: the buffer is the user's again) or the
+ * registered range is used up.
+ */
+static ssize_t zc_send(struct ib_conn *c, const char *buf, size_t size)
+{
+	uintptr_t end = (uintptr_t)buf + size;
+	size_t taken;
+	int r;
+
+	if (buf != c->zc_buf || size < c->zc_posted) {
+		c->dead = true;
+		c->err = -EPROTO;
+		ccom_set_last_error("net_ib: rank %d: a send to peer rank %d resumed at %p (%zu bytes) while %zu bytes from %p are in flight; the transfer loop broke the stream contract (a libccom bug)",
+				    c->comm->rank, c->base.peer, (const void *)buf, size, c->zc_posted,
+				    (const void *)c->zc_buf);
+		return c->err;
+	}
+	if (end > c->zc_reg_end)
+		end = c->zc_reg_end;
+	while (c->zc_buf + c->zc_posted < (const char *)end && tx_room(c)) {
+		size_t left = (size_t)((const char *)end - (c->zc_buf + c->zc_posted));
+		size_t n = left < c->slot ? left : c->slot;
+
+		r = tx_post(c, c->zc_buf + c->zc_posted, n, ccom_ib_reg_lkey(c->zc_reg), true);
+		if (r)
+			return r;
+		c->zc_posted += n;
+	}
+	taken = c->zc_done;
+	c->zc_buf += taken;
+	c->zc_posted -= taken;
+	c->zc_done = 0;
+	c->zc_bytes += taken;
+	__atomic_fetch_add(&zc_total, taken, __ATOMIC_RELAXED);
+	/* The caller's request is done (or the range is): the buffer is its own again. */
+	if (!c->zc_posted && (taken == size || (uintptr_t)c->zc_buf >= c->zc_reg_end)) {
+		ccom_ib_reg_put(c->g, c->zc_reg);
+		c->zc_reg = NULL;
+	}
+	if (taken)
+		c->g->idle_since = 0;
+	else if (size)
+		return check_gone(c);
+	return (ssize_t)taken;
+}
+
 static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
 {
 	struct ib_conn *c = to_ib(conn);
@@ -264,21 +397,32 @@ static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t
 	r = ccom_ib_poll_conn(c);
 	if (r < 0)
 		return r;
-	while (done < size) {
+	if (c->zc_reg && !c->zc_posted && buf != c->zc_buf) {
+		/* Nothing in flight and a new region: the last one ended with the caller's op. */
+		ccom_ib_reg_put(c->g, c->zc_reg);
+		c->zc_reg = NULL;
+	}
+	if (c->zc_reg)
+		return zc_send(c, buf, size);
+	if (c->zc_min && size >= c->zc_min) {
+		c->zc_reg = ccom_ib_reg_get(c->g, buf, size);
+		if (c->zc_reg) {
+			c->zc_buf = buf;
+			c->zc_reg_end = ccom_ib_reg_end(c->zc_reg);
+			c->zc_posted = 0;
+			c->zc_done = 0;
+			return zc_send(c, buf, size);
+		}
+	}
+	while (done < size && tx_room(c)) {
 		uint64_t s = c->tx_posted;
 		size_t n = size - done < c->slot ? size - done : c->slot;
 		char *dst = c->stage + (s % c->nslots) * c->slot;
 
-		if (s - c->tx_credit >= c->nslots || s - c->tx_done >= c->nslots ||
-		    c->sq_out >= c->sq_depth)
-			break;
 		memcpy(dst, (const char *)buf + done, n);
-		r = post_write(c, IB_WR_DATA, (uint32_t)n, dst, (uint32_t)n,
-			       c->remote_ring + (s % c->nslots) * c->slot);
+		r = tx_post(c, dst, n, c->stage_mr->lkey, false);
 		if (r)
-			return conn_fail(c, "posting an RDMA write", r);
-		c->sq_out++;
-		c->tx_posted++;
+			return r;
 		done += n;
 	}
 	if (done)
@@ -419,6 +563,11 @@ int ccom_net_ib_conn_stats(const struct ccom_transport_conn *conn, uint64_t *pos
 	*posted = c->tx_posted;
 	*credited = c->tx_credit;
 	return 0;
+}
+
+uint64_t ccom_net_ib_zcopy_bytes(void)
+{
+	return __atomic_load_n(&zc_total, __ATOMIC_RELAXED);
 }
 
 const struct ccom_transport_ops ccom_transport_net_ib = {

@@ -20,8 +20,44 @@
  */
 int ccom_net_ib_probe(char *why, size_t why_len);
 
+/* One RDMA port as the topology dump shows it (ccom_net_ib_list_ports). */
+struct ccom_net_ib_port_info {
+	char dev[64];
+	int port;
+	char state[16];			/* ACTIVE, DOWN, ... */
+	char link_layer[16];		/* InfiniBand or Ethernet */
+	int mtu;			/* active MTU in bytes */
+	int gid_index;			/* the GID net_ib would use, -1: none (not ACTIVE) */
+	char gid_kind[16];		/* RoCE v2 IPv4, RoCE v2, RoCE v1, IB, forced */
+	char gid[48];
+	int hca_match;			/* CCOM_IB_HCA selects it */
+	int selected;			/* the port net_ib would open */
+};
+
+/*
+ * The ports of every RDMA device libibverbs lists, up to @max, into @out:
+ * state, link layer, MTU and the GID index net_ib's rule picks on ACTIVE
+ * ones.  Returns how many (0 with the reason in @why when the library or
+ * devices are missing).  Not collective; opens and closes each device.
+ */
+int ccom_net_ib_list_ports(struct ccom_net_ib_port_info *out, int max, char *why, size_t len);
+
 /* Slots net_ib's send direction of @conn has posted and had credited back, or -EINVAL. */
 int ccom_net_ib_conn_stats(const struct ccom_transport_conn *conn, uint64_t *posted,
 			   uint64_t *credited);
+
+/* Bytes net_ib sent straight from callers' buffers (zero copy) in this process so far. */
+uint64_t ccom_net_ib_zcopy_bytes(void);
+
+/*
+ * For the tests: open the port net_ib would use, probe dma-buf
+ * registration (*@supported 1 or 0, the probe's reason in @why), and when
+ * @fd >= 0 register [@addr, @addr + @len) of the nccom-exported dma-buf
+ * @fd (@offset into it) the way net_ib does, naming the path taken in
+ * @via ("dma-buf" or "address (fallback)"), then deregister.  0 or -errno
+ * (the reason in @why or ccom_last_error()).
+ */
+int ccom_net_ib_dmabuf_check(int fd, uint64_t offset, void *addr, size_t len, int *supported,
+			     char *via, size_t via_len, char *why, size_t why_len);
 
 #endif

@@ -41,7 +41,7 @@
 
 #define IB_TAG_CARD (CCOM_TAG_NET_IB_BASE + 0)
 #define IB_TAG_READY (CCOM_TAG_NET_IB_BASE + 1)
-#define IB_WIRE_VERSION 1u
+#define IB_WIRE_VERSION 2u
 #define IB_MIN_SLOT 4096
 #define IB_MAX_SLOT (16 << 20)
 #define IB_MIN_SLOTS 2
@@ -57,8 +57,9 @@
 /* What each rank sends each peer at setup. */
 struct ib_card {
 	uint32_t version;
-	uint32_t qpn;
-	uint32_t psn;
+	uint32_t nqps;
+	uint32_t qpn[IB_MAX_QPS];
+	uint32_t psn[IB_MAX_QPS];
 	uint32_t nslots;
 	uint32_t slot_size;
 	uint16_t lid;
@@ -87,6 +88,7 @@ static void group_free(struct ib_group *g)
 		return;
 	if (g->ch)
 		ccom_ibv.destroy_comp_channel(g->ch);
+	ccom_ib_regs_fini(g);
 	if (g->pd)
 		ccom_ibv.dealloc_pd(g->pd);
 	if (g->port.ctx)
@@ -133,8 +135,11 @@ static void conn_free(struct ib_conn *c)
 	if (!c)
 		return;
 	conn_drain(c);
-	if (c->qp)
-		ccom_ibv.destroy_qp(c->qp);
+	for (i = 0; i < (int)c->nqps; i++)
+		if (c->qps[i])
+			ccom_ibv.destroy_qp(c->qps[i]);
+	if (c->zc_reg)
+		ccom_ib_reg_put(c->g, c->zc_reg);
 	if (c->ring_mr)
 		ccom_ibv.dereg_mr(c->ring_mr);
 	if (c->stage_mr)
@@ -146,6 +151,7 @@ static void conn_free(struct ib_conn *c)
 	free(c->ring);
 	free(c->stage);
 	free(c->rx_len);
+	free(c->zc_len);
 	g = c->g;
 	for (i = 0; i < g->nconns; i++)
 		if (g->conns[i] == c)
@@ -169,8 +175,10 @@ void ccom_ib_teardown(struct ccomComm *comm, struct ccom_transport_conn **conns,
 }
 
 struct ib_params {
+	uint32_t nqps;
 	uint32_t nslots;
 	size_t slot;
+	size_t zc_min;		/* 0: no zero-copy sends */
 };
 
 static int read_params(struct ib_params *p)
@@ -195,8 +203,24 @@ static int read_params(struct ib_params *p)
 				    (long long)sz, IB_MIN_SLOT, IB_MAX_SLOT);
 		return -EINVAL;
 	}
+	int64_t zm = ccom_param_int("CCOM_IB_ZCOPY_MIN");
+
+	if (zm < 0) {
+		ccom_set_last_error("net_ib: CCOM_IB_ZCOPY_MIN=%lld is negative; use a byte count (0: every send copies through the slots)",
+				    (long long)zm);
+		return -EINVAL;
+	}
+	int64_t nq = ccom_param_int("CCOM_IB_QPS_PER_CONN");
+
+	if (nq < 1 || nq > IB_MAX_QPS) {
+		ccom_set_last_error("net_ib: CCOM_IB_QPS_PER_CONN=%lld is out of range; use 1 to %d",
+				    (long long)nq, IB_MAX_QPS);
+		return -EINVAL;
+	}
+	p->nqps = (uint32_t)nq;
 	p->nslots = (uint32_t)ns;
 	p->slot = (size_t)sz;
+	p->zc_min = ccom_param_int("CCOM_IB_REG_CACHE") > 0 ? (size_t)zm : 0;
 	return 0;
 }
 
@@ -231,6 +255,10 @@ static int group_open(struct ccomComm *comm, struct ib_group *g)
 				    comm->rank, strerror(errno));
 		return err;
 	}
+	ccom_ib_dmabuf_probe(g, comm->rank, why, sizeof(why));
+	err = ccom_ib_regs_init(g);
+	if (err)
+		return err;
 	g->spin_us = comm->local_nranks > sysconf(_SC_NPROCESSORS_ONLN) ? 0 : IB_SPIN_US;
 	return 0;
 }
@@ -254,6 +282,7 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 	size_t bytes = (size_t)p->nslots * p->slot;
 	struct ccib_qp_init_attr ia;
 	struct ccib_qp_attr a;
+	uint32_t q;
 	int r;
 
 	if (!c)
@@ -270,7 +299,9 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 	c->sq_depth = 2 * p->nslots + 8;
 	c->rq_depth = 2 * p->nslots + 8;
 	c->rx_len = calloc(p->nslots, sizeof(*c->rx_len));
-	if (!c->rx_len || posix_memalign((void **)&c->ring, 4096, bytes) ||
+	c->zc_len = calloc(p->nslots, sizeof(*c->zc_len));
+	c->zc_min = p->zc_min;
+	if (!c->rx_len || !c->zc_len || posix_memalign((void **)&c->ring, 4096, bytes) ||
 	    posix_memalign((void **)&c->stage, 4096, bytes))
 		return conn_setup_err(comm, peer, g, "allocate the slot buffers", ENOMEM);
 	c->ring_mr = ccom_ibv.reg_mr(g->pd, c->ring, bytes,
@@ -280,34 +311,39 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 	c->stage_mr = ccom_ibv.reg_mr(g->pd, c->stage, bytes, CCIB_ACCESS_LOCAL_WRITE);
 	if (!c->stage_mr)
 		return conn_setup_err(comm, peer, g, "register the staging slots", errno);
-	c->cq = ccom_ibv.create_cq(g->port.ctx, (int)(c->sq_depth + c->rq_depth), c, g->ch, 0);
+	c->nqps = p->nqps;
+	c->cq = ccom_ibv.create_cq(g->port.ctx, (int)(c->nqps * (c->sq_depth + c->rq_depth)), c,
+				   g->ch, 0);
 	if (!c->cq)
 		return conn_setup_err(comm, peer, g, "create a completion queue", errno);
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = c->cq;
-	ia.recv_cq = c->cq;
-	ia.cap.max_send_wr = c->sq_depth;
-	ia.cap.max_recv_wr = c->rq_depth;
-	ia.cap.max_send_sge = 1;
-	ia.cap.max_recv_sge = 1;
-	ia.qp_type = CCIB_QPT_RC;
-	c->qp = ccom_ibv.create_qp(g->pd, &ia);
-	if (!c->qp)
-		return conn_setup_err(comm, peer, g, "create an RC queue pair", errno);
-	memset(&a, 0, sizeof(a));
-	a.qp_state = CCIB_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = (uint8_t)g->port.port;
-	a.qp_access_flags = CCIB_ACCESS_LOCAL_WRITE | CCIB_ACCESS_REMOTE_WRITE;
-	r = ccom_ibv.modify_qp(c->qp, &a, CCIB_QP_STATE | CCIB_QP_PKEY_INDEX | CCIB_QP_PORT |
-			  CCIB_QP_ACCESS_FLAGS);
-	if (r)
-		return conn_setup_err(comm, peer, g, "move the queue pair to INIT", r);
-	r = ccom_ib_post_recvs(c, c->rq_depth);
-	if (r)
-		return conn_setup_err(comm, peer, g, "post receive requests", r);
-	ccom_random_bytes(&c->psn, sizeof(c->psn));
-	c->psn &= 0xffffff;
+	for (q = 0; q < c->nqps; q++) {
+		memset(&ia, 0, sizeof(ia));
+		ia.send_cq = c->cq;
+		ia.recv_cq = c->cq;
+		ia.cap.max_send_wr = c->sq_depth;
+		ia.cap.max_recv_wr = c->rq_depth;
+		ia.cap.max_send_sge = 1;
+		ia.cap.max_recv_sge = 1;
+		ia.qp_type = CCIB_QPT_RC;
+		c->qps[q] = ccom_ibv.create_qp(g->pd, &ia);
+		if (!c->qps[q])
+			return conn_setup_err(comm, peer, g, "create an RC queue pair", errno);
+		c->qp = c->qps[0];
+		memset(&a, 0, sizeof(a));
+		a.qp_state = CCIB_QPS_INIT;
+		a.pkey_index = 0;
+		a.port_num = (uint8_t)g->port.port;
+		a.qp_access_flags = CCIB_ACCESS_LOCAL_WRITE | CCIB_ACCESS_REMOTE_WRITE;
+		r = ccom_ibv.modify_qp(c->qps[q], &a, CCIB_QP_STATE | CCIB_QP_PKEY_INDEX |
+				       CCIB_QP_PORT | CCIB_QP_ACCESS_FLAGS);
+		if (r)
+			return conn_setup_err(comm, peer, g, "move the queue pair to INIT", r);
+		r = ccom_ib_post_recvs(c, q, c->rq_depth);
+		if (r)
+			return conn_setup_err(comm, peer, g, "post receive requests", r);
+		ccom_random_bytes(&c->psns[q], sizeof(c->psns[q]));
+		c->psns[q] &= 0xffffff;
+	}
 	return 0;
 }
 
@@ -315,8 +351,11 @@ static void card_fill(const struct ib_group *g, const struct ib_conn *c, struct 
 {
 	memset(k, 0, sizeof(*k));
 	k->version = IB_WIRE_VERSION;
-	k->qpn = c->qp->qp_num;
-	k->psn = c->psn;
+	for (uint32_t q = 0; q < c->nqps; q++) {
+		k->qpn[q] = c->qps[q]->qp_num;
+		k->psn[q] = c->psns[q];
+	}
+	k->nqps = c->nqps;
 	k->nslots = c->nslots;
 	k->slot_size = (uint32_t)c->slot;
 	k->lid = g->port.attr.lid;
@@ -327,32 +366,22 @@ static void card_fill(const struct ib_group *g, const struct ib_conn *c, struct 
 	k->rkey = c->ring_mr->rkey;
 }
 
-/* RTR then RTS towards the peer described by @k. */
-static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_conn *c,
-			const struct ib_card *k)
+/* RTR then RTS of QP @q of @c towards its twin on the peer described by @k. */
+static int qp_connect(struct ccomComm *comm, struct ib_group *g, struct ib_conn *c,
+		      const struct ib_card *k, uint32_t q)
 {
+	struct ccib_qp *qp = c->qps[q];
 	struct ccib_qp_attr a;
 	char gs[64];
 	int r;
 
-	if (k->version != IB_WIRE_VERSION || k->nslots != c->nslots || k->slot_size != c->slot ||
-	    k->link_layer != g->port.attr.link_layer) {
-		ccom_set_last_error("net_ib: peer rank %d (host %s) runs an incompatible RDMA transport (wire version %u, %u slots of %u bytes, link layer %u; ours %u, %u of %zu, %u); use one libccom build and the same CCOM_IB_SLOTS and CCOM_IB_SLOT_SIZE on every rank, on one kind of network",
-				    c->base.peer, peer_host(c), k->version, k->nslots, k->slot_size,
-				    k->link_layer, IB_WIRE_VERSION, c->nslots, c->slot,
-				    g->port.attr.link_layer);
-		return -EBADE;
-	}
-	c->remote_ring = k->ring_addr;
-	c->remote_rkey = k->rkey;
-	c->last_progress_us = ccom_now_us();
 	memset(&a, 0, sizeof(a));
 	a.qp_state = CCIB_QPS_RTR;
 	a.path_mtu = k->mtu < g->port.attr.active_mtu ? k->mtu : g->port.attr.active_mtu;
 	if (a.path_mtu < CCIB_MTU_256 || a.path_mtu > CCIB_MTU_4096)
 		a.path_mtu = CCIB_MTU_1024;
-	a.dest_qp_num = k->qpn;
-	a.rq_psn = k->psn;
+	a.dest_qp_num = k->qpn[q];
+	a.rq_psn = k->psn[q];
 	a.max_dest_rd_atomic = 1;
 	a.min_rnr_timer = IB_MIN_RNR_TIMER;
 	a.ah_attr.port_num = (uint8_t)g->port.port;
@@ -363,13 +392,13 @@ static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_con
 		a.ah_attr.grh.sgid_index = (uint8_t)g->port.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
 	}
-	r = ccom_ibv.modify_qp(c->qp, &a, CCIB_QP_STATE | CCIB_QP_AV | CCIB_QP_PATH_MTU |
+	r = ccom_ibv.modify_qp(qp, &a, CCIB_QP_STATE | CCIB_QP_AV | CCIB_QP_PATH_MTU |
 			  CCIB_QP_DEST_QPN | CCIB_QP_RQ_PSN | CCIB_QP_MAX_DEST_RD_ATOMIC |
 			  CCIB_QP_MIN_RNR_TIMER);
 	if (r) {
 		inet_ntop(AF_INET6, k->gid, gs, sizeof(gs));
 		ccom_set_last_error("net_ib: rank %d: cannot move QP %u to RTR towards peer rank %d (host %s, QP %u, LID %u, GID %s): %s; the hosts must reach each other on the RDMA network (check CCOM_IB_HCA and CCOM_IB_GID_INDEX)",
-				    comm->rank, c->qp->qp_num, c->base.peer, peer_host(c), k->qpn,
+				    comm->rank, qp->qp_num, c->base.peer, peer_host(c), k->qpn[q],
 				    k->lid, gs, strerror(r));
 		return -r;
 	}
@@ -378,14 +407,40 @@ static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_con
 	a.timeout = (uint8_t)ccom_param_int("CCOM_IB_TIMEOUT");
 	a.retry_cnt = IB_RETRY_CNT;
 	a.rnr_retry = IB_RNR_RETRY;
-	a.sq_psn = c->psn;
+	a.sq_psn = c->psns[q];
 	a.max_rd_atomic = 1;
-	r = ccom_ibv.modify_qp(c->qp, &a, CCIB_QP_STATE | CCIB_QP_TIMEOUT | CCIB_QP_RETRY_CNT |
+	r = ccom_ibv.modify_qp(qp, &a, CCIB_QP_STATE | CCIB_QP_TIMEOUT | CCIB_QP_RETRY_CNT |
 			  CCIB_QP_RNR_RETRY | CCIB_QP_SQ_PSN | CCIB_QP_MAX_QP_RD_ATOMIC);
 	if (r) {
 		ccom_set_last_error("net_ib: rank %d: cannot move QP %u to RTS towards peer rank %d (host %s): %s; check the RDMA device (ibv_devinfo, dmesg)",
-				    comm->rank, c->qp->qp_num, c->base.peer, peer_host(c), strerror(r));
+				    comm->rank, qp->qp_num, c->base.peer, peer_host(c), strerror(r));
 		return -r;
+	}
+	return 0;
+}
+
+/* Check the peer's card, then connect each QP of @c to its twin. */
+static int conn_connect(struct ccomComm *comm, struct ib_group *g, struct ib_conn *c,
+			const struct ib_card *k)
+{
+	uint32_t q;
+	int r;
+
+	if (k->version != IB_WIRE_VERSION || k->nslots != c->nslots || k->slot_size != c->slot ||
+	    k->link_layer != g->port.attr.link_layer || k->nqps != c->nqps) {
+		ccom_set_last_error("net_ib: peer rank %d (host %s) runs an incompatible RDMA transport (wire version %u, %u slots of %u bytes, %u QPs, link layer %u; ours %u, %u of %zu, %u, %u); use one libccom build and the same CCOM_IB_SLOTS, CCOM_IB_SLOT_SIZE and CCOM_IB_QPS_PER_CONN on every rank, on one kind of network",
+				    c->base.peer, peer_host(c), k->version, k->nslots, k->slot_size,
+				    k->nqps, k->link_layer, IB_WIRE_VERSION, c->nslots, c->slot,
+				    c->nqps, g->port.attr.link_layer);
+		return -EBADE;
+	}
+	c->remote_ring = k->ring_addr;
+	c->remote_rkey = k->rkey;
+	c->last_progress_us = ccom_now_us();
+	for (q = 0; q < c->nqps; q++) {
+		r = qp_connect(comm, g, c, k, q);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -579,11 +634,11 @@ int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 	if (err)
 		goto fail;
 	inet_ntop(AF_INET6, g->port.gid.raw, gs, sizeof(gs));
-	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u slots of %zu bytes per direction",
+	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u QP(s) per peer, %u slots of %zu bytes per direction",
 		  comm->rank, npeers, g->port.dev, g->port.port,
 		  g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
 		  g->port.gid_index, g->port.gid_kind, gs, 128 << g->port.attr.active_mtu,
-		  p.nslots, p.slot);
+		  p.nqps, p.nslots, p.slot);
 	free(mine);
 	free(cards);
 	free(ready);

@@ -10,6 +10,9 @@
  *                   liveness sockets) and teardown of a group of conns
  *   net_ib_verbs.c  the dlopen'd libibverbs entry points, the choice of
  *                   device, port and GID, and the probe of net_ib.h
+ *   net_ib_mr.c     memory registration: the dma-buf probe, nccom-exported
+ *                   dma-bufs, and the table of user-buffer registrations
+ *                   the zero-copy send path uses
  *
  * net_ib_verbs.c calls no other file of net_ib.  net_ib_conn.c calls
  * net_ib_verbs.c (load, open, pick the GID) and two data-path calls of
@@ -58,6 +61,9 @@ struct ib_lib {
 	int (*modify_qp)(struct ccib_qp *qp, struct ccib_qp_attr *attr, int mask);
 	int (*destroy_qp)(struct ccib_qp *qp);
 	const char *(*wc_status_str)(int status);
+	/* optional (libibverbs 1.12, rdma-core 34): NULL where the library lacks it */
+	struct ccib_mr *(*reg_dmabuf_mr)(struct ccib_pd *pd, uint64_t offset, size_t len,
+					 uint64_t iova, int fd, int access);
 };
 
 /*
@@ -97,6 +103,8 @@ int ccom_ib_pick_gid(struct ib_port *p, char *why, size_t len);
 /* ---------------------------------------------------------------- groups and conns */
 
 struct ib_conn;
+struct ib_reg;
+struct ib_regs;
 
 /* The conns of one setup call: one device context, PD and completion channel. */
 struct ib_group {
@@ -108,14 +116,24 @@ struct ib_group {
 	struct pollfd *pfds;		/* channel + one per conn */
 	int spin_us;			/* busy-poll budget of a stall (0: oversubscribed) */
 	int64_t idle_since;
+	int dmabuf;			/* ibv_reg_dmabuf_mr works on this device (1) or not (0) */
+	struct ib_regs *regs;		/* net_ib_mr.c: user-buffer registrations */
 };
+
+#define IB_MAX_QPS 8
 
 struct ib_conn {
 	struct ccom_transport_conn base;	/* first: coll/ casts */
 	struct ccomComm *comm;
 	struct ib_group *g;
 	struct ccib_cq *cq;
-	struct ccib_qp *qp;
+	struct ccib_qp *qp;		/* qps[0]: credits and probes go here */
+	struct ccib_qp *qps[IB_MAX_QPS];	/* slot s of the stream goes on qps[s % nqps] */
+	uint32_t nqps;
+	uint32_t psns[IB_MAX_QPS];
+	uint32_t sq_out[IB_MAX_QPS];	/* send requests of each QP not completed */
+	uint64_t tx_done_q[IB_MAX_QPS];	/* data writes of each QP completed */
+	uint64_t rx_arrived_q[IB_MAX_QPS];	/* data writes each QP received */
 	char *ring;			/* the peer writes here */
 	char *stage;			/* we write from here */
 	struct ccib_mr *ring_mr;
@@ -127,12 +145,19 @@ struct ib_conn {
 	uint32_t rq_depth;
 	uint64_t remote_ring;
 	uint32_t remote_rkey;
-	uint32_t psn;
 	/* send direction: slots posted, credited back by the peer, completed here */
 	uint64_t tx_posted;
 	uint64_t tx_credit;
-	uint64_t tx_done;
-	uint32_t sq_out;		/* send requests not completed */
+	uint64_t tx_done;		/* slots before this one all completed */
+	/* zero-copy send (net_ib_mr.c's rule): writes straight from the caller's buffer */
+	struct ib_reg *zc_reg;		/* registration of the region in flight, NULL: none */
+	const char *zc_buf;		/* first byte of it not yet reported as taken */
+	uintptr_t zc_reg_end;		/* end of the registered range */
+	size_t zc_posted;		/* bytes from zc_buf on posted */
+	size_t zc_done;			/* of those, bytes whose writes completed */
+	uint32_t *zc_len;		/* per staging slot: bytes of a zero-copy write, 0: staged */
+	size_t zc_min;			/* CCOM_IB_ZCOPY_MIN */
+	uint64_t zc_bytes;		/* bytes sent zero-copy (stats) */
 	/* receive direction */
 	uint64_t rx_arrived;
 	uint64_t rx_head;
@@ -156,10 +181,48 @@ static inline const char *peer_host(const struct ib_conn *c)
 	return c->comm->peers ? c->comm->peers[c->base.peer].host : "?";
 }
 
+/* ---------------------------------------------------------------- net_ib_mr.c */
+
+/*
+ * Probe dma-buf registration on @g's device the way NCCL does: an
+ * ibv_reg_dmabuf_mr() with fd -1 fails with EOPNOTSUPP or EPROTONOSUPPORT
+ * where the provider or kernel cannot register dma-bufs, with another
+ * error (EBADF) where it can.  Sets g->dmabuf; logs the result at INFO
+ * once per device and process; the reason goes to @why.
+ */
+int ccom_ib_dmabuf_probe(struct ib_group *g, int rank, char *why, size_t len);
+
+/*
+ * Register [@addr, @addr + @len) of the dma-buf @fd (exported by
+ * /dev/nccom, MEM_EXPORT_DMABUF; @offset is @addr's offset in it) with the
+ * NIC: with ibv_reg_dmabuf_mr() where g->dmabuf, else by address with
+ * ibv_reg_mr() (the fallback: the same pages through the process's
+ * mapping).  Logs at INFO which path it took; *@via is "dma-buf" or
+ * "address (fallback)".  0, or -errno after ccom_set_last_error().
+ */
+int ccom_ib_reg_nccom(struct ib_group *g, int rank, int fd, uint64_t offset, void *addr,
+		      size_t len, int access, struct ccib_mr **mr, const char **via);
+
+/* Set up / free @g's user-buffer registration table (CCOM_IB_REG_CACHE entries). */
+int ccom_ib_regs_init(struct ib_group *g);
+void ccom_ib_regs_fini(struct ib_group *g);
+
+/*
+ * A registration covering [@addr, @addr + @len) for local reads (the
+ * zero-copy send path), shared by every conn of the group while any of
+ * them uses it; NULL when the table is full or registration failed (the
+ * caller copies through its staging slots instead).  Release it with
+ * ccom_ib_reg_put() once the last write from it completed.
+ */
+struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len);
+void ccom_ib_reg_put(struct ib_group *g, struct ib_reg *r);
+uint32_t ccom_ib_reg_lkey(const struct ib_reg *r);
+uintptr_t ccom_ib_reg_end(const struct ib_reg *r);
+
 /* ---------------------------------------------------------------- net_ib.c */
 
-/* Post @n receive requests on the QP of @c; 0 or the verbs error (a positive errno). */
-int ccom_ib_post_recvs(struct ib_conn *c, uint32_t n);
+/* Post @n receive requests on QP @q of @c; 0 or the verbs error (a positive errno). */
+int ccom_ib_post_recvs(struct ib_conn *c, uint32_t q, uint32_t n);
 
 /*
  * Reap the completions of @c (reposting a receive request for each one

@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include "transport/net_ib.h"
 #include "transport/net_ib_abi.h"
@@ -87,6 +89,7 @@ int ccom_ib_lib_load(char *why, size_t len)
 	IB_SYM(destroy_qp, "ibv_destroy_qp");
 	IB_SYM(wc_status_str, "ibv_wc_status_str");
 #undef IB_SYM
+	*(void **)&l.reg_dmabuf_mr = dlsym(h, "ibv_reg_dmabuf_mr");
 	ccom_ibv = l;	/* a previous handle stays loaded: its functions may still be in use */
 out:
 	pthread_mutex_unlock(&lib_lock);
@@ -321,4 +324,74 @@ int ccom_net_ib_probe(char *why, size_t why_len)
 		return 0;
 	ccom_ibv.close_device(p.ctx);
 	return 1;
+}
+
+/* ---------------------------------------------------------------- the topology's view */
+
+static const char *link_layer_str(int ll)
+{
+	return ll == CCIB_LINK_LAYER_ETHERNET ? "Ethernet" :
+	       ll == CCIB_LINK_LAYER_INFINIBAND || ll == 0 ? "InfiniBand" : "?";
+}
+
+int ccom_net_ib_list_ports(struct ccom_net_ib_port_info *out, int max, char *why, size_t len)
+{
+	const char *spec = ccom_param_str("CCOM_IB_HCA");
+	struct ccib_device **list;
+	int ndev = 0, i, port, n = 0;
+	bool chosen = false;
+
+	if (ccom_ib_lib_load(why, len))
+		return 0;
+	list = ccom_ibv.get_device_list(&ndev);
+	if (!list || ndev <= 0) {
+		snprintf(why, len, "no RDMA device found");
+		if (list)
+			ccom_ibv.free_device_list(list);
+		return 0;
+	}
+	for (i = 0; i < ndev && n < max; i++) {
+		const char *name = ccom_ibv.get_device_name(list[i]);
+		struct ccib_context *ctx = ccom_ibv.open_device(list[i]);
+		int np = port_count(name);
+
+		for (port = 1; ctx && port <= np && n < max; port++) {
+			struct ccom_net_ib_port_info *o = &out[n];
+			struct ib_port p;
+			char w[256];
+
+			memset(o, 0, sizeof(*o));
+			memset(&p, 0, sizeof(p));
+			snprintf(o->dev, sizeof(o->dev), "%s", name);
+			o->port = port;
+			o->gid_index = -1;
+			o->hca_match = hca_match(spec, name, port);
+			if (ccom_ibv.query_port(ctx, (uint8_t)port, &p.attr)) {
+				snprintf(o->state, sizeof(o->state), "query failed");
+				n++;
+				continue;
+			}
+			snprintf(o->state, sizeof(o->state), "%s", port_state_str(p.attr.state));
+			snprintf(o->link_layer, sizeof(o->link_layer), "%s",
+				 link_layer_str(p.attr.link_layer));
+			o->mtu = 128 << p.attr.active_mtu;
+			p.ctx = ctx;
+			snprintf(p.dev, sizeof(p.dev), "%s", name);
+			p.port = port;
+			if (p.attr.state == CCIB_PORT_ACTIVE && !ccom_ib_pick_gid(&p, w, sizeof(w))) {
+				o->gid_index = p.gid_index;
+				snprintf(o->gid_kind, sizeof(o->gid_kind), "%s", p.gid_kind);
+				inet_ntop(AF_INET6, p.gid.raw, o->gid, sizeof(o->gid));
+			}
+			if (!chosen && o->hca_match && p.attr.state == CCIB_PORT_ACTIVE) {
+				o->selected = 1;
+				chosen = true;
+			}
+			n++;
+		}
+		if (ctx)
+			ccom_ibv.close_device(ctx);
+	}
+	ccom_ibv.free_device_list(list);
+	return n;
 }

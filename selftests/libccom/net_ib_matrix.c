@@ -11,13 +11,23 @@
  * overruns; then the same with CCOM_ALGO=ring and with every pair on RDMA
  * (CCOM_TRANSPORT=net) up to 256 KiB + 12, and with 2 slots of 4 KiB
  * (CCOM_IB_SLOTS=2, CCOM_IB_SLOT_SIZE=4096, up to 64 KiB + 12) so that
- * credits stall the senders all the time.  Needs an RDMA device with an ACTIVE port (in
+ * credits stall the senders all the time; with 2 QPs per connection
+ * (CCOM_IB_QPS_PER_CONN=2) up to 1 MiB + 12 and 4 QPs with 8 KiB slots up
+ * to 512 KiB + 12 (the slots striped over the QPs), and on 4 hosts x 1
+ * rank up to 256 KiB + 12.  Sends of 256 KiB and
+ * more go zero-copy (CCOM_IB_ZCOPY_MIN).  Needs an RDMA device with an ACTIVE port (in
  * the VM: soft-RoCE, selftests/libccom/ib/run-vm); skipped without one.
  *
  * With --auto: CCOM_NET unset must choose net_ib on every rank (INFO log),
  * small counts only.  With --dead: a rank SIGKILLed before an AllReduce is
  * ccomRemoteError on every other rank within 60 s.  With --abort:
- * ccomCommAbort() interrupts a wait on net_ib within 10 s.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
+ * ccomCommAbort() interrupts a wait on net_ib within 10 s.  With --reuse:
+ * zero-copy sends from buffers unmapped and remapped at the same address
+ * between operations, new contents each round, results checked.  With
+ * --big: a 64 MiB AllReduce, checked.  With --abort-big: ccomCommAbort()
+ * while a 256 MiB AllReduce is in flight ends the wait and destroy within
+ * 10 s.  With --hca: a rank whose CCOM_IB_HCA matches nothing fails init
+ * on every rank at once, naming it.  With --bench: AllReduce float32 64 KiB..16 MiB on the same 2 x 2 job,
  * once with CCOM_NET=ib and once with CCOM_NET=socket, median of the
  * iterations (see Documentation/libccom/net_ib.rst).
  */
@@ -25,18 +35,23 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <sys/mman.h>
+
 #include "coll_matrix.h"
+#include "transport/net_ib.h"
 
 #define NIB_BIG ((4u << 20) + 12)
 
 static int nib_host_of[4] = { 0, 1, 0, 1 };
+static int nib_4x1;		/* 4 hosts x 1 rank instead of 2 x 2 */
 static size_t nib_big;		/* bytes of the big case, 0: none */
 
 static void nib_set_host(int rank)
 {
 	char host[48];
 
-	snprintf(host, sizeof(host), "nibhost%c-%d", 'A' + nib_host_of[rank], (int)getppid());
+	snprintf(host, sizeof(host), "nibhost%c-%d", 'A' + (nib_4x1 ? rank : nib_host_of[rank]),
+		 (int)getppid());
 	setenv("CCOM_HOSTID", host, 1);
 }
 
@@ -108,6 +123,242 @@ static int has_rdma_device(void)
 			n++;
 	closedir(d);
 	return n;
+}
+
+/* ---------------------------------------------------------------- --big, --abort-big, --hca */
+
+#define BIG_BYTES (64u << 20)
+
+/* --big: one 64 MiB float32 AllReduce (out of place) on 2 hosts x 2 ranks, checked. */
+static int big_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t count = BIG_BYTES / 4, i;
+	ccomComm_t comm;
+	float *s, *r;
+	double t0;
+	int k;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	s = malloc(BIG_BYTES);
+	r = malloc(BIG_BYTES);
+	T_CHECK(s && r, "no memory for 2 x 64 MiB");
+	for (i = 0; i < count; i++)
+		s[i] = (float)(rank + 1 + (int)(i % 13));
+	t0 = t_now();
+	T_CCOM(ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (k = 0; k < n; k++)
+			want += (float)(k + 1 + (int)(i % 13));
+		T_CHECK(r[i] == want, "rank %d: element %zu is %g, want %g", rank, i, r[i], want);
+	}
+	if (rank == 0)
+		printf("64 MiB AllReduce on 2 hosts x 2 ranks: %.1f s, checked\n", t_now() - t0);
+	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
+	ccomCommDestroy(comm);
+	free(s);
+	free(r);
+	return T_PASS;
+}
+
+static int run_big(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int rc = ct_run(&j, 4, big_rank, 250);
+
+	printf("%s: 64 MiB AllReduce over net_ib\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
+
+/*
+ * --abort-big: 2 hosts x 1 rank start an in-place 256 MiB AllReduce (minutes
+ * on soft-RoCE); each rank aborts its communicator after 300 ms; the
+ * synchronize must fail and destroy must return, both within 10 s.
+ */
+static int abort_big_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	size_t bytes = 256u << 20;
+	ccomComm_t comm;
+	ccomResult_t res;
+	pthread_t t;
+	double t0;
+	float *b;
+
+	(void)n;
+	nib_4x1 = 1;
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	b = malloc(bytes);
+	T_CHECK(b, "no memory for 256 MiB");
+	memset(b, 0, bytes);
+	T_CCOM(ccomAllReduce(b, b, bytes / 4, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
+	t0 = t_now();
+	res = ccomCommSynchronize(comm);
+	pthread_join(t, NULL);
+	printf("rank %d: synchronize of a 256 MiB AllReduce aborted after 300 ms: %s after %.2f s\n",
+	       rank, ccomGetErrorString(res), t_now() - t0);
+	T_CHECK(res != ccomSuccess, "rank %d: 256 MiB AllReduce completed before the abort", rank);
+	T_CHECK(t_now() - t0 < 10, "rank %d: the abort took %.1f s to end the wait", rank,
+		t_now() - t0);
+	t0 = t_now();
+	ccomCommDestroy(comm);
+	printf("rank %d: destroy after the abort: %.2f s\n", rank, t_now() - t0);
+	T_CHECK(t_now() - t0 < 10, "rank %d: destroy after the abort took %.1f s", rank,
+		t_now() - t0);
+	free(b);
+	return T_PASS;
+}
+
+static int run_abort_big(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int rc = ct_run(&j, 2, abort_big_rank, 100);
+
+	printf("%s: abort with 256 MiB in flight on net_ib\n", rc ? "FAIL" : "PASS");
+	return rc;
+}
+
+/*
+ * --hca: 2 hosts x 1 rank, CCOM_NET=ib, rank 1's CCOM_IB_HCA matches no
+ * device: init must fail on both ranks within 10 s (no wait for a
+ * timeout), rank 1's error naming CCOM_IB_HCA and rank 0's naming rank 1.
+ */
+static int hca_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	ccomComm_t comm;
+	ccomResult_t res;
+	const char *e;
+	double t0;
+
+	nib_4x1 = 1;
+	nib_set_host(rank);
+	ct_setenv(j);
+	if (rank == 1)
+		setenv("CCOM_IB_HCA", "=nosuchhca0", 1);
+	t0 = t_now();
+	res = ccomCommInitRank(&comm, n, j->id, rank);
+	e = ccomGetLastError(NULL);
+	printf("rank %d: init with %s: %s after %.2f s: %s\n", rank,
+	       rank == 1 ? "CCOM_IB_HCA=nosuchhca0" : "a peer whose CCOM_IB_HCA matches nothing",
+	       ccomGetErrorString(res), t_now() - t0, e);
+	if (res == ccomSuccess)
+		ccomCommDestroy(comm);
+	T_CHECK(res != ccomSuccess, "rank %d: init succeeded although rank 1 has no RDMA port", rank);
+	T_CHECK(t_now() - t0 < 10, "rank %d: the failure took %.1f s", rank, t_now() - t0);
+	T_CHECK(strstr(e, "rank 1") && strstr(e, "CCOM_IB_HCA"),
+		"rank %d: the error names neither rank 1 nor CCOM_IB_HCA: %s", rank, e);
+	return T_PASS;
+}
+
+static int run_hca(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	int rc = ct_run(&j, 2, hca_rank, 60);
+
+	printf("%s: a peer whose CCOM_IB_HCA matches nothing fails init on every rank\n",
+	       rc ? "FAIL" : "PASS");
+	return rc;
+}
+
+/* ---------------------------------------------------------------- --reuse */
+
+#define REUSE_BYTES (2u << 20)
+#define REUSE_ROUNDS 3
+
+static float reuse_val(int round, int rank, size_t i)
+{
+	return (float)((round + 1) * 1000 + rank * 10 + (int)(i % 7));
+}
+
+/*
+ * One round: map the send and receive buffers at @at (fixed addresses
+ * after the first round), fill the send buffer with this round's values,
+ * AllReduce and Send/Recv around the ring, check, unmap.
+ */
+static int reuse_round(ccomComm_t comm, int rank, int n, int round, char **at)
+{
+	size_t count = REUSE_BYTES / 4, i;
+	int flags = MAP_PRIVATE | MAP_ANONYMOUS | (*at ? MAP_FIXED_NOREPLACE : 0);
+	char *m = mmap(*at, 2 * REUSE_BYTES, PROT_READ | PROT_WRITE, flags, -1, 0);
+	float *s, *r;
+	int k;
+
+	T_CHECK(m != MAP_FAILED, "mmap at %p: %s", (void *)*at, strerror(errno));
+	T_CHECK(!*at || m == *at, "the remap landed at %p, not %p", (void *)m, (void *)*at);
+	*at = m;
+	s = (float *)m;
+	r = (float *)(m + REUSE_BYTES);
+	for (i = 0; i < count; i++)
+		s[i] = reuse_val(round, rank, i);
+	T_CCOM(ccomAllReduce(s, r, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < count; i++) {
+		float want = 0;
+
+		for (k = 0; k < n; k++)
+			want += reuse_val(round, k, i);
+		T_CHECK(r[i] == want, "round %d: AllReduce element %zu is %g, want %g (stale pages?)",
+			round, i, r[i], want);
+	}
+	T_CCOM(ccomGroupStart(), ccomSuccess);
+	T_CCOM(ccomSend(s, count, ccomFloat32, (rank + 1) % n, comm, NULL), ccomSuccess);
+	T_CCOM(ccomRecv(r, count, ccomFloat32, (rank + n - 1) % n, comm, NULL), ccomSuccess);
+	T_CCOM(ccomGroupEnd(), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < count; i++)
+		T_CHECK(r[i] == reuse_val(round, (rank + n - 1) % n, i),
+			"round %d: Send/Recv element %zu is %g, want %g (stale pages?)", round, i,
+			r[i], reuse_val(round, (rank + n - 1) % n, i));
+	T_CHECK(munmap(m, 2 * REUSE_BYTES) == 0, "munmap: %s", strerror(errno));
+	return T_PASS;
+}
+
+static int reuse_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	ccomComm_t comm;
+	char *at = NULL;
+	int round;
+
+	nib_set_host(rank);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	for (round = 0; round < REUSE_ROUNDS; round++)
+		if (reuse_round(comm, rank, n, round, &at))
+			return T_FAIL;
+	T_CHECK(ccom_net_ib_zcopy_bytes() >= REUSE_BYTES,
+		"rank %d: only %llu bytes went zero-copy: the test did not exercise the registrations",
+		rank, (unsigned long long)ccom_net_ib_zcopy_bytes());
+	printf("rank %d: %llu bytes sent zero-copy over %d rounds at %p\n", rank,
+	       (unsigned long long)ccom_net_ib_zcopy_bytes(), REUSE_ROUNDS, (void *)at);
+	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
+	ccomCommDestroy(comm);
+	return T_PASS;
+}
+
+/*
+ * --reuse: zero-copy sends from buffers that are unmapped and mapped again
+ * at the same address between operations, with new contents each time:
+ * every result must show the new contents (a registration kept across the
+ * remap would send the old pages).
+ */
+static int run_reuse(void)
+{
+	struct ct_job j = { .env = { "CCOM_NET=ib", "CCOM_IB_ZCOPY_MIN=65536" } };
+	int rc = ct_run(&j, 4, reuse_rank, 200);
+
+	printf("%s: zero-copy sends from buffers unmapped and remapped at the same address\n",
+	       rc ? "FAIL" : "PASS");
+	return rc;
 }
 
 /* ---------------------------------------------------------------- --bench */
@@ -199,12 +450,47 @@ static int run_bench(void)
 }
 
 /*
+ * Rank 0's CCOM_TOPO_DUMP_FILE in @dir must list the RDMA port net_ib
+ * used as selected, ACTIVE, with the GID index its INFO line (in @log)
+ * names.
+ */
+static int topo_check(const char *dir, const char *log)
+{
+	char path[96], js[16384], dev[64], want[160];
+	const char *at = strstr(log, "net_ib: rank 0 connected to");
+	int port, gid;
+	size_t n;
+	FILE *f;
+
+	T_CHECK(at && sscanf(strstr(at, " on ") ? strstr(at, " on ") : "", " on %63s port %d", dev,
+			     &port) == 2, "no net_ib connect line for rank 0 in the log:\n%s", log);
+	at = strstr(at, "GID ");
+	T_CHECK(at && sscanf(at, "GID %d", &gid) == 1, "no GID index in the connect line");
+	snprintf(path, sizeof(path), "%s/topo-0.json", dir);
+	f = fopen(path, "r");
+	T_CHECK(f, "no topology dump %s", path);
+	n = fread(js, 1, sizeof(js) - 1, f);
+	fclose(f);
+	js[n] = '\0';
+	snprintf(want, sizeof(want), "{\"device\": \"%s\", \"port\": %d, \"state\": \"ACTIVE\", \"link_layer\": \"Ethernet\"",
+		 dev, port);
+	at = strstr(js, want);
+	T_CHECK(at, "the topology dump lacks %s:\n%s", want, js);
+	snprintf(want, sizeof(want), "\"gid_index\": %d,", gid);
+	T_CHECK(strstr(at, want) && strstr(at, "\"selected\": true"),
+		"the dump's entry for %s:%d does not show GID index %d selected:\n%s", dev, port,
+		gid, js);
+	printf("topology dump: %s port %d ACTIVE, GID index %d, selected\n", dev, port, gid);
+	return T_PASS;
+}
+
+/*
  * --auto: CCOM_NET unset with an ACTIVE port on every rank must choose
  * net_ib (read from each rank's INFO log); the small counts of the matrix.
  */
 static int run_auto(void)
 {
-	char dir[64], file[80], cmd[200], buf[16384], what[64];
+	char dir[64], file[80], cmd[200], buf[16384], what[96];
 	struct ct_job j = { 0 };
 	size_t n;
 	FILE *f;
@@ -219,6 +505,8 @@ static int run_auto(void)
 	setenv("CCOM_DEBUG", "INFO", 1);
 	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
 	setenv("CCOM_DEBUG_FILE", file, 1);
+	snprintf(what, sizeof(what), "%s/topo-%%r.json", dir);
+	setenv("CCOM_TOPO_DUMP_FILE", what, 1);
 	nib_big = 0;
 	rc = ct_run(&j, 4, nib_rank, 300);
 	snprintf(cmd, sizeof(cmd), "cat %s/*.log", dir);
@@ -235,10 +523,13 @@ static int run_auto(void)
 			rc = T_FAIL;
 		}
 	}
+	if (!rc && topo_check(dir, buf))
+		rc = T_FAIL;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd))
 		fprintf(stderr, "cannot remove %s\n", dir);
-	printf("%s: automatic choice of net_ib, 2 hosts x 2 ranks\n", rc ? "FAIL" : "PASS");
+	printf("%s: automatic choice of net_ib, 2 hosts x 2 ranks; the topology dump shows the port and GID it used\n",
+	       rc ? "FAIL" : "PASS");
 	return rc;
 }
 
@@ -359,15 +650,21 @@ static int run_dead(void)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name, *env[3]; size_t big; } runs[] = {
+	static const struct { const char *name, *env[3]; size_t big; int four_hosts; } runs[] = {
 		{ "2 hosts x 2 ranks, default algorithms, up to 4 MiB + 12", { "CCOM_NET=ib" },
-		  NIB_BIG },
+		  NIB_BIG, 0 },
 		{ "2 hosts x 2 ranks, CCOM_ALGO=ring, up to 256 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_ALGO=ring" }, (256u << 10) + 12 },
+		  { "CCOM_NET=ib", "CCOM_ALGO=ring" }, (256u << 10) + 12, 0 },
 		{ "4 ranks, every pair on net_ib (CCOM_TRANSPORT=net), up to 256 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_TRANSPORT=net" }, (256u << 10) + 12 },
+		  { "CCOM_NET=ib", "CCOM_TRANSPORT=net" }, (256u << 10) + 12, 0 },
+		{ "2 hosts x 2 ranks, 2 QPs per connection, up to 1 MiB + 12",
+		  { "CCOM_NET=ib", "CCOM_IB_QPS_PER_CONN=2" }, (1u << 20) + 12, 0 },
+		{ "2 hosts x 2 ranks, 4 QPs per connection, 16 slots of 8 KiB, up to 512 KiB + 12",
+		  { "CCOM_NET=ib", "CCOM_IB_QPS_PER_CONN=4", "CCOM_IB_SLOT_SIZE=8192" },
+		  (512u << 10) + 12, 0 },
+		{ "4 hosts x 1 rank, up to 256 KiB + 12", { "CCOM_NET=ib" }, (256u << 10) + 12, 1 },
 		{ "2 hosts x 2 ranks, 2 slots of 4 KiB, up to 64 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_IB_SLOTS=2", "CCOM_IB_SLOT_SIZE=4096" }, (64u << 10) + 12 },
+		  { "CCOM_NET=ib", "CCOM_IB_SLOTS=2", "CCOM_IB_SLOT_SIZE=4096" }, (64u << 10) + 12, 0 },
 	};
 	int i, bad = 0;
 	double t0;
@@ -384,11 +681,20 @@ int main(int argc, char **argv)
 		return run_dead();
 	if (argc > 1 && !strcmp(argv[1], "--abort"))
 		return run_abort();
+	if (argc > 1 && !strcmp(argv[1], "--reuse"))
+		return run_reuse();
+	if (argc > 1 && !strcmp(argv[1], "--big"))
+		return run_big();
+	if (argc > 1 && !strcmp(argv[1], "--abort-big"))
+		return run_abort_big();
+	if (argc > 1 && !strcmp(argv[1], "--hca"))
+		return run_hca();
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
 		struct ct_job j = { .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
 		int rc;
 
 		nib_big = runs[i].big;
+		nib_4x1 = runs[i].four_hosts;
 		t0 = t_now();
 		rc = ct_run(&j, 4, nib_rank, 300);
 		printf("%s: %s (%.1f s)\n", rc ? "FAIL" : "PASS", runs[i].name, t_now() - t0);

@@ -6,7 +6,7 @@
  *
  * Usage: ccom-perf <collective> [-n ranks] [-b minbytes] [-e maxbytes]
  *        [-f factor] [-d dtype] [-o op] [-r root] [-w warmup] [-i iters]
- *        [-c check] [-m] [-B 0|1] [-R]
+ *        [-c check] [-m] [-B 0|1] [-R] [-H hosts]
  * Exit status: 0 when every value was right, 1 on wrong values, 2 on an
  * error (bad arguments, a failed call, a rank that died).
  */
@@ -30,8 +30,11 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv>\n"
 		   "         [-n ranks] [-b minbytes] [-e maxbytes] [-f factor] [-d dtype] [-o op]\n"
-		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1] [-R]\n"
+		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1] [-R] [-H hosts]\n"
 		   "  -n N   fork N local ranks (default: one rank of an mpirun/srun/torchrun job)\n"
+		   "  -H H   with -n N: run the ranks as H simulated hosts of N/H ranks each (ranks\n"
+		   "         0..N/H-1 on the first, ...; distinct CCOM_HOSTID per block), so the\n"
+		   "         network transport (CCOM_NET) carries the traffic between blocks\n"
 		   "  -b/-e  sizes in bytes (K, M, G suffixes), default 32M; -f multiplier (default 2)\n"
 		   "  -d     int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double\n"
 		   "  -o     sum prod max min avg;  -r root of broadcast/reduce (default 0)\n"
@@ -134,6 +137,7 @@ static int parse_opt(struct perf_opts *o, int c, const char *a)
 	case 'm': o->memalloc = 1; return 0;
 	case 'B': o->bind = (int)strtol(a, &end, 10); return *end ? bad("-B", a) : 0;
 	case 'R': o->roof = 1; return 0;
+	case 'H': o->hosts = (int)strtol(a, &end, 10); return *end || o->hosts < 1 ? bad("-H", a) : 0;
 	default: usage(stderr); return 2;
 	}
 }
@@ -152,7 +156,7 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 	if (parse_coll(argv[1], &o->coll))
 		return bad("collective", argv[1]);
 	optind = 2;
-	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:Rh")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:RH:h")) != -1) {
 		err = parse_opt(o, c, optarg);
 		if (err)
 			return err;
@@ -161,7 +165,30 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 		return bad("argument", argv[optind]);
 	if (o->maxbytes < o->minbytes)
 		return bad("-e (smaller than -b)", "");
+	if (o->hosts && (!o->nranks || o->nranks % o->hosts)) {
+		fprintf(stderr, "ccom-perf: -H %d needs -n with a multiple of %d ranks\n", o->hosts,
+			o->hosts);
+		return 2;
+	}
 	return 0;
+}
+
+/*
+ * -H: rank @rank of -n N is on simulated host rank / (N / H).  libccom
+ * takes a process's host identity from CCOM_HOSTID when it is set (the
+ * selftests fake hosts the same way), so the blocks see each other as
+ * remote: shm inside a block, the network transport between blocks.  The
+ * parent's pid keeps the names of concurrent runs apart.
+ */
+static void set_simulated_host(const struct perf_opts *o, int rank)
+{
+	char host[64];
+
+	if (!o->hosts)
+		return;
+	snprintf(host, sizeof(host), "ccom-perf-%d-host%d", (int)getppid(),
+		 rank / (o->nranks / o->hosts));
+	setenv("CCOM_HOSTID", host, 1);
 }
 
 static int alloc_buffers(struct perf_ctx *c)
@@ -259,6 +286,7 @@ static int child(const struct perf_opts *o, int idfd, int rank)
 	}
 	close(idfd);
 	bind_rank(o, rank);
+	set_simulated_host(o, rank);
 	res = ccomCommInitRank(&comm, o->nranks, id, rank);
 	if (res != ccomSuccess) {
 		fprintf(stderr, "ccom-perf: rank %d: init failed: %s: %s\n", rank,

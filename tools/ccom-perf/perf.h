@@ -28,6 +28,7 @@ struct perf_opts {
 	int memalloc;		/* -m: buffers from ccomMemAlloc */
 	int bind;		/* -B: with -n, one CPU per rank when ranks <= CPUs */
 	int roof;		/* -R: memory roofline per row (roof.c) */
+	int hosts;		/* -H: with -n, the ranks as this many simulated hosts (main.c) */
 };
 
 /* roof.c's models of an operation's memory traffic (collectives.rst, "The roofline"). */
