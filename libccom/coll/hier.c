@@ -20,6 +20,7 @@
  *          Broadcast and Reduce use the same shape with the root as its
  *          host's leader: a tree between the hosts' leaders and a tree in
  *          each host.
+ *   hostpair  AlltoAll aggregated per host pair: hier_alltoall.c.
  *
  * Every step of a group (a host, a rail, the leaders) is a set of
  * transfers of ccom_xfer_run() over the per-peer connections of
