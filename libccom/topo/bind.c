@@ -38,7 +38,7 @@ static void bind_auto(struct ccom_topo *topo, const struct ccomComm *comm)
 	const char *nic = topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].name : NULL;
 	int nic_node = topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1;
 	int others = ranks_in_process(comm), node;
-	char why[80];
+	char why[160];
 	cpu_set_t set;
 
 	if (topo->naffinity < topo->ncpus_online) {
@@ -52,13 +52,16 @@ static void bind_auto(struct ccom_topo *topo, const struct ccomComm *comm)
 			 "not bound: %d other rank(s) of this communicator share the process", others);
 		return;
 	}
-	if (nic_node >= 0) {
+	/* The NIC's node if it has a CPU for every rank of this host (they all see that NIC). */
+	if (nic_node >= 0 && !ccom_numa_node_cpus(nic_node, &set) &&
+	    CPU_COUNT(&set) >= comm->local_nranks) {
 		node = nic_node;
 		snprintf(why, sizeof(why), "the node of its NIC %s", nic);
 	} else {
 		node = topo->nnuma > 0 ? topo->numa[comm->local_rank % topo->nnuma].id : 0;
-		snprintf(why, sizeof(why), "local rank %d mod %d node(s); NIC %s has no NUMA node",
-			 comm->local_rank, topo->nnuma, nic ? nic : "?");
+		snprintf(why, sizeof(why), "local rank %d mod %d node(s); NIC %s: %s", comm->local_rank,
+			 topo->nnuma, nic ? nic : "?",
+			 nic_node < 0 ? "no NUMA node" : "its node has fewer CPUs than local ranks");
 	}
 	if (ccom_numa_node_cpus(node, &set)) {
 		snprintf(topo->bind, sizeof(topo->bind),
@@ -71,7 +74,7 @@ static void bind_auto(struct ccom_topo *topo, const struct ccomComm *comm)
 		return;
 	}
 	ccom_topo_refresh_affinity(topo);
-	snprintf(topo->bind, sizeof(topo->bind), "bound to NUMA node %d, cpus %.120s (%s)", node,
+	snprintf(topo->bind, sizeof(topo->bind), "bound to NUMA node %d, cpus %.80s (%.110s)", node,
 		 topo->affinity, why);
 }
 

@@ -153,8 +153,8 @@ void ccom_topo_refresh_affinity(struct ccom_topo *topo);
  * later, the progress thread among them) to the CPUs of one NUMA node when
  * the launcher did not bind it: its affinity holds every online CPU, and
  * no other rank of the communicator lives in this process.  The node is
- * that of the rank's network interface (sysfs numa_node), else local
- * rank mod nodes.  A narrower affinity (mpirun --bind-to, taskset,
+ * that of the rank's network interface (sysfs numa_node) when it has a
+ * CPU per local rank, else local rank mod nodes.  A narrower affinity (mpirun --bind-to, taskset,
  * srun --cpu-bind, a cpuset) is kept.  Sets topo->bind and
  * topo->mem_node and logs both at INFO (TOPO).  A failed binding is
  * logged and not fatal.

@@ -91,7 +91,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_IB_LIB", "libibverbs.so.1", "The verbs library net_ib loads with dlopen (a name or path)." },
 	{ "CCOM_IB_TIMEOUT", "18", "net_ib QP ack timeout exponent (1-31): an unacknowledged write is resent after 4.096 us x 2^N (18: 1.07 s), 7 times before the peer counts as gone." },
 	{ "CCOM_BIND", "auto",
-	  "CPU binding at init: auto binds a rank the launcher left unbound (affinity = every online CPU) to the CPUs of the NUMA node of its network interface, else of node local_rank mod nodes; a narrower affinity is kept; none never binds." },
+	  "CPU binding at init: auto binds a rank the launcher left unbound (affinity = every online CPU) to the CPUs of the NUMA node of its network interface when that node has a CPU per local rank, else of node local_rank mod nodes; a narrower affinity is kept; none never binds." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
 	{ "CCOM_FLIGHT_RECORDER_ENTRIES", "64",
