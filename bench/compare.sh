@@ -19,12 +19,27 @@
 #                        allreduce over TCP on loopback; Gloo has no shm)
 #   --no-install         do not apt-get missing MPI packages
 #   --ccom-args "..."    extra ccom-perf arguments (e.g. "-m": ccomMemAlloc buffers)
+#   --layout "2x2 2x4"   with --mode tcp: instead of the 2-rank pair, H network
+#                        namespaces (simulated hosts on one bridge) x L ranks
+#                        each, per layout; ccom once per --ccom-algos entry vs
+#                        Open MPI (--mca btl tcp,self, and --mca coll han,...
+#                        with --han), all interleaved per size and repetition
+#   --ccom-algos "auto ring"  CCOM_ALGO values of the layout runs (auto: the
+#                        tuner's choice, hierarchical where it prices lower)
+#   --han                also run Open MPI with --mca coll han,tuned,libnbc,basic,self
+#   --no-ompi            layout runs: ccom only (to compare CCOM_ALGO values)
+#   --coll NAME          layout runs with --no-ompi: this ccom-perf collective
+#                        instead of allreduce (e.g. alltoall; sizes per rank)
+#                        Open MPI runs with mpi_yield_when_idle 1 there: L ranks
+#                        per host oversubscribe small machines, where its busy
+#                        polling would otherwise starve the peer ranks
 # Environment: BUILD (default build), OUT (results directory).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS=""
+LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -35,11 +50,21 @@ while [ $# -gt 0 ]; do
 	--gloo) GLOO=1; shift ;;
 	--no-install) INSTALL=0; shift ;;
 	--ccom-args) CCOM_ARGS=$2; shift 2 ;;
-	-h|--help) sed -n '3,25p' "$0"; exit 0 ;;
+	--layout) LAYOUTS=$2; shift 2 ;;
+	--ccom-algos) CCOM_ALGOS=$2; shift 2 ;;
+	--han) HAN=1; shift ;;
+	--no-ompi) OMPI=0; shift ;;
+	--coll) COLL=$2; shift 2 ;;
+	-h|--help) sed -n '3,39p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
 case $MODE in shm|tcp|all) ;; *) echo "compare.sh: --mode must be shm, tcp or all" >&2; exit 2 ;; esac
+for l in $LAYOUTS; do
+	case $l in [1-4]x[1-8]) ;; *) echo "compare.sh: --layout takes HxL with H <= 4 hosts and L <= 8 ranks (got $l)" >&2; exit 2 ;; esac
+done
+[ -n "$LAYOUTS" ] && [ "$MODE" = shm ] && { echo "compare.sh: --layout needs --mode tcp" >&2; exit 2; }
+[ "$COLL" != allreduce ] && [ "$OMPI" = 1 ] && { echo "compare.sh: --coll needs --no-ompi (bench/mpi_allreduce.c runs allreduce only)" >&2; exit 2; }
 
 case $BUILD in /*) BDIR=$BUILD ;; *) BDIR="$ROOT/$BUILD" ;; esac
 B="$BDIR/bench"
@@ -259,6 +284,152 @@ bench_tcp() {
 	trap - EXIT INT TERM
 }
 
+
+# ------------------------------------------------- TCP mode, H hosts x L ranks
+# Host h is namespace ccbh<h> with veth ccbh0 at 10.231.1.<h+1>/24, the other
+# end on bridge br0 of namespace ccbsw.
+LNS_SW=ccbsw LMAXH=4
+
+layout_down() {
+	local h
+	for h in $(seq 0 $((LMAXH - 1))); do ip netns del "ccbh$h" 2>/dev/null || true; done
+	ip netns del "$LNS_SW" 2>/dev/null || true
+}
+
+layout_up() {
+	local H=$1 h
+	if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null; then
+		echo "compare.sh: --layout needs root and ip(8) (iproute2)" >&2
+		exit 1
+	fi
+	layout_down
+	trap layout_down EXIT INT TERM
+	ip netns add "$LNS_SW"
+	ip -n "$LNS_SW" link add br0 type bridge
+	ip -n "$LNS_SW" link set br0 up
+	: >"$B/layout-hosts"
+	{
+		echo '#!/bin/sh'
+		echo '# Open MPI starts its daemons through this "rsh": into the host namespace of the address.'
+		echo 'host=$1; shift'
+		echo 'case $host in'
+	} >"$B/layout-rsh"
+	for h in $(seq 0 $((H - 1))); do
+		ip netns add "ccbh$h"
+		ip link add "ccbx$h" type veth peer name "ccbs$h"
+		ip link set "ccbx$h" netns "ccbh$h"
+		ip link set "ccbs$h" netns "$LNS_SW"
+		ip -n "ccbh$h" link set "ccbx$h" name ccbh0
+		ip -n "ccbh$h" addr add "10.231.1.$((h + 1))/24" dev ccbh0
+		ip -n "ccbh$h" link set ccbh0 up
+		ip -n "ccbh$h" link set lo up
+		ip -n "$LNS_SW" link set "ccbs$h" master br0
+		ip -n "$LNS_SW" link set "ccbs$h" up
+		echo "10.231.1.$((h + 1))) exec ip netns exec ccbh$h sh -c \"\$*\" ;;" >>"$B/layout-rsh"
+	done
+	echo 'esac; echo "layout-rsh: unknown host $host" >&2; exit 1' >>"$B/layout-rsh"
+	chmod +x "$B/layout-rsh"
+}
+
+run_ompi_layout() {	# H L han bytes w i file
+	local H=$1 L=$2 han=$3 bytes=$4 w=$5 i=$6 f=$7 h coll=()
+	: >"$B/layout-hosts"
+	for h in $(seq 0 $((H - 1))); do echo "10.231.1.$((h + 1)) slots=$L" >>"$B/layout-hosts"; done
+	[ "$han" = 1 ] && coll=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100)
+	timeout 600 ip netns exec ccbh0 mpirun.openmpi --allow-run-as-root -np $((H * L)) \
+		--hostfile "$B/layout-hosts" --map-by slot --bind-to none \
+		--mca plm_rsh_agent "$B/layout-rsh" --mca plm_rsh_no_tree_spawn 1 \
+		--mca oob_tcp_if_include 10.231.1.0/24 \
+		--mca btl tcp,self --mca btl_tcp_if_include 10.231.1.0/24 "${coll[@]}" \
+		--mca mpi_yield_when_idle 1 \
+		"$B/mpi_allreduce.openmpi" -b "$bytes" -e "$bytes" -w "$w" -i "$i" >"$f" 2>&1
+}
+
+run_ccom_layout() {	# H L algo bytes w i file
+	local H=$1 L=$2 algo=$3 bytes=$4 w=$5 i=$6 f=$7 h l r pids=() rc=0 ae=""
+	PORT=$((PORT + 1))
+	[ "$algo" != auto ] && ae="CCOM_ALGO=$algo"
+	local env="CCOM_NRANKS=$((H * L)) CCOM_COMM_ID=10.231.1.1:$PORT CCOM_SOCKET_IFNAME=ccbh $ae"
+	for h in $(seq 0 $((H - 1))); do
+		for l in $(seq 0 $((L - 1))); do
+			r=$((h * L + l))
+			[ $r = 0 ] && continue
+			# shellcheck disable=SC2086
+			timeout 600 ip netns exec "ccbh$h" env $env CCOM_RANK=$r CCOM_HOSTID="ccbh$h" \
+				"$PERF" "$COLL" -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" \
+				$CCOM_ARGS >"$f.rank$r" 2>&1 &
+			pids+=($!)
+		done
+	done
+	# shellcheck disable=SC2086
+	timeout 600 ip netns exec ccbh0 env $env CCOM_RANK=0 CCOM_HOSTID=ccbh0 \
+		"$PERF" "$COLL" -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" $CCOM_ARGS \
+		>"$f" 2>&1 || rc=$?
+	for r in "${pids[@]}"; do wait "$r" || rc=$?; done
+	return $rc
+}
+
+bench_layout() {
+	local lay H L rep s bytes w i k=0 lib libs f a
+	for lay in $LAYOUTS; do
+		H=${lay%x*} L=${lay#*x}
+		layout_up "$H"
+		for rep in $(seq 1 "$REPS"); do
+			for s in ${SIZES:-8 64K 1M 16M 256M}; do
+				bytes=$(to_bytes "$s")
+				read -r w i < <(iters_for "$bytes")
+				libs=""
+				[ "$OMPI" = 1 ] && libs="ompi"
+				[ "$OMPI" = 1 ] && [ "$HAN" = 1 ] && libs="$libs ompi-han"
+				for a in $CCOM_ALGOS; do libs="$libs ccom-$a"; done
+				# Alternate who goes first.
+				k=$((k + 1))
+				[ $((k % 2)) = 0 ] && libs=$(echo "$libs" | awk '{ for (j = NF; j > 0; j--) printf "%s ", $j }')
+				for lib in $libs; do
+					f="$OUT/tcp$lay-$lib-$bytes-rep$rep.txt"
+					log "tcp $lay rep $rep/$REPS: $lib size=$bytes"
+					case $lib in
+					ompi) run_ompi_layout "$H" "$L" 0 "$bytes" "$w" "$i" "$f" || true ;;
+					ompi-han) run_ompi_layout "$H" "$L" 1 "$bytes" "$w" "$i" "$f" || true ;;
+					ccom-*) run_ccom_layout "$H" "$L" "${lib#ccom-}" "$bytes" "$w" "$i" "$f" || true ;;
+					esac
+					record "$lib" "tcp$lay" $((H * L)) "$bytes" "$f" || true
+				done
+			done
+		done
+		layout_down
+		trap - EXIT INT TERM
+	done
+}
+
+# Layout table: per layout and size, the median time of every library and its ratio to Open MPI.
+report_layout() {
+	local lay n bytes lib libs t ot
+	libs=""
+	[ "$OMPI" = 1 ] && libs="ompi"
+	[ "$OMPI" = 1 ] && [ "$HAN" = 1 ] && libs="$libs ompi-han"
+	for a in $CCOM_ALGOS; do libs="$libs ccom-$a"; done
+	echo
+	echo "# H hosts (namespaces) x L ranks: median of $REPS interleaved runs, time in us (out-of-place);"
+	echo "# (r) = time / Open MPI's time (lower is better)"
+	printf '%-6s %10s' layout size
+	for lib in $libs; do printf ' | %10s %6s' "$lib" "(r)"; done
+	echo
+	for lay in $LAYOUTS; do
+		n=$(( ${lay%x*} * ${lay#*x} ))
+		for bytes in $(awk -F'\t' -v m="tcp$lay" '$1 == m { print $4 }' "$RES" | sort -un); do
+			ot=$(value "tcp$lay" ompi "$n" "$bytes" 5)
+			printf '%-6s %10s' "$lay" "$bytes"
+			for lib in $libs; do
+				t=$(value "tcp$lay" "$lib" "$n" "$bytes" 5)
+				printf ' | %10s %6s' "$t" "$(ratio "$t" "$ot")"
+			done
+			echo
+		done
+	done
+	echo "# raw results: $RES"
+}
+
 # ---------------------------------------------------------------- report
 
 median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
@@ -307,7 +478,10 @@ build
 log "results in $OUT"
 case $MODE in
 shm) bench_shm ;;
-tcp) bench_tcp ;;
-all) bench_shm; bench_tcp ;;
+tcp) if [ -n "$LAYOUTS" ]; then bench_layout; else bench_tcp; fi ;;
+all) bench_shm; if [ -n "$LAYOUTS" ]; then bench_layout; else bench_tcp; fi ;;
 esac
-report | tee "$OUT/table.txt"
+{
+	[ -z "$LAYOUTS" ] || [ "$MODE" = all ] && report
+	[ -z "$LAYOUTS" ] || report_layout
+} | tee "$OUT/table.txt"

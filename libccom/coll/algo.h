@@ -27,6 +27,7 @@ int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
  * hier.c: the hierarchical schedules between hosts, @algo CCOM_ALGO_RAIL
  * (split-rail AllReduce) or CCOM_ALGO_RAB (reduce / leaders / broadcast
  * AllReduce; Broadcast and Reduce through the hosts' leaders for both);
+ * CCOM_ALGO_HOSTPAIR: AlltoAll aggregated per host pair (hier_alltoall.c);
  * the tuner chose them only on layouts they cover.  ccom_hier_free()
  * frees the layout cached in comm->coll->hier.
  */

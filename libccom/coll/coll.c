@@ -280,7 +280,7 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_bruck_allgather(comm, op);
 	if (algo == CCOM_ALGO_RD)
 		return ccom_rd_allreduce(comm, op);
-	if (algo == CCOM_ALGO_RAIL || algo == CCOM_ALGO_RAB)
+	if (algo == CCOM_ALGO_RAIL || algo == CCOM_ALGO_RAB || algo == CCOM_ALGO_HOSTPAIR)
 		return ccom_hier_run(comm, op, algo);
 	if (algo == CCOM_ALGO_TREE)
 		return ccom_tree_run(comm, op);

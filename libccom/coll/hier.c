@@ -20,6 +20,7 @@
  *          Broadcast and Reduce use the same shape with the root as its
  *          host's leader: a tree between the hosts' leaders and a tree in
  *          each host.
+ *   hostpair  AlltoAll aggregated per host pair: hier_alltoall.c.
  *
  * Every step of a group (a host, a rail, the leaders) is a set of
  * transfers of ccom_xfer_run() over the per-peer connections of
@@ -38,6 +39,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll.h"
+#include "coll/hier.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/xfer.h"
@@ -48,15 +50,6 @@
 
 /* Bytes per rank and step; four of them fit coll/'s scratch buffer (>= 4 MiB). */
 #define HIER_SEG (1u << 20)
-
-/* Where the ranks are: host h holds nlocal[h] ranks, host_rank[h * lmax + l] (sorted by rank). */
-struct ccom_hier {
-	int nhosts, lmax;
-	int *nlocal;
-	int *host_rank;
-	int *grp;	/* scratch group of up to max(nhosts, lmax) ranks */
-	int *grp2;
-};
 
 void ccom_hier_free(struct ccom_hier *h)
 {
@@ -69,7 +62,7 @@ void ccom_hier_free(struct ccom_hier *h)
 	free(h);
 }
 
-static struct ccom_hier *hier_get(struct ccomComm *comm)
+struct ccom_hier *ccom_hier_get(struct ccomComm *comm)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_hier *h = cs->hier;
@@ -572,7 +565,7 @@ int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo)
 
 	if (comm->coll->tmp_size < 4 * (size_t)HIER_SEG)
 		return ccom_ring_run(comm, op);
-	h = hier_get(comm);
+	h = ccom_hier_get(comm);
 	if (!h) {
 		ccom_set_last_error("rank %d: out of memory for the hierarchical layout (%d hosts); free memory or set CCOM_ALGO=ring",
 				    comm->rank, comm->nnodes);
@@ -591,6 +584,9 @@ int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo)
 	case CCOM_COLL_REDUCESCATTER:
 		return algo == CCOM_ALGO_RAIL ? hier_rail_reducescatter(comm, h, op)
 					      : ccom_ring_run(comm, op);
+	case CCOM_COLL_ALLTOALL:
+		return algo == CCOM_ALGO_HOSTPAIR ? ccom_hier_alltoall(comm, h, op)
+						  : ccom_ring_run(comm, op);
 	default:
 		return ccom_ring_run(comm, op);
 	}

@@ -383,6 +383,27 @@ static void discover_nccom(struct ccom_topo_nccom *nc)
 	close(fd);
 }
 
+void ccom_topo_refresh_affinity(struct ccom_topo *topo)
+{
+	uint64_t aff[CPU_WORDS], cpus[CPU_WORDS];
+	int i, w;
+
+	discover_cpus(topo, aff);
+	topo->local_numa = -1;
+	for (i = 0; i < topo->nnuma; i++) {
+		bool covers = true, touches = false;
+
+		if (ccom_topo_parse_cpulist(topo->numa[i].cpulist, cpus, CPU_BITS) < 0)
+			continue;
+		for (w = 0; w < CPU_WORDS; w++) {
+			covers &= !(aff[w] & ~cpus[w]);
+			touches |= (aff[w] & cpus[w]) != 0;
+		}
+		if (covers && touches)
+			topo->local_numa = topo->numa[i].id;
+	}
+}
+
 int ccom_topo_discover_local(struct ccom_topo *topo, const struct sockaddr_in6 *bootstrap_addr)
 {
 	uint64_t aff[CPU_WORDS];

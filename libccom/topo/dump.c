@@ -154,6 +154,11 @@ static void dump_local(FILE *f, const struct ccom_topo *topo)
 		json_str(f, topo->nics[topo->bootstrap_nic].name);
 	else
 		fprintf(f, "null");
+	fprintf(f, ",\n    \"placement\": {\"bind\": ");
+	json_str(f, topo->bind);
+	fprintf(f, ", \"mem_node\": %d, \"mem_policy\": \"%s\", \"nic_numa\": %d}", topo->mem_node,
+		topo->mem_node >= 0 ? "preferred" : "first-touch",
+		topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1);
 	fprintf(f, ",\n    \"nccom\": {\"present\": %s, \"usable\": %s, \"devices\": %d, \"abi_version\": %u, \"features\": \"0x%llx\", \"status\": ",
 		nc->present ? "true" : "false", nc->usable ? "true" : "false", nc->ndevs,
 		nc->abi_version, (unsigned long long)nc->features);

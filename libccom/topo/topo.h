@@ -83,6 +83,14 @@ struct ccom_topo {
 	struct ccom_topo_nccom nccom;
 
 	/*
+	 * Placement (bind.c), decided at the topology stage: what CCOM_BIND
+	 * did (a sentence), and the NUMA node this rank's shared-memory
+	 * staging and FIFOs prefer (transport/shm.c), -1 for first touch.
+	 */
+	char bind[256];
+	int mem_node;
+
+	/*
 	 * Graphs over all ranks.  ring[i] is the rank at ring position i;
 	 * ring_pos[r] is rank r's position.  tree_parent[r] is -1 for the root
 	 * (rank ring[0]); the tree is a binary tree over host leaders with a
@@ -133,6 +141,25 @@ int ccom_topo_build_graphs(struct ccom_topo *topo);
 int ccom_topo_discover_local(struct ccom_topo *topo, const struct sockaddr_in6 *bootstrap_addr);
 int ccom_topo_parse_cpulist(const char *s, uint64_t *bits, int nbits);
 void ccom_topo_free(struct ccom_topo *topo);
+/* Re-read this thread's affinity into naffinity / affinity / local_numa (after a binding). */
+void ccom_topo_refresh_affinity(struct ccom_topo *topo);
+
+/**
+ * ccom_topo_place() - apply CCOM_BIND and decide this rank's memory node.
+ * @topo: the topology of @comm, its local part discovered.
+ * @comm: the communicator (rank, local rank, peers' pids).
+ *
+ * CCOM_BIND=auto binds the calling thread (and the threads it starts
+ * later, the progress thread among them) to the CPUs of one NUMA node when
+ * the launcher did not bind it: its affinity holds every online CPU, and
+ * no other rank of the communicator lives in this process.  The node is
+ * that of the rank's network interface (sysfs numa_node) when it has a
+ * CPU per local rank, else local rank mod nodes.  A narrower affinity (mpirun --bind-to, taskset,
+ * srun --cpu-bind, a cpuset) is kept.  Sets topo->bind and
+ * topo->mem_node and logs both at INFO (TOPO).  A failed binding is
+ * logged and not fatal.
+ */
+void ccom_topo_place(struct ccom_topo *topo, const struct ccomComm *comm);
 
 /*
  * ccom_topo_dump_write() - write @topo as JSON to @path ("%r" is replaced by

@@ -32,6 +32,7 @@
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
+#include "util/numa.h"
 #include "util/params.h"
 
 #define SHM_MAGIC 0x63636f6d73686d31ULL	/* "ccomshm1" */
@@ -243,6 +244,38 @@ static int shm_map(struct ccom_shm *s, bool leader)
 	return 0;
 }
 
+/*
+ * This rank's staging slots and the FIFOs it writes prefer the NUMA node
+ * of its CPUs (topo/bind.c bound it if the launcher did not), set before
+ * any of their pages is touched: the policy is the memfd range's, so it
+ * holds whichever rank touches a page first.  CPUs spanning nodes: first
+ * touch decides.  Logged at INFO (TOPO); a failed mbind is not fatal.
+ */
+static void shm_place(struct ccom_shm *s)
+{
+	int node = ccom_numa_self_node(), b, err = 0;
+
+	s->numa_node = node;
+	if (node < 0) {
+		ccom_info(CCOM_SUBSYS_TOPO, "shm: rank %d's CPUs span NUMA nodes: its staging and FIFOs are placed by first touch",
+			  s->comm->rank);
+		return;
+	}
+	for (b = 0; b < CCOM_SHM_NBUF && !err; b++)
+		err = ccom_numa_prefer(ccom_shm_stage(s, b, s->me), s->chunk, node);
+	if (!err)
+		err = ccom_numa_prefer(ccom_shm_fifo(s, s->me, 0), (size_t)s->nlocal * s->fifo_stride,
+				       node);
+	if (err) {
+		s->numa_node = -1;
+		ccom_info(CCOM_SUBSYS_TOPO, "shm: rank %d: mbind of its staging and FIFOs to NUMA node %d failed (%s); first touch places them",
+			  s->comm->rank, node, ccom_errno_str(-err));
+		return;
+	}
+	ccom_info(CCOM_SUBSYS_TOPO, "shm: rank %d: staging (%d x %zu bytes) and FIFOs (%d x %zu bytes) prefer NUMA node %d",
+		  s->comm->rank, CCOM_SHM_NBUF, s->chunk, s->nlocal, s->fifo_stride, node);
+}
+
 /* Record the CPU this rank runs on, for waiters deciding whether to spin. */
 static void shm_publish_cpu(void *ctx)
 {
@@ -339,6 +372,7 @@ int ccom_shm_init(struct ccomComm *comm, struct ccom_shm **out)
 		ccom_shm_fini(s);
 		return err;
 	}
+	shm_place(s);
 	atomic_store(&s->hdr->ctl[s->me].pid, getpid());
 	shm_open_pidfds(comm, s);
 	/*

@@ -158,6 +158,7 @@ struct ccom_shm {
 	size_t piece;			/* bytes per published piece of the flag-synchronised paths */
 	size_t fifo_bytes;
 	size_t fifo_stride;
+	int numa_node;			/* node this rank's staging and FIFOs prefer, -1: first touch */
 	uint64_t barrier_epoch;		/* barriers this rank has passed */
 	uint64_t stage_step;		/* direct-engine steps done (buffer = step % NBUF) */
 	uint32_t ll_seq;		/* LL operations this rank has done */

@@ -31,6 +31,8 @@ enum ccom_algo {
 	 */
 	CCOM_ALGO_RAIL = 4,
 	CCOM_ALGO_RAB = 5,
+	/* AlltoAll aggregated per host pair (coll/hier_alltoall.c); ring for the rest. */
+	CCOM_ALGO_HOSTPAIR = 6,
 	CCOM_ALGO_NUM,
 	/*
 	 * The nccom engine's descriptor schedules (coll/kdev_sched.c): chosen

@@ -67,7 +67,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_MULTI_RANK_DEVICE", "0", "1 allows several ranks of one host bound explicitly (config.device, CCOM_DEVICE) to one nccom device." },
 	/* Data path (coll/, transport/, tune/) */
 	{ "CCOM_OP_TIMEOUT", "300", "Seconds a collective or stream wait may last before ccomTimeout." },
-	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports), tree (binomial-tree Broadcast and Reduce over the transports), rail (hosts of equal rank counts: split-rail AllReduce) or rab (ranks on several hosts: AllReduce through the hosts' leaders); rail and rab run Broadcast and Reduce through the hosts' leaders and fall back to the flat choice on layouts they cannot run on; collectives the forced algorithm does not cover use ring." },
+	{ "CCOM_ALGO", NULL, "Force a collective algorithm: direct (ranks of one host, through shared memory), ring (over the transports) rd (recursive-doubling AllReduce and Bruck AllGather over the transports), tree (binomial-tree Broadcast and Reduce over the transports), rail (hosts of equal rank counts: split-rail AllReduce), rab (ranks on several hosts: AllReduce through the hosts' leaders) or hostpair (ranks on several hosts: AlltoAll aggregated per host pair); rail and rab run Broadcast and Reduce through the hosts' leaders; rail, rab and hostpair fall back to the flat choice on layouts they cannot run on; collectives the forced algorithm does not cover use ring." },
 	{ "CCOM_PROTO", NULL, "Force a protocol of the direct algorithm: ll (flags in the data, small messages) or simple (staged chunks)." },
 	{ "CCOM_CHECK_MISMATCH", "1", "1 checks that the ranks of one host call the same collective (kind, count, datatype, op, root) as their n-th collective and fails a mismatch on every rank with ccomInvalidUsage naming both calls; 0 turns the check off." },
 	{ "CCOM_TRANSPORT", NULL, "net forces the TCP transport (net_socket) between every pair of ranks, also on one host (testing)." },
@@ -96,6 +96,8 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_IB_ZCOPY_MIN", "262144", "net_ib writes a send of at least this many bytes straight from the user's buffer (registered for the send) instead of copying it through the staging slots." },
 	{ "CCOM_IB_QPS_PER_CONN", "1", "RC queue pairs per net_ib connection (1-8; same on every rank): the slots of the byte stream are striped over them round robin." },
 	{ "CCOM_IB_TIMEOUT", "18", "net_ib QP ack timeout exponent (1-31): an unacknowledged write is resent after 4.096 us x 2^N (18: 1.07 s), 7 times before the peer counts as gone." },
+	{ "CCOM_BIND", "auto",
+	  "CPU binding at init: auto binds a rank the launcher left unbound (affinity = every online CPU) to the CPUs of the NUMA node of its network interface when that node has a CPU per local rank, else of node local_rank mod nodes; a narrower affinity is kept; none never binds." },
 	{ "CCOM_TOPO_DUMP_FILE", NULL,
 	  "Write the topology and graphs as JSON to this file; %r rank, %h host, %p pid; without %r only rank 0 writes." },
 	{ "CCOM_FLIGHT_RECORDER_ENTRIES", "64",

@@ -20,6 +20,7 @@
 
 #include "util/err.h"
 #include "util/misc.h"
+#include "util/numa.h"
 #include "util/params.h"
 #include "util/socket.h"
 
@@ -177,12 +178,14 @@ static int iface_usable(const struct ifaddrs *ifa, int family)
 
 /*
  * One pass over the interfaces: @pass 0 takes IPv4 only when the family is
- * unspecified (IPv4 preferred), pass 1 any family.
+ * unspecified (IPv4 preferred), pass 1 any family.  Of the interfaces that
+ * match, the first on the NUMA node of this thread's CPUs (a rank the
+ * launcher bound), else the first.
  */
 static int iface_pick(struct ifaddrs *list, const char *spec, int family, int allow_default_excl,
 		      union ccom_sockaddr *addr, char *ifname, size_t ifname_len)
 {
-	int exclude = 0, exact = 0, pass;
+	int exclude = 0, exact = 0, pass, node = ccom_numa_self_node();
 	const struct ifaddrs *ifa;
 
 	if (spec && spec[0] == '^') {
@@ -194,6 +197,8 @@ static int iface_pick(struct ifaddrs *list, const char *spec, int family, int al
 		spec++;
 	}
 	for (pass = 0; pass < 2; pass++) {
+		const struct ifaddrs *pick = NULL;
+
 		for (ifa = list; ifa; ifa = ifa->ifa_next) {
 			if (!iface_usable(ifa, family))
 				continue;
@@ -206,12 +211,20 @@ static int iface_pick(struct ifaddrs *list, const char *spec, int family, int al
 							   !strncmp(ifa->ifa_name, "lo", 2))) {
 				continue;
 			}
-			memset(addr, 0, sizeof(*addr));
-			memcpy(addr, ifa->ifa_addr, ifa->ifa_addr->sa_family == AF_INET ?
-				     sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
-			snprintf(ifname, ifname_len, "%s", ifa->ifa_name);
-			return 0;
+			/* The first match, or a later one on this rank's NUMA node (util/numa.h). */
+			if (!pick)
+				pick = ifa;
+			if (node >= 0 && ccom_numa_netdev_node(ifa->ifa_name) == node &&
+			    ccom_numa_netdev_node(pick->ifa_name) != node)
+				pick = ifa;
 		}
+		if (!pick)
+			continue;
+		memset(addr, 0, sizeof(*addr));
+		memcpy(addr, pick->ifa_addr, pick->ifa_addr->sa_family == AF_INET ?
+			     sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		snprintf(ifname, ifname_len, "%s", pick->ifa_name);
+		return 0;
 	}
 	return -ENETDOWN;
 }
