@@ -94,10 +94,15 @@ void nccom_copy(void *dst, const void *src, size_t len)
 		memcpy(dst, src, len);
 }
 
-/* Best of a few page-by-page copies of the probe buffer, in ns. */
+/*
+ * Best of a few page-by-page copies of the probe buffer, in ns. The piece
+ * length is read through READ_ONCE() so that the compiler cannot inline a
+ * constant-size memcpy() ("rep movsq"): the engine's lengths vary, and the
+ * kernel's out-of-line memcpy() is what has to be timed.
+ */
 static u64 nccom_copy_time(int variant, void *dst, const void *src)
 {
-	size_t len = PAGE_SIZE << NCCOM_COPY_PROBE_ORDER;
+	size_t len = PAGE_SIZE << NCCOM_COPY_PROBE_ORDER, piece = PAGE_SIZE;
 	u64 best = U64_MAX;
 	int rep;
 
@@ -107,9 +112,10 @@ static u64 nccom_copy_time(int variant, void *dst, const void *src)
 
 		for (off = 0; off < len; off += PAGE_SIZE) {
 			if (variant == NCCOM_COPY_WORDS)
-				nccom_copy_words(dst + off, src + off, PAGE_SIZE);
+				nccom_copy_words(dst + off, src + off,
+						 READ_ONCE(piece));
 			else
-				memcpy(dst + off, src + off, PAGE_SIZE);
+				memcpy(dst + off, src + off, READ_ONCE(piece));
 		}
 		t = ktime_get_ns() - t0;
 		best = min(best, t);
