@@ -338,7 +338,7 @@ static void nccom_copy_chunk(struct nccom_mem *dst, u64 doff,
 
 		dlen = slen;
 		dp = nccom_region_map(dst->region, dst->offset + doff, &dlen);
-		memcpy(dp, s, dlen);
+		nccom_copy(dp, s, dlen);
 		nccom_region_unmap(dst->region, dp);
 		nccom_region_unmap(src->region, s);
 		soff += dlen;
@@ -356,9 +356,9 @@ static void nccom_bounce_rw(struct nccom_mem *mem, u64 off, void *buf,
 		void *p = nccom_region_map(mem->region, mem->offset + off, &n);
 
 		if (to_region)
-			memcpy(p, buf, n);
+			nccom_copy(p, buf, n);
 		else
-			memcpy(buf, p, n);
+			nccom_copy(buf, p, n);
 		nccom_region_unmap(mem->region, p);
 		off += n;
 		buf += n;

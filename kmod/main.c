@@ -84,6 +84,7 @@ static int __init nccom_init(void)
 	ret = nccom_dma_dev_init();
 	if (ret)
 		goto err_free_devs;
+	nccom_copy_init();
 	ret = nccom_engines_start();
 	if (ret)
 		goto err_dma_dev;

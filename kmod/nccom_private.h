@@ -331,6 +331,10 @@ int nccom_exec_step(struct nccom_queue *q, struct nccom_cur *cur,
 		    u64 *budget);
 void nccom_cur_release(struct nccom_cur *cur);
 
+/* engine_copy.c */
+void nccom_copy_init(void);
+void nccom_copy(void *dst, const void *src, size_t len);
+
 /* reduce.c / reduce_fp.c */
 size_t nccom_dtype_size(u8 dtype);
 void nccom_reduce(u8 dtype, u8 op, void *inout, const void *in, size_t n);

@@ -5,7 +5,9 @@
  * (coll/kdev_sched.c, coll/kdev_p2p.c) and the host algorithms, from
  * tables measured in bench-vm (Documentation/libccom/kdev.rst), and the
  * vote a rank casts in the engine's exchange.  CCOM_KDEV=1 forces the
- * engine, CCOM_KDEV_MIN_BYTES raises every threshold.
+ * engine, CCOM_KDEV_MIN_BYTES raises every threshold; an engine that
+ * calibrated slower than memcpy on this machine (transport/kdev/
+ * calibrate.c, once per boot) is never chosen automatically.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -69,6 +71,8 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 	}
 	if (kd->forced)
 		return true;
+	if (kd->engine_slow)
+		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
 	return ccom_op_bytes(comm, op) >= kdev_auto_min(kd, op->kind);
 }
 
@@ -107,6 +111,8 @@ bool ccom_tune_engine_p2p_wants(struct ccomComm *comm, int peer, size_t bytes)
 		return false;
 	if (kd->forced)
 		return true;
+	if (kd->engine_slow)
+		return false;
 	min = kdev_p2p_min[kd->nlocal > 2];
 	if (kd->min_bytes > 0 && (size_t)kd->min_bytes > min)
 		min = (size_t)kd->min_bytes;

@@ -79,6 +79,8 @@ static const struct ccom_param_desc params[] = {
 	  "1 forces the kdev transport (/dev/nccom engine, single copy on user buffers) for every collective it runs and every Send/Recv between local ranks (error if the driver is unusable); 0 turns it off; unset: used when /dev/nccom is usable, per collective and size where it measured faster than shm (Documentation/libccom/kdev.rst), never below CCOM_KDEV_MIN_BYTES." },
 	{ "CCOM_KDEV_MIN_BYTES", "65536",
 	  "With CCOM_KDEV unset: no collective or Send/Recv smaller than this (bytes as ccom-perf counts them) runs on the nccom engine; above it the per-collective thresholds of Documentation/libccom/kdev.rst apply (same on every rank)." },
+	{ "CCOM_KDEV_CALIB_FILE", NULL,
+	  "Where the kdev engine's calibration (one engine copy timed against memcpy at the first init after the driver was loaded; a verdict of slow keeps the automatic choice on shm) is cached; unset: /dev/shm/ccom-kdev-calib-UID-BOOTID-DEVICE. The file holds 'engine_us memcpy_us slow(0|1)'; a file without a verdict is measured and written." },
 	{ "CCOM_KDEV_CACHE", "64", "User-buffer registrations kept by the kdev registration cache (LRU, 4-4096)." },
 	{ "CCOM_NSOCKS", "2",
 	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },

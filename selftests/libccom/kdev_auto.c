@@ -6,8 +6,11 @@
  * AlltoAll of 2 ranks runs on shm (by the ranks' vote in the exchange; the
  * engine wins there only from 16 MiB on), and so does
  * one where only rank 0 is in place (the ranks differ, the choice must
- * not).  Every result is checked; which path ran is read from each rank's
- * KDEV trace log.  Skips (77) without a usable /dev/nccom.
+ * not).  Then again with the engine's calibration verdict (the cache
+ * file of transport/kdev/calibrate.c, seeded) saying the engine is slow:
+ * every collective stays on shm.  Every result is checked; which path ran
+ * is read from each rank's KDEV trace log.  Skips (77) without a usable
+ * /dev/nccom.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -97,20 +100,63 @@ static int log_count(int rank, const char *s)
 	return t_file_count(path, s);
 }
 
-int main(void)
+/* Write the engine calibration's cache file with verdict @slow (CCOM_KDEV_CALIB_FILE). */
+static int seed_calibration(int slow)
+{
+	char path[96];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/calib", logdir);
+	f = fopen(path, "w");
+	T_CHECK(f, "fopen %s", path);
+	fprintf(f, "1 1 %d\n", slow);
+	fclose(f);
+	setenv("CCOM_KDEV_CALIB_FILE", path, 1);
+	return T_PASS;
+}
+
+/*
+ * One run of auto_rank() on 2 ranks, the calibration verdict seeded to
+ * @slow, from a child process: libccom reads its logging configuration
+ * once per process, and the job id's creation in the launcher would fix it
+ * for the ranks of a second job.
+ */
+static int run_job(int slow)
 {
 	struct ct_job j = { .nranks = 2,
 			    .env = { "CCOM_DEBUG=TRACE", "CCOM_DEBUG_SUBSYS=KDEV" } };
-	int codes[2], r;
+	int codes[2], status;
+	pid_t pid;
+
+	snprintf(logdir, sizeof(logdir), "/tmp/kdev_auto.%d.%d", (int)getpid(), slow);
+	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
+	if (seed_calibration(slow))
+		return T_FAIL;
+	pid = fork();
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		if (t_fork_ranks_id(2, auto_rank, &j, codes, 300, &j.id) == 0)
+			_exit(T_PASS);
+		fprintf(stderr, "FAIL kdev_auto: ranks exited with %d %d\n", codes[0], codes[1]);
+		_exit(T_FAIL);
+	}
+	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		WEXITSTATUS(status) == T_PASS, "the job with the verdict seeded %s failed (%#x)",
+		slow ? "slow" : "fast", status);
+	return T_PASS;
+}
+
+int main(void)
+{
+	int r;
 	char what[64];
 
 	KT_REQUIRE(2);
 	unsetenv("CCOM_KDEV");
 	unsetenv("CCOM_KDEV_MIN_BYTES");
-	snprintf(logdir, sizeof(logdir), "/tmp/kdev_auto.%d", (int)getpid());
-	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
-	T_CHECK(t_fork_ranks_id(2, auto_rank, &j, codes, 300, &j.id) == 0,
-		"ranks exited with %d %d", codes[0], codes[1]);
+	/* The engine calibrated as fast (seeded: a timing under load must not decide). */
+	if (run_job(0))
+		return T_FAIL;
 	for (r = 0; r < 2; r++) {
 		snprintf(what, sizeof(what), "rank %d", r);
 		T_CHECK(log_count(r, "kind 0 4096 elements: registrations") == 0,
@@ -121,6 +167,16 @@ int main(void)
 			"%s: the out-of-place AlltoAll did not run on the engine (log %s/rank%d.log)", what, logdir, r);
 		T_CHECK(log_count(r, "shm for every rank (automatic choice)") == 2,
 			"%s: the in-place AlltoAlls did not both go to shm by the vote (log %s/rank%d.log)", what, logdir, r);
+	}
+	/* The engine calibrated as slow: the automatic choice keeps everything on shm. */
+	if (run_job(1))
+		return T_FAIL;
+	for (r = 0; r < 2; r++) {
+		snprintf(what, sizeof(what), "rank %d (engine calibrated slow)", r);
+		T_CHECK(log_count(r, "more than 2x slower") == 1,
+			"%s: the seeded verdict was not read (log %s/rank%d.log)", what, logdir, r);
+		T_CHECK(log_count(r, "elements: registrations") == 0,
+			"%s: a collective ran on the engine (log %s/rank%d.log)", what, logdir, r);
 	}
 	return kt_counters_zero("after the automatic-choice cases");
 }

@@ -43,7 +43,7 @@ struct kdev_probe {
 	int32_t ok;
 	int32_t err;
 	int32_t mode;		/* CCOM_KDEV: -1 unset, 0, 1 */
-	int32_t pad;
+	int32_t engine_slow;	/* calibrate.c's verdict (automatic mode only) */
 	int64_t min_bytes;	/* CCOM_KDEV_MIN_BYTES */
 	uint64_t features;
 	char reason[176];
@@ -281,7 +281,7 @@ static int kdev_mode(void)
 }
 
 /* All-gather the probes; 0 if every rank can use kdev, else the first failing rank. */
-static int kdev_agree(struct ccomComm *comm, struct kdev_probe *mine, int *bad)
+static int kdev_agree(struct ccomComm *comm, struct kdev_probe *mine, int *bad, bool *slow)
 {
 	struct kdev_probe *all = calloc((size_t)comm->nranks, sizeof(*all));
 	int r, err;
@@ -291,6 +291,9 @@ static int kdev_agree(struct ccomComm *comm, struct kdev_probe *mine, int *bad)
 	all[comm->rank] = *mine;
 	err = ccom_bootstrap_allgather(comm->bootstrap, all, sizeof(*all));
 	*bad = -1;
+	*slow = false;
+	for (r = 0; !err && r < comm->nranks; r++)
+		*slow |= all[r].engine_slow != 0;
 	for (r = 0; !err && r < comm->nranks; r++) {
 		if (all[r].mode != all[0].mode || all[r].min_bytes != all[0].min_bytes) {
 			ccom_set_last_error("CCOM_KDEV/CCOM_KDEV_MIN_BYTES differ between rank 0 (%d/%lld) and rank %d (%d/%lld); set them identically on every rank",
@@ -411,6 +414,15 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 			 "no shared-memory segment with its local peers (CCOM_TRANSPORT=net?)");
 		err = -ENODEV;
 	}
+	if (!err && mode == -1) {
+		bool slow;
+
+		err = ccom_kdev_calibrate(kd, &slow);
+		if (err)
+			snprintf(pr.reason, sizeof(pr.reason), "the engine calibration copy failed: %s",
+				 strerror(-err));
+		pr.engine_slow = slow;
+	}
 	pr.ok = !err;
 	pr.err = err;
 	if (!err) {
@@ -420,7 +432,7 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 			snprintf(pr.reason, sizeof(pr.reason), "out of memory");
 		}
 	}
-	err = kdev_agree(comm, &pr, &bad);
+	err = kdev_agree(comm, &pr, &bad, &kd->engine_slow);
 	if (err || bad >= 0) {
 		kdev_free(kd);
 		return err ? err : kdev_not_used(comm, mode, bad, pr.reason);

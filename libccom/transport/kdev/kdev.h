@@ -73,6 +73,7 @@ struct ccom_kdev {
 	void *scratch;			/* Reduce: where non-root ranks leave their slice */
 	size_t scratch_size;
 	bool warned_fallback;
+	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
 };
 
 /*
@@ -86,6 +87,12 @@ struct ccom_kdev {
  * be used (the error names the reason and the rank).
  */
 int ccom_kdev_comm_init(struct ccomComm *comm);
+/*
+ * calibrate.c: time one engine COPY against memcpy() (once per boot and
+ * driver load, cached in /dev/shm); *@slow when the engine copies more
+ * than 2x slower.  0, or -errno when the engine's copy failed.
+ */
+int ccom_kdev_calibrate(struct ccom_kdev *kd, bool *slow);
 /* Close everything (not collective, never blocks on peers). */
 void ccom_kdev_comm_fini(struct ccomComm *comm);
 /* From ccomCommAbort (any thread): nothing to do but let waits see the flag. */

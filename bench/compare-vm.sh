@@ -1,0 +1,150 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+#
+# compare-vm.sh - the driver path against Open MPI and against ccom's own
+# shm path, in ONE QEMU TCG guest per kernel with nccom.ko loaded
+# (tools/vm/run; the guest's userland is the host's, so mpirun and the
+# host-built binaries run there).  Per repetition, interleaved, for every
+# collective and rank count:
+#   mpi   Open MPI 4.1, mpirun --mca btl vader,self (CMA single copy)
+#         running bench/mpi_colls.c
+#   auto  ccom-perf with CCOM_KDEV unset (the automatic choice)
+#   kdev  ccom-perf with CCOM_KDEV=1 (every collective on the engine)
+#   shm   ccom-perf with CCOM_KDEV=0 (ccom's shm path)
+# then the median busbw (from the median time per op, out-of-place) and the
+# ratios against Open MPI and against shm, and the issue-16 goals checked
+# per row.  Not a test: it prints numbers.  Compare only inside one guest.
+#
+# usage: bench/compare-vm.sh [--kernels "6.1 6.12"] [--reps N] [--ns "2 4"]
+#          [--colls "allreduce allgather alltoall broadcast"]
+#          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
+#          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
+# Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
+# summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
+set -u
+TREE=$(cd "$(dirname "$0")/.." && pwd)
+kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
+min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernels) kernels=$2; shift 2 ;;
+	--reps) reps=$2; shift 2 ;;
+	--ns) ns=$2; shift 2 ;;
+	--colls) colls=$2; shift 2 ;;
+	--min) min=$2; shift 2 ;;
+	--max) max=$2; shift 2 ;;
+	--factor) factor=$2; shift 2 ;;
+	--iters) iters=$2; shift 2 ;;
+	--warmup) warmup=$2; shift 2 ;;
+	--out) outdir=$2; shift 2 ;;
+	--in-guest) in_guest=$2; shift 2 ;;
+	--summary-only) summary_only=1; shift ;;
+	*) sed -n '3,22p' "$0"; exit 2 ;;
+	esac
+done
+B=$TREE/build
+perf=$B/bin/ccom-perf
+mpib=$B/bench/mpi_colls
+
+# In the guest: the interleaved runs, one raw file per (rep, coll, n, variant).
+if [ -n "$in_guest" ]; then
+	# One untimed run of each first: the first program in a fresh guest pays
+	# for page faults over 9p; this one also does the engine's calibration.
+	CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=KDEV timeout 300 "$perf" allreduce -n 2 -b 64K -e 64K \
+		-w 1 -i 1 -c 0 2>&1 | grep -o 'kdev: engine copy.*' | sort -u > "$in_guest/calibration.txt"
+	timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe --mca btl vader,self -np 2 \
+		"$mpib" allreduce -b 64K -e 64K -w 1 -i 1 > /dev/null 2>&1
+	for rep in $(seq 1 "$reps"); do
+		for coll in $colls; do
+			for n in $ns; do
+				for v in mpi auto kdev shm; do
+					f="$in_guest/raw-$coll-n$n-$v-rep$rep.txt"
+					case $v in
+					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
+						--mca btl vader,self -np "$n" "$mpib" "$coll" -b "$min" -e "$max" \
+						-f "$factor" -w "$warmup" -i "$iters" > "$f" 2>&1 ;;
+					auto) env -u CCOM_KDEV timeout 900 "$perf" "$coll" -n "$n" -b "$min" \
+						-e "$max" -f "$factor" -w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
+					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout 900 \
+						"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" \
+						-w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
+					esac
+					echo "rc=$?" >> "$f"
+				done
+			done
+		done
+	done
+	cat /sys/module/nccom/parameters/copy > "$in_guest/engine-copy.txt" 2>&1
+	dmesg | grep 'nccom: engine copy' >> "$in_guest/engine-copy.txt"
+	exit 0
+fi
+
+summarize()
+{
+	local out=$1 rel=$2 coll n v
+	{
+		echo "# compare-vm on $rel (QEMU TCG, 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
+		echo "# engine copy routine: $(head -n 1 "$out/engine-copy.txt" 2>/dev/null)"
+		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
+		echo "# busbw (GB/s) from the MEDIAN time per op, out-of-place; -w $warmup -i $iters"
+		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
+		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
+		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s  %s\n" coll n bytes mpi auto kdev shm \
+			kdev/mpi auto/mpi kdev/shm auto/shm goals
+		for coll in $colls; do
+			for n in $ns; do
+				for v in mpi auto kdev shm; do
+					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
+						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
+				done | awk -v coll=$coll -v n=$n '
+					{ t[$1, $2] = t[$1, $2] " " $3; sizes[$2] = 1 }
+					function med(s,   a, c, i, j, x) {
+						c = split(s, a, " ")
+						for (i = 1; i <= c; i++) for (j = i + 1; j <= c; j++) if (a[j] + 0 < a[i] + 0) { x = a[i]; a[i] = a[j]; a[j] = x }
+						return c ? a[int((c + 1) / 2)] : 0
+					}
+					function bw(bytes, us) { return us + 0 > 0 ? bytes / us / 1000 * (coll == "allreduce" ? 2 * (n - 1) / n : coll == "broadcast" ? 1 : (n - 1) / n) : 0 }
+					function r(a, b) { return b > 0 ? a / b : 0 }
+					END {
+						for (s in sizes) {
+							m = bw(s, med(t["mpi", s])); a = bw(s, med(t["auto", s]))
+							k = bw(s, med(t["kdev", s])); h = bw(s, med(t["shm", s]))
+							g = ""
+							if (s + 0 >= 1048576 && coll != "broadcast") g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
+							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
+							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
+							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), g
+						}
+					}' | sort -k3,3n
+			done
+		done
+		for f in "$out"/raw-*.txt; do
+			[ -e "$f" ] || continue
+			grep -q '^rc=0' "$f" || echo "# WARNING: $(basename "$f") did not finish cleanly: $(tail -n 2 "$f" | tr '\n' ' ')"
+		done
+	} > "$out/summary.txt"
+	cat "$out/summary.txt"
+}
+
+[ -x "$perf" ] || { echo "compare-vm: $perf missing: run make lib perf first" >&2; exit 2; }
+command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null ||
+	{ echo "compare-vm: Open MPI missing: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 2; }
+mkdir -p "$B/bench"
+mpicc.openmpi -O2 -Wall -Wextra -Werror -o "$mpib" "$TREE/bench/mpi_colls.c" || exit 2
+for k in $kernels; do
+	rel=$("$TREE/tools/vm/run" --which-kernel --kernel "$k") || exit 2
+	out=${outdir:+$outdir/$rel}
+	out=${out:-"$B/compare-vm/$rel"}
+	mkdir -p "$out" && out=$(cd "$out" && pwd)
+	elapsed=""
+	if [ -z "$summary_only" ]; then
+		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt"
+		start=$(date +%s)
+		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
+			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
+			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
+			--in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
+		elapsed=$(( $(date +%s) - start ))
+	fi
+	summarize "$out" "$rel" "$elapsed"
+done
