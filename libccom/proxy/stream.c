@@ -3,8 +3,9 @@
  * stream.c - the per-communicator operation queue, its progress thread and
  * the public stream API (proxy/ room).  See stream.h for the model.
  *
- * Completion: the progress thread bumps stream->completed, then
- * stream->done_seq (the futex word) and wakes it if a synchronizer sleeps.
+ * Completion: the progress thread bumps stream->completed, then, if a
+ * synchronizer sleeps and its target is reached, stream->done_seq (the
+ * futex word) and wakes it.
  * A synchronizer registers in stream->waiters before its last check, so
  * the seq_cst pair (waiters++ / completed read) against (completed++ /
  * waiters read) never loses a wake-up.
@@ -54,13 +55,17 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 		pthread_mutex_unlock(&s->err_lock);
 	}
 	done = atomic_fetch_add(&s->completed, 1) + 1;
-	atomic_fetch_add(&s->done_seq, 1);
 	/*
 	 * Pairs with the waiters increment in stream_wait().  Wake only when a
 	 * sleeper's target is reached: one wake-up per synchronize, not per op.
+	 * The futex word moves only then too: a sleeper that registered after
+	 * this op's completed increment sees it (seq_cst), one that registered
+	 * before it is seen here, and an earlier bump would wake nobody.
 	 */
-	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at))
+	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at)) {
+		atomic_fetch_add(&s->done_seq, 1);
 		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
+	}
 	atomic_fetch_sub(&s->completing, 1);
 }
 
