@@ -638,6 +638,7 @@ int ccom_shm_barrier(struct ccom_shm *s)
 	/* The segment's own bells and peers, whatever comm->proxy holds. */
 	ccom_wait_init(&w, s->comm, &s->wait_src, ccom_proxy_deadline(s->comm),
 		       ccom_proxy_op_timeout(s->comm));
+	w.no_yield = s->bulk;
 	while (atomic_load_explicit(&s->hdr->barrier, memory_order_acquire) < target) {
 		err = ccom_wait_step(&w);
 		if (err)

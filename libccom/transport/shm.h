@@ -178,6 +178,7 @@ struct ccom_shm {
 	 */
 	struct ccom_wait_source wait_src;
 	bool oversubscribed;		/* more local ranks than online CPUs */
+	bool bulk;			/* a multi-step collective runs: its barriers never yield */
 	/* Zero-copy path: mapped peer buffers (round robin), state, ops run. */
 	struct ccom_shm_zmap zmap[CCOM_SHM_ZMAPS];
 	int zmap_next;
