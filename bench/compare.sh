@@ -33,12 +33,14 @@
 #                        Open MPI runs with mpi_yield_when_idle 1 there: L ranks
 #                        per host oversubscribe small machines, where its busy
 #                        polling would otherwise starve the peer ranks
+#   --base PATH          also run this ccom-perf binary (an older build: "before"
+#                        and "after" interleaved in one run, same machine state)
 # Environment: BUILD (default build), OUT (results directory).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
-MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS=""
+MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS="" BASE=""
 LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -55,7 +57,8 @@ while [ $# -gt 0 ]; do
 	--han) HAN=1; shift ;;
 	--no-ompi) OMPI=0; shift ;;
 	--coll) COLL=$2; shift 2 ;;
-	-h|--help) sed -n '3,39p' "$0"; exit 0 ;;
+	--base) BASE=$2; shift 2 ;;
+	-h|--help) sed -n '3,41p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -174,6 +177,12 @@ run_ccom_shm() {
 		-w "$w" -i "$i" $CCOM_ARGS >"$f" 2>&1
 }
 
+run_base_shm() {
+	local n=$1 bytes=$2 w=$3 i=$4 f=$5
+	timeout 600 "$BASE" allreduce -n "$n" -b "$bytes" -e "$bytes" -d float -o sum \
+		-w "$w" -i "$i" $CCOM_ARGS >"$f" 2>&1
+}
+
 bench_shm() {
 	local rep n s bytes w i libs k=0 lib f
 	for rep in $(seq 1 "$REPS"); do
@@ -184,6 +193,7 @@ bench_shm() {
 				libs="ompi ccom"
 				[ "$MPICH" = 1 ] && libs="$libs mpich"
 				[ "$GLOO" = 1 ] && libs="$libs gloo"
+				[ -n "$BASE" ] && libs="$libs base"
 				# Alternate who goes first.
 				k=$((k + 1))
 				[ $((k % 2)) = 0 ] && libs=$(echo "$libs" | awk '{ for (j = NF; j > 0; j--) printf "%s ", $j }')
@@ -262,6 +272,10 @@ run_ccom_tcp() {
 	return $rc
 }
 
+run_base_tcp() {
+	PERF=$BASE run_ccom_tcp "$@"
+}
+
 bench_tcp() {
 	local rep s bytes w i k=0 lib libs f
 	netns_up
@@ -271,7 +285,8 @@ bench_tcp() {
 			read -r w i < <(iters_for "$bytes")
 			k=$((k + 1))
 			libs="ompi ccom"
-			[ $((k % 2)) = 0 ] && libs="ccom ompi"
+			[ -n "$BASE" ] && libs="$libs base"
+			[ $((k % 2)) = 0 ] && libs=$(echo "$libs" | awk '{ for (j = NF; j > 0; j--) printf "%s ", $j }')
 			for lib in $libs; do
 				f="$OUT/tcp-$lib-n2-$bytes-rep$rep.txt"
 				log "tcp rep $rep/$REPS: $lib size=$bytes"
@@ -450,6 +465,7 @@ report() {
 		"t ratio" "OMPI bw" "ccom bw" "bw rat"
 	[ "$MPICH" = 1 ] && printf ' | %11s %8s' "MPICH us" "MPICH bw"
 	[ "$GLOO" = 1 ] && printf ' | %11s %8s' "Gloo us" "Gloo bw"
+	[ -n "$BASE" ] && printf ' | %11s %8s %7s' "base us" "base bw" "t/base"
 	echo
 	for mode in shm tcp; do
 		for n in $(awk -F'\t' -v m="$mode" '$1 == m { print $3 }' "$RES" | sort -un); do
@@ -465,6 +481,10 @@ report() {
 				if [ "$GLOO" = 1 ]; then
 					mt=$(value "$mode" gloo "$n" "$bytes" 5); mb=$(value "$mode" gloo "$n" "$bytes" 6)
 					printf ' | %11s %8s' "$mt" "$mb"
+				fi
+				if [ -n "$BASE" ]; then
+					mt=$(value "$mode" base "$n" "$bytes" 5); mb=$(value "$mode" base "$n" "$bytes" 6)
+					printf ' | %11s %8s %7s' "$mt" "$mb" "$(ratio "$ct" "$mt")"
 				fi
 				echo
 			done

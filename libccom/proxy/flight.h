@@ -54,7 +54,6 @@
  */
 struct ccom_flight {
 	uint32_t n;
-	uint64_t next_seq;
 	atomic_int dumped;
 	bool published;
 	struct ccomComm *comm;
@@ -63,13 +62,15 @@ struct ccom_flight {
 	const char *algo_ptr[CCOM_PUB_ALGOS];
 	pthread_mutex_t algo_lock;
 	struct ccom_pub_op *e;
+	/* Written per enqueue: not in the line the executor reads @n from. */
+	_Alignas(64) uint64_t next_seq;
 };
 
 /*
  * The recorder's clock: CLOCK_MONOTONIC_COARSE in microseconds (the
  * kernel tick's resolution, 1-4 ms; a few ns where a precise read costs
- * 20-60 ns), enough to tell which op hangs and for how long.  The start
- * time is the precise ccom_now_us() the queue reads anyway.
+ * 20-60 ns), enough to tell which op hangs and for how long.  The queue
+ * reads it once per op for the start time and the op's deadline.
  */
 static inline int64_t ccom_flight_now(void)
 {
@@ -101,7 +102,7 @@ static inline struct ccom_pub_op *ccom_flight_entry(struct ccom_flight *fr,
 	return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == op->flight_seq ? e : NULL;
 }
 
-/* @now: ccom_now_us() the caller read anyway (the op's deadline). */
+/* @now: ccom_flight_now() the caller read anyway (the op's deadline). */
 static inline void ccom_flight_start(struct ccom_flight *fr, const struct ccom_op *op, int64_t now)
 {
 	struct ccom_pub_op *e = ccom_flight_entry(fr, op);

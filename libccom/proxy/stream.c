@@ -3,8 +3,9 @@
  * stream.c - the per-communicator operation queue, its progress thread and
  * the public stream API (proxy/ room).  See stream.h for the model.
  *
- * Completion: the progress thread bumps stream->completed, then
- * stream->done_seq (the futex word) and wakes it if a synchronizer sleeps.
+ * Completion: the progress thread bumps stream->completed, then, if a
+ * synchronizer sleeps and its target is reached, stream->done_seq (the
+ * futex word) and wakes it.
  * A synchronizer registers in stream->waiters before its last check, so
  * the seq_cst pair (waiters++ / completed read) against (completed++ /
  * waiters read) never loses a wake-up.
@@ -54,13 +55,17 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 		pthread_mutex_unlock(&s->err_lock);
 	}
 	done = atomic_fetch_add(&s->completed, 1) + 1;
-	atomic_fetch_add(&s->done_seq, 1);
 	/*
 	 * Pairs with the waiters increment in stream_wait().  Wake only when a
 	 * sleeper's target is reached: one wake-up per synchronize, not per op.
+	 * The futex word moves only then too: a sleeper that registered after
+	 * this op's completed increment sees it (seq_cst), one that registered
+	 * before it is seen here, and an earlier bump would wake nobody.
 	 */
-	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at))
+	if (atomic_load(&s->waiters) && done >= atomic_load(&s->wake_at)) {
+		atomic_fetch_add(&s->done_seq, 1);
 		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
+	}
 	atomic_fetch_sub(&s->completing, 1);
 }
 
@@ -121,12 +126,19 @@ struct ccom_op *ccom_stream_op_get(struct ccomComm *comm)
 	struct ccom_op *op = q->cache, *subs;
 	int cap;
 
-	if (!op)
+	/*
+	 * Look before taking: with more ops queued than records kept the list
+	 * is mostly empty, and an exchange would pull the executor's line
+	 * here for nothing.
+	 */
+	if (!op && atomic_load_explicit(&q->recycled, memory_order_relaxed))
 		op = atomic_exchange_explicit(&q->recycled, NULL, memory_order_acquire);
 	if (!op) {
-		op = calloc(1, sizeof(*op));
-		if (op)
+		op = malloc(sizeof(*op));
+		if (op) {
+			*op = (struct ccom_op){ 0 };
 			atomic_fetch_add_explicit(&q->nrecords, 1, memory_order_relaxed);
+		}
 		return op;
 	}
 	q->cache = op->next;
@@ -167,7 +179,11 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 	int err;
 
 	while ((!stop_s || atomic_load(&stop_s->completed) < target) && (op = queue_take(q))) {
-		int64_t now = ccom_now_us();
+		/*
+		 * The deadline and the recorder's start are ms-scale: the coarse
+		 * clock (a tick behind at most) spares a precise read per op.
+		 */
+		int64_t now = ccom_flight_now();
 
 		ccom_clear_last_error();
 		ccom_flight_start(comm->proxy->flight, op, now);

@@ -30,7 +30,7 @@ struct ccomStream {
 	bool is_default;
 	_Atomic uint64_t enqueued;	/* by the issuing thread */
 	_Atomic uint64_t completed;	/* by the progress thread */
-	_Atomic uint32_t done_seq;	/* futex word, bumped on every completion */
+	_Atomic uint32_t done_seq;	/* futex word, bumped by a completion that wakes */
 	_Atomic uint32_t waiters;
 	_Atomic uint64_t wake_at;	/* lowest target of a sleeping synchronizer */
 	_Atomic int err;		/* first error, -errno */

@@ -54,6 +54,7 @@ void ccom_wait_init(struct ccom_wait *w, struct ccomComm *comm, const struct cco
 	if (src)
 		src->ops->on_cpu(src->ctx);
 	w->registered = false;
+	w->no_yield = false;
 	w->next_check_us = 0;
 	w->deadline_us = deadline_us;
 	w->timeout_us = timeout_us;
@@ -133,7 +134,7 @@ int ccom_wait_step(struct ccom_wait *w)
 	} else if (i < (unsigned int)s->spin_limit) {
 		__builtin_ia32_pause();
 		return (i & 1023) ? 0 : ccom_wait_check(w);
-	} else if (i < (unsigned int)(s->spin_limit + s->yield_limit)) {
+	} else if (!w->no_yield && i < (unsigned int)(s->spin_limit + s->yield_limit)) {
 		sched_yield();
 		return (i & 15) ? 0 : ccom_wait_check(w);
 	}

@@ -86,6 +86,12 @@ struct ccom_wait {
 	int64_t next_check_us;
 	int64_t deadline_us;		/* 0: none */
 	int64_t timeout_us;		/* CCOM_OP_TIMEOUT, for the message */
+	/*
+	 * Skip the source's yield phase (spin, then sleep): set by waits of
+	 * bulk steps, where the awaited ranks need whole slices of CPU and a
+	 * yield on a loaded machine hands the CPU to another job instead.
+	 */
+	bool no_yield;
 };
 
 /*

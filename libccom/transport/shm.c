@@ -538,10 +538,12 @@ void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig)
 
 	s->sig = *sig;
 	ccom_shm_ll_sig_pack(sig, s->sig_ll);
-	atomic_store_explicit(&e->a, tag | (sig->count & SIG_LOW48), memory_order_relaxed);
-	atomic_store_explicit(&e->b, tag | ((uint64_t)(sig->kind & 0xff) << 40) |
-			      ((uint64_t)(sig->dtype & 0xff) << 32) | ((uint64_t)(sig->op & 0xff) << 24) |
-			      ((uint64_t)sig->root & 0xffffff), memory_order_relaxed);
+	s->sig_ab[0] = tag | (sig->count & SIG_LOW48);
+	s->sig_ab[1] = tag | ((uint64_t)(sig->kind & 0xff) << 40) |
+		       ((uint64_t)(sig->dtype & 0xff) << 32) | ((uint64_t)(sig->op & 0xff) << 24) |
+		       ((uint64_t)sig->root & 0xffffff);
+	atomic_store_explicit(&e->a, s->sig_ab[0], memory_order_relaxed);
+	atomic_store_explicit(&e->b, s->sig_ab[1], memory_order_relaxed);
 	atomic_store_explicit(&e->seq, sig->seq, memory_order_release);
 }
 
@@ -705,6 +707,7 @@ int ccom_shm_barrier(struct ccom_shm *s)
 	/* The segment's own bells and peers, whatever comm->proxy holds. */
 	ccom_wait_init(&w, s->comm, &s->wait_src, ccom_proxy_deadline(s->comm),
 		       ccom_proxy_op_timeout(s->comm));
+	w.no_yield = s->bulk;
 	while (atomic_load_explicit(&s->hdr->barrier, memory_order_acquire) < target) {
 		err = ccom_wait_step(&w);
 		if (err)

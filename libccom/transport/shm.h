@@ -66,7 +66,14 @@ struct ccom_shm_ctl {
 	 * every rank, so a reader knows the value it waits for.
 	 */
 	_Atomic uint64_t staged;
-	char pad[CCOM_SHM_LINE - 40];
+	/*
+	 * The mismatch board's two words of the collective whose pieces
+	 * @staged counts (ccom_shm_staged_sig_post()): in the line a reader
+	 * of @staged fetched anyway, so the one-shot checks every peer's
+	 * call without another cache miss.
+	 */
+	_Atomic uint64_t staged_sig[2];
+	char pad[CCOM_SHM_LINE - 56];
 };
 _Static_assert(sizeof(struct ccom_shm_ctl) == CCOM_SHM_LINE, "one control line per rank");
 
@@ -172,6 +179,7 @@ struct ccom_shm {
 	 */
 	struct ccom_wait_source wait_src;
 	bool oversubscribed;		/* more local ranks than online CPUs */
+	bool bulk;			/* a multi-step collective runs: its barriers never yield */
 	/* Zero-copy path: mapped peer buffers (round robin), state, ops run. */
 	struct ccom_shm_zmap zmap[CCOM_SHM_ZMAPS];
 	int zmap_next;
@@ -183,7 +191,8 @@ struct ccom_shm {
 	/* The collective running now, posted on the mismatch board (seq 0: none). */
 	struct ccom_op_sig sig;
 	uint32_t sig_ll[CCOM_SHM_LL_HDR_WORDS]; /* @sig as the LL header (ccom_shm_ll_sig_pack()) */
-	bool sig_checked;		/* the algorithm compared it with every local peer (LL) */
+	uint64_t sig_ab[2];		/* @sig as the board's two data words */
+	bool sig_checked;		/* the algorithm compared it with every local peer */
 };
 
 /* Create (local rank 0) or attach to the segment; collective over the local ranks. */
@@ -261,6 +270,38 @@ void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig);
 /* 0 if local rank @l's @theirs matches the posted call, else -EPERM naming both. */
 int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs);
 int ccom_shm_sig_verify(struct ccom_shm *s, bool strict);
+/*
+ * The flag-synchronised paths (coll/direct.c's one-shot): before the first
+ * bump of ctl->staged for a collective, _post() puts the posted signature
+ * into this rank's control line; once every peer staged the collective's
+ * last piece, _match() compares their lines with it (no extra cache miss)
+ * and returns true if all are equal, so the caller sets @sig_checked.
+ * False (a peer already at its next collective, or a real mismatch)
+ * leaves the decision to ccom_shm_sig_verify().
+ */
+static inline void ccom_shm_staged_sig_post(struct ccom_shm *s)
+{
+	struct ccom_shm_ctl *c = &s->hdr->ctl[s->me];
+
+	if (!s->sig.seq)
+		return;
+	atomic_store_explicit(&c->staged_sig[0], s->sig_ab[0], memory_order_relaxed);
+	atomic_store_explicit(&c->staged_sig[1], s->sig_ab[1], memory_order_relaxed);
+}
+
+static inline bool ccom_shm_staged_sig_match(struct ccom_shm *s)
+{
+	int p;
+
+	if (!s->sig.seq)
+		return false;
+	for (p = 0; p < s->nlocal; p++)
+		if (p != s->me &&
+		    (atomic_load_explicit(&s->hdr->ctl[p].staged_sig[0], memory_order_relaxed) != s->sig_ab[0] ||
+		     atomic_load_explicit(&s->hdr->ctl[p].staged_sig[1], memory_order_relaxed) != s->sig_ab[1]))
+			return false;
+	return true;
+}
 static inline void ccom_shm_sig_clear(struct ccom_shm *s)
 {
 	s->sig.seq = 0;
