@@ -72,7 +72,7 @@ int ccom_bootstrap_recv_any(struct ccom_bootstrap *bs, const int *peers, int n,
 			rc = -ECONNRESET;
 			break;
 		}
-		rc = ccom_bs_progress(bs, deadline, -1);
+		rc = ccom_bs_progress(bs, deadline, -1, 0);
 		if (rc)
 			break;
 	}
