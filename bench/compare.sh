@@ -27,12 +27,12 @@
 #   --ccom-algos "auto ring"  CCOM_ALGO values of the layout runs (auto: the
 #                        tuner's choice, hierarchical where it prices lower)
 #   --han                also run Open MPI with --mca coll han,tuned,libnbc,basic,self
+#                        (layout runs give Open MPI mpi_yield_when_idle 1: L
+#                        ranks per host oversubscribe small machines, where its
+#                        busy polling would otherwise starve the peer ranks)
 #   --no-ompi            layout runs: ccom only (to compare CCOM_ALGO values)
 #   --coll NAME          layout runs with --no-ompi: this ccom-perf collective
 #                        instead of allreduce (e.g. alltoall; sizes per rank)
-#                        Open MPI runs with mpi_yield_when_idle 1 there: L ranks
-#                        per host oversubscribe small machines, where its busy
-#                        polling would otherwise starve the peer ranks
 #   --base PATH          also run this ccom-perf binary (an older build: "before"
 #                        and "after" interleaved in one run, same machine state)
 # Environment: BUILD (default build), OUT (results directory).
@@ -58,7 +58,7 @@ while [ $# -gt 0 ]; do
 	--no-ompi) OMPI=0; shift ;;
 	--coll) COLL=$2; shift 2 ;;
 	--base) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '3,41p' "$0"; exit 0 ;;
+	-h|--help) sed -n '3,38p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -350,7 +350,7 @@ run_ompi_layout() {	# H L han bytes w i file
 	local H=$1 L=$2 han=$3 bytes=$4 w=$5 i=$6 f=$7 h coll=()
 	: >"$B/layout-hosts"
 	for h in $(seq 0 $((H - 1))); do echo "10.231.1.$((h + 1)) slots=$L" >>"$B/layout-hosts"; done
-	[ "$han" = 1 ] && coll=(--mca coll han,tuned,libnbc,basic,self --mca coll_han_priority 100)
+	[ "$han" = 1 ] && coll=(--mca coll "han,tuned,libnbc,basic,self" --mca coll_han_priority 100)
 	timeout 600 ip netns exec ccbh0 mpirun.openmpi --allow-run-as-root -np $((H * L)) \
 		--hostfile "$B/layout-hosts" --map-by slot --bind-to none \
 		--mca plm_rsh_agent "$B/layout-rsh" --mca plm_rsh_no_tree_spawn 1 \
