@@ -48,6 +48,8 @@ mpib=$B/bench/mpi_colls
 
 # In the guest: the interleaved runs, one raw file per (rep, coll, n, variant).
 if [ -n "$in_guest" ]; then
+	cat /sys/module/nccom/parameters/copy > "$in_guest/engine-copy.txt" 2>&1
+	dmesg | grep 'nccom: engine copy' >> "$in_guest/engine-copy.txt"
 	# One untimed run of each first: the first program in a fresh guest pays
 	# for page faults over 9p; this one also does the engine's calibration.
 	CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=KDEV timeout 300 "$perf" allreduce -n 2 -b 64K -e 64K \
@@ -74,8 +76,6 @@ if [ -n "$in_guest" ]; then
 			done
 		done
 	done
-	cat /sys/module/nccom/parameters/copy > "$in_guest/engine-copy.txt" 2>&1
-	dmesg | grep 'nccom: engine copy' >> "$in_guest/engine-copy.txt"
 	exit 0
 fi
 
@@ -84,9 +84,9 @@ summarize()
 	local out=$1 rel=$2 coll n v
 	{
 		echo "# compare-vm on $rel (QEMU TCG, 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
-		echo "# engine copy routine: $(head -n 1 "$out/engine-copy.txt" 2>/dev/null)"
+		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
-		echo "# busbw (GB/s) from the MEDIAN time per op, out-of-place; -w $warmup -i $iters"
+		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
 		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s  %s\n" coll n bytes mpi auto kdev shm \
@@ -130,7 +130,9 @@ summarize()
 command -v mpicc.openmpi >/dev/null && command -v mpirun.openmpi >/dev/null ||
 	{ echo "compare-vm: Open MPI missing: apt-get install openmpi-bin libopenmpi-dev" >&2; exit 2; }
 mkdir -p "$B/bench"
-mpicc.openmpi -O2 -Wall -Wextra -Werror -o "$mpib" "$TREE/bench/mpi_colls.c" || exit 2
+# Not with --summary-only: a guest of another run may be executing it.
+[ -n "$summary_only" ] ||
+	mpicc.openmpi -O2 -Wall -Wextra -Werror -o "$mpib" "$TREE/bench/mpi_colls.c" || exit 2
 for k in $kernels; do
 	rel=$("$TREE/tools/vm/run" --which-kernel --kernel "$k") || exit 2
 	out=${outdir:+$outdir/$rel}
