@@ -29,7 +29,8 @@
 #include "util/misc.h"
 #include "util/socket.h"
 
-#define BS_HELLO_WAIT_US 5000000
+#define BS_HELLO_WAIT_US 5000000	/* from the accept to a complete hello */
+#define BS_ANSWER_WAIT_US 10000000	/* from the challenge to the answer */
 
 /* ------------------------------------------------------------------ */
 /* Lifecycle of the per-peer state                                     */
@@ -227,6 +228,8 @@ static const char *bs_challenge(struct ccom_bootstrap *bs, struct bs_pending *p)
 	memcpy(p->nonce, ch.nonce, sizeof(p->nonce));
 	p->answering = 1;
 	p->got = 0;
+	/* The answer's own window: a genuine connector may be slow to run on a loaded host. */
+	p->since = ccom_now_us();
 	return NULL;
 }
 
@@ -263,8 +266,8 @@ static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
 			return;
 		}
 	}
-	if (!why && ccom_now_us() - p->since > BS_HELLO_WAIT_US)
-		why = p->answering ? "no answer to the challenge within 5 s" : "no hello within 5 s";
+	if (!why && ccom_now_us() - p->since > (p->answering ? BS_ANSWER_WAIT_US : BS_HELLO_WAIT_US))
+		why = p->answering ? "no answer to the challenge within 10 s" : "no hello within 5 s";
 	if (why)
 		bs_drop(bs, i, why);
 }

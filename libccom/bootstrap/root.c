@@ -44,7 +44,7 @@
 #include "util/log.h"
 #include "util/misc.h"
 
-#define ROOT_HELLO_GRACE_US 10000000	/* a connection must send its hello within 10 s */
+#define ROOT_HELLO_GRACE_US 10000000	/* per step: hello, answer to the challenge, check-in */
 #define ROOT_MAX_PENDING 4096
 
 /* What a connection that has not checked in yet reads next. */
@@ -564,6 +564,8 @@ static int root_challenge(struct root *rt, int i)
 	memcpy(p->nonce, ch.nonce, sizeof(p->nonce));
 	p->stage = RP_ANSWER;
 	p->got = 0;
+	/* Each step gets its own window: a genuine rank may wait long for a CPU on a loaded host. */
+	p->since = ccom_now_us();
 	return 0;
 }
 
@@ -720,6 +722,7 @@ static int root_read_pending(struct root *rt, int i)
 		}
 		p->stage = RP_CHECKIN;
 		p->got = 0;
+		p->since = ccom_now_us();
 		return 0;
 	}
 }
@@ -1070,7 +1073,7 @@ static int root_step(struct root *rt)
 			root_read_pending(rt, i);
 		else if (now - rt->pend[i].since > ROOT_HELLO_GRACE_US)
 			root_drop(rt, i, rt->pend[i].stage == RP_ANSWER ?
-					 "no answer to the challenge within 10 s" :
+					 "no answer to the challenge within 10 s of it" :
 					 "no complete check-in within 10 s");
 	}
 	if (pfd[0].revents)
