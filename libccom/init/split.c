@@ -28,7 +28,8 @@ struct init_all_job;
 
 /* What the ranks of one ccomCommInitAll() share. */
 struct init_all_shared {
-	_Atomic int first_failed;	/* rank whose own init failed first, -1: none */
+	_Atomic int first_failed;	/* rank whose init failed first, -1: none */
+	_Atomic int first_local;	/* same, counting only local causes */
 	_Atomic int finished;		/* threads that returned */
 };
 
@@ -53,8 +54,16 @@ static void *init_all_thread(void *arg)
 	j->res = ccomCommInitRankConfig(&j->comm, j->nranks, j->id, j->rank, &j->config);
 	if (j->res != ccomSuccess) {
 		snprintf(j->err, sizeof(j->err), "%s", ccom_last_error());
-		/* The first failure is the cause; the siblings it aborts only echo it. */
 		atomic_compare_exchange_strong(&j->sh->first_failed, &none, j->rank);
+		/*
+		 * A rank that fails on its own (out of files, memory...) tears
+		 * down its sockets before it returns, so a sibling may report
+		 * the closed connection (a remote error) first: that one only
+		 * echoes the cause.
+		 */
+		none = -1;
+		if (j->res != ccomRemoteError)
+			atomic_compare_exchange_strong(&j->sh->first_local, &none, j->rank);
 	}
 	atomic_fetch_add(&j->sh->finished, 1);
 	return NULL;
@@ -100,7 +109,7 @@ static void init_all_abort(struct init_all_job *jobs, int n)
 
 ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 {
-	struct init_all_shared sh = { -1, 0 };
+	struct init_all_shared sh = { -1, -1, 0 };
 	struct init_all_job *jobs;
 	char msg[sizeof(jobs->err)];
 	ccomResult_t res = ccomSuccess;
@@ -155,7 +164,9 @@ ccomResult_t ccomCommInitAll(ccomComm_t *comms, int ndev, const int *devlist)
 	}
 	for (i = 0; i < started; i++)
 		pthread_join(jobs[i].th, NULL);
-	rc = atomic_load(&sh.first_failed);
+	rc = atomic_load(&sh.first_local);
+	if (rc < 0)
+		rc = atomic_load(&sh.first_failed);
 	if (res == ccomSuccess && rc >= 0)
 		res = jobs[rc].res;
 	if (res != ccomSuccess)
