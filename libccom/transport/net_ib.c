@@ -310,6 +310,22 @@ static int check_gone(struct ib_conn *c)
 	return c->err;
 }
 
+/*
+ * The transfer loops check abort only once they idle, and a large
+ * transfer over net_ib rarely idles long (each ->wait() returns with
+ * progress): so every data call checks the flag itself, and an abort
+ * ends a transfer that is still moving data (256 MiB on soft-RoCE would
+ * otherwise run for minutes).
+ */
+static int check_abort(const struct ib_conn *c)
+{
+	if (!ccom_comm_aborted(c->comm))
+		return 0;
+	ccom_set_last_error("rank %d: the communicator %s", c->comm->rank,
+			    ccom_comm_stop_reason(c->comm));
+	return -ECANCELED;
+}
+
 /* May slot number tx_posted be written now? */
 static bool tx_room(const struct ib_conn *c)
 {
@@ -394,7 +410,9 @@ static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t
 	size_t done = 0;
 	int r;
 
-	r = ccom_ib_poll_conn(c);
+	r = check_abort(c);
+	if (!r)
+		r = ccom_ib_poll_conn(c);
 	if (r < 0)
 		return r;
 	if (c->zc_reg && !c->zc_posted && buf != c->zc_buf) {
@@ -405,7 +423,10 @@ static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t
 	if (c->zc_reg)
 		return zc_send(c, buf, size);
 	if (c->zc_min && size >= c->zc_min) {
-		c->zc_reg = ccom_ib_reg_get(c->g, buf, size);
+		/* A window of 2 x the ring at a time: bounded pinning, no long syscall. */
+		size_t win = size < 2 * c->nslots * c->slot ? size : 2 * c->nslots * c->slot;
+
+		c->zc_reg = ccom_ib_reg_get(c->g, buf, win);
 		if (c->zc_reg) {
 			c->zc_buf = buf;
 			c->zc_reg_end = ccom_ib_reg_end(c->zc_reg);
@@ -438,7 +459,9 @@ static ssize_t ib_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
 	size_t done = 0;
 	int r;
 
-	r = ccom_ib_poll_conn(c);
+	r = check_abort(c);
+	if (!r)
+		r = ccom_ib_poll_conn(c);
 	if (r < 0)
 		return r;
 	while (done < size && c->rx_head < c->rx_arrived) {

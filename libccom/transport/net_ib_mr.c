@@ -14,7 +14,10 @@
  * the same pages, reached through the mapping the registration pinned.
  *
  * User buffers: a send of at least CCOM_IB_ZCOPY_MIN bytes is written
- * straight from the caller's buffer, registered here.  The rule: a
+ * straight from the caller's buffer, registered here a window of twice
+ * the ring (2 x CCOM_IB_SLOTS x CCOM_IB_SLOT_SIZE, 4 MiB by default) at a
+ * time, so that no registration pins a whole 256 MiB buffer in one long
+ * system call that an abort cannot interrupt.  The rule: a
  * registration of user memory lives only while one transfer of the
  * caller uses it (the send() calls that continue one region, until a call
  * whose whole request completed) and is deregistered before send()

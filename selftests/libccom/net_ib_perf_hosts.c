@@ -73,7 +73,7 @@ int main(void)
 	net = rdma ? "net_ib" : "net_socket";
 	snprintf(dir, sizeof(dir), "/tmp/ccom-perfhosts-%d", (int)getpid());
 
-	rc = run(dir, "allreduce -n 4 -H 2 -b 4K -e 256K -f 8 -w 1 -i 2", log, sizeof(log));
+	rc = run(dir, "allreduce -n 4 -H 2 -b 4K -e 32K -f 8 -w 1 -i 2", log, sizeof(log));
 	T_CHECK(rc == 0, "ccom-perf -n 4 -H 2 exited %d:\n%s", rc, log);
 	for (r = 0; r < 4; r++) {
 		snprintf(what, sizeof(what), "rank %d: network transport %s", r, net);
