@@ -6,7 +6,11 @@
  * child forked while another thread holds ASan's allocator lock deadlocks),
  * and forks the ranks, which check in with root r * nIds / nranks:
  * 8 ranks with 2 ids, 64 ranks with 1, 2 and 4 ids and 24 ranks with 3
- * (uneven ranges) initialise and agree on an AllReduce of their ranks; a
+ * (uneven ranges), and 256 ranks as 16 simulated hosts of 16 (CCOM_HOSTID)
+ * with 1, 2 and 4 ids (1 id: the hierarchical bootstrap, automatic from
+ * 128 ranks; under the sanitizers 128 ranks with 1 and 4 ids: 256
+ * instrumented processes do not fit a 2-CPU machine's time) initialise
+ * and agree on an AllReduce of their ranks; a
  * rank behind the second root that never starts (8 ranks, 2 ids,
  * CCOM_BOOTSTRAP_TIMEOUT=4) is named ("never checked in: 6") on every
  * present rank, also those of root 0; a rank passing nIds 1 while the
@@ -22,6 +26,7 @@
 #include <sys/wait.h>
 
 #include "ccom.h"
+#include "test_util.h"
 
 #define MAX_IDS 4
 
@@ -139,10 +144,14 @@ static void stop_roots(int nids)
 	}
 }
 
+#define MAX_RANKS 256
+#define RANKS_PER_HOST 16	/* ranks of a simulated host in jobs above 64 ranks */
+
 static int job(int nranks, int nids, enum mode mode)
 {
-	pid_t pids[64];
+	pid_t pids[MAX_RANKS];
 	int r, st, bad = 0, skip = mode == MISSING ? 6 : -1;
+	double t0 = t_now();
 
 	if (start_roots(nids)) {
 		stop_roots(nids);
@@ -155,8 +164,15 @@ static int job(int nranks, int nids, enum mode mode)
 			continue;
 		}
 		pids[r] = fork();
-		if (pids[r] == 0)
+		if (pids[r] == 0) {
+			char host[32];
+
+			if (nranks > 64) {
+				snprintf(host, sizeof(host), "scalable-host-%d", r / RANKS_PER_HOST);
+				setenv("CCOM_HOSTID", host, 1);
+			}
 			_exit(rank_main(nranks, r, nids, mode));
+		}
 	}
 	for (r = 0; r < nranks; r++) {
 		if (pids[r] < 0)
@@ -167,8 +183,8 @@ static int job(int nranks, int nids, enum mode mode)
 		}
 	}
 	stop_roots(nids);
-	printf("%s: %d ranks, %d id(s)%s\n", bad ? "FAIL" : "ok", nranks, nids,
-	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" : "");
+	printf("%s: %d ranks, %d id(s)%s (%.1f s)\n", bad ? "FAIL" : "ok", nranks, nids,
+	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" : "", t_now() - t0);
 	fflush(stdout);
 	return bad;
 }
@@ -176,12 +192,20 @@ static int job(int nranks, int nids, enum mode mode)
 int main(void)
 {
 	static const int good[][2] = { { 8, 2 }, { 64, 1 }, { 64, 2 }, { 64, 4 }, { 24, 3 } };
+	static const int big[][2] = { { 256, 1 }, { 256, 2 }, { 256, 4 } };
+	static const int big_san[][2] = { { 128, 1 }, { 128, 4 } };
 	ccomComm_t comm;
 	int i, fails = 0;
 
 	setenv("CCOM_BOOTSTRAP_TIMEOUT", "60", 1);
 	for (i = 0; i < (int)(sizeof(good) / sizeof(good[0])); i++)
 		fails += job(good[i][0], good[i][1], GOOD);
+	if (t_sanitizer())
+		for (i = 0; i < (int)(sizeof(big_san) / sizeof(big_san[0])); i++)
+			fails += job(big_san[i][0], big_san[i][1], GOOD);
+	else
+		for (i = 0; i < (int)(sizeof(big) / sizeof(big[0])); i++)
+			fails += job(big[i][0], big[i][1], GOOD);
 	setenv("CCOM_BOOTSTRAP_TIMEOUT", "4", 1);
 	setenv("CCOM_DEBUG", "NONE", 1);
 	fails += job(8, 2, MISSING);
