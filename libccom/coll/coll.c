@@ -320,7 +320,9 @@ static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 	}
 	if (err) {
 		cs->broken_err = err;
-		ccom_shm_mark_broken(comm->shm, err == -ECANCELED ? CCOM_SHM_ABORTED : CCOM_SHM_FAILED);
+		ccom_shm_mark_broken(comm->shm, err == -ECANCELED ? CCOM_SHM_ABORTED :
+				     err == -ETIMEDOUT ? CCOM_SHM_FAILED | CCOM_SHM_TIMEDOUT :
+				     CCOM_SHM_FAILED);
 		ccom_comm_set_async_error(comm, ccom_result_from_errno(err));
 	}
 	return err;

@@ -516,6 +516,15 @@ static int report_broken(struct ccom_shm *s, int l)
 
 	s->culprit = culprit;
 	s->reason = reason;
+	/*
+	 * A peer whose op timed out is alive and waited for someone else:
+	 * this rank's op ends the same way (a timeout, not a peer failure).
+	 */
+	if (reason & CCOM_SHM_TIMEDOUT) {
+		ccom_set_last_error("rank %d: peer rank %d timed out in the same operation (CCOM_OP_TIMEOUT)%s; this operation cannot complete",
+				    comm->rank, culprit, culprit == by ? "" : " (reported by another rank)");
+		return -ETIMEDOUT;
+	}
 	/* An abort or revoke alone is no death: that rank may be shrinking too. */
 	if ((reason & 3) != CCOM_SHM_ABORTED)
 		ccom_proxy_note_failed(comm, culprit);
@@ -640,7 +649,8 @@ void ccom_shm_note_dead_peers(struct ccom_shm *s)
 		if (pidfd_dead(s->pidfd[l]))
 			ccom_proxy_note_failed(s->comm, s->comm->local_to_rank[l]);
 		if (atomic_load_explicit(&s->hdr->ctl[l].broken, memory_order_acquire) &&
-		    (atomic_load(&s->hdr->ctl[l].reason) & 3) != CCOM_SHM_ABORTED) {
+		    (atomic_load(&s->hdr->ctl[l].reason) & 3) != CCOM_SHM_ABORTED &&
+		    !(atomic_load(&s->hdr->ctl[l].reason) & CCOM_SHM_TIMEDOUT)) {
 			c = atomic_load(&s->hdr->ctl[l].culprit);
 			ccom_proxy_note_failed(s->comm, c);
 		}

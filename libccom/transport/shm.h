@@ -78,6 +78,8 @@ struct ccom_shm_ctl {
 _Static_assert(sizeof(struct ccom_shm_ctl) == CCOM_SHM_LINE, "one control line per rank");
 
 enum ccom_shm_reason { CCOM_SHM_FAILED = 1, CCOM_SHM_DIED = 2, CCOM_SHM_ABORTED = 3 };
+/* Or'ed into CCOM_SHM_FAILED: the rank's op timed out (it is alive, not failed). */
+#define CCOM_SHM_TIMEDOUT 4
 
 /*
  * One local rank's buffers for the zero-copy direct path (coll/direct.c),
