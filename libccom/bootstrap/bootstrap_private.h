@@ -139,6 +139,9 @@ int ccom_bs_connect_peer(struct ccom_bootstrap *bs, int peer, uint32_t type, int
 int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void *data,
 			size_t size);
 int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size);
+/* Copy a dequeued message of @tag into @data (@size bytes expected) and free it. */
+int ccom_bs_msg_consume(struct ccom_bootstrap *bs, struct bs_msg *m, int tag, void *data,
+			size_t size);
 
 /*
  * hier.c: 1 if this job bootstraps hierarchically (CCOM_BOOTSTRAP_HIER,

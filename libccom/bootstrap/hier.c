@@ -51,22 +51,7 @@ int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a)
 /* CCOM_HOSTID, else host name and boot id (as init groups ranks into hosts). */
 static void hier_host_id(char *buf, size_t len)
 {
-	const char *id = ccom_param_str("CCOM_HOSTID");
-	char host[256] = "", boot[64] = "";
-	FILE *f;
-
-	if (id) {
-		snprintf(buf, len, "id:%s", id);
-		return;
-	}
-	gethostname(host, sizeof(host) - 1);
-	f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (!fgets(boot, sizeof(boot), f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	snprintf(buf, len, "host:%s/%s", host, boot);
+	ccom_host_identity(ccom_param_str("CCOM_HOSTID"), buf, len);
 }
 
 /* The abstract socket of this job on this host: unguessable without the secret. */

@@ -503,6 +503,21 @@ err:
 	return rc == -EKEYREJECTED ? -EBADMSG : rc;
 }
 
+int ccom_bs_msg_consume(struct ccom_bootstrap *bs, struct bs_msg *m, int tag, void *data,
+			size_t size)
+{
+	if (m->size != size) {
+		ccom_set_last_error("Bootstrap: rank %d expected %zu bytes from rank %d (tag %d) but got %zu: the ranks disagree (different libccom builds or calls?)",
+				    bs->rank, size, m->peer, tag, m->size);
+		free(m);
+		return -EPROTO;
+	}
+	if (size)
+		memcpy(data, m->data, size);
+	free(m);
+	return 0;
+}
+
 int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data, size_t size)
 {
 	int64_t deadline = ccom_now_us() + bs->timeout_us;
@@ -527,16 +542,7 @@ int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data
 				    rc == -ETIMEDOUT ? " (CCOM_BOOTSTRAP_TIMEOUT)" : "");
 		return rc;
 	}
-	if (m->size != size) {
-		ccom_set_last_error("Bootstrap: rank %d expected %zu bytes from rank %d (tag %d) but got %zu: the ranks disagree (different libccom builds or calls?)",
-				    bs->rank, size, peer, tag, m->size);
-		free(m);
-		return -EPROTO;
-	}
-	if (size)
-		memcpy(data, m->data, size);
-	free(m);
-	return 0;
+	return ccom_bs_msg_consume(bs, m, tag, data, size);
 }
 
 int ccom_bs_check_peer(struct ccom_bootstrap *bs, int peer)

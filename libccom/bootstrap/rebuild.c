@@ -89,14 +89,5 @@ int ccom_bootstrap_recv_any(struct ccom_bootstrap *bs, const int *peers, int n,
 	}
 	*from = m->peer;
 	got[idx] = 1;
-	if (m->size != size) {
-		ccom_set_last_error("Bootstrap: rank %d expected %zu bytes from rank %d (tag %d) but got %zu: the ranks disagree (different libccom builds or calls?)",
-				    bs->rank, size, m->peer, tag, m->size);
-		free(m);
-		return -EPROTO;
-	}
-	if (size)
-		memcpy(data, m->data, size);
-	free(m);
-	return 0;
+	return ccom_bs_msg_consume(bs, m, tag, data, size);
 }

@@ -97,20 +97,10 @@ int ccom_device_count(void)
 
 static uint64_t host_hash(void)
 {
-	char host[256] = "", boot[64] = "";
-	const char *id = ccom_param_str("CCOM_HOSTID");
-	FILE *f;
+	char ident[512];
 
-	if (id)
-		return ccom_hash_bytes(0, id, strlen(id));
-	gethostname(host, sizeof(host) - 1);
-	f = fopen("/proc/sys/kernel/random/boot_id", "r");
-	if (f) {
-		if (!fgets(boot, sizeof(boot), f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	return ccom_hash_bytes(ccom_hash_bytes(0, host, strlen(host)), boot, strlen(boot));
+	ccom_host_identity(ccom_param_str("CCOM_HOSTID"), ident, sizeof(ident));
+	return ccom_hash_bytes(0, ident, strlen(ident));
 }
 
 static uint64_t pid_hash(void)

@@ -111,3 +111,29 @@ void ccom_format_rank_list(const unsigned char *flags, int n, int want, char *bu
 		i = j + 1;
 	}
 }
+
+void ccom_boot_id(char *buf, size_t len)
+{
+	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+
+	buf[0] = '\0';
+	if (f) {
+		if (!fgets(buf, (int)len, f))
+			buf[0] = '\0';
+		fclose(f);
+	}
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+void ccom_host_identity(const char *hostid, char *buf, size_t len)
+{
+	char host[256] = "", boot[64];
+
+	if (hostid) {
+		snprintf(buf, len, "id:%s", hostid);
+		return;
+	}
+	gethostname(host, sizeof(host) - 1);
+	ccom_boot_id(boot, sizeof(boot));
+	snprintf(buf, len, "host:%s/%s", host, boot);
+}

@@ -32,4 +32,14 @@ void ccom_random_bytes(void *buf, size_t len);
 /* Format the ranks whose @flags[i] is zero as "1,3-5" into @buf (truncated with "..."). */
 void ccom_format_rank_list(const unsigned char *flags, int n, int want, char *buf, size_t len);
 
+/* This boot's id (/proc/sys/kernel/random/boot_id, no newline), "" if unreadable. */
+void ccom_boot_id(char *buf, size_t len);
+
+/*
+ * This host's identity as text: "id:@hostid" when @hostid (CCOM_HOSTID) is
+ * set, else "host:<host name>/<boot id>" (the boot id tells apart two
+ * containers with one host name, and a machine from itself rebooted).
+ */
+void ccom_host_identity(const char *hostid, char *buf, size_t len);
+
 #endif

@@ -46,19 +46,11 @@
 /* The cache file's name, or -errno when the key cannot be read. */
 static int calib_path(char *buf, size_t len)
 {
-	char boot[64] = "";
+	char boot[64];
 	struct stat st;
-	FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
-	size_t n;
 
-	if (f) {
-		if (!fgets(boot, sizeof(boot), f))
-			boot[0] = '\0';
-		fclose(f);
-	}
-	n = strcspn(boot, "\n");
-	boot[n] = '\0';
-	if (!n || stat("/dev/nccom", &st))
+	ccom_boot_id(boot, sizeof(boot));
+	if (!boot[0] || stat("/dev/nccom", &st))
 		return -ENOENT;
 	snprintf(buf, len, "/dev/shm/ccom-kdev-calib-%u-%s-%llu-%lld.%09ld", (unsigned)getuid(),
 		 boot, (unsigned long long)st.st_ino, (long long)st.st_ctim.tv_sec,
