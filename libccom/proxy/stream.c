@@ -189,7 +189,18 @@ static void queue_run(struct ccomComm *comm, struct ccomStream *stop_s, uint64_t
 		ccom_flight_start(comm->proxy->flight, op, now);
 		/* Every wait of the op's transports and algorithms honours this. */
 		comm->proxy->deadline_us = now + comm->proxy->op_timeout_us;
-		err = comm->proxy->exec(comm, op);
+		/*
+		 * An aborted or revoked comm runs nothing more: a small op
+		 * between two ranks that both revoked could otherwise complete
+		 * without ever waiting on the flag.
+		 */
+		if (ccom_comm_aborted(comm)) {
+			ccom_set_last_error("rank %d: the communicator %s", comm->rank,
+					    ccom_comm_stop_reason(comm));
+			err = -ECANCELED;
+		} else {
+			err = comm->proxy->exec(comm, op);
+		}
 		comm->proxy->deadline_us = 0;
 		ccom_flight_end(comm->proxy->flight, op, err);
 		ccom_publish_op_completed(comm->publish);
