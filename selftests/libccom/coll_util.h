@@ -169,4 +169,19 @@ static inline void *ct_aborter(void *comm)
 	return NULL;
 }
 
+/* One AllReduce of @count floats (rank + 1 each) on @comm of @n ranks, result checked. */
+static inline int ct_allreduce_ok(ccomComm_t comm, int rank, int n, float *buf, size_t count)
+{
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		buf[i] = (float)(rank + 1);
+	T_CCOM(ccomAllReduce(buf, buf, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < count; i++)
+		T_CHECK(buf[i] == (float)(n * (n + 1) / 2), "rank %d: element %zu is %g, want %d",
+			rank, i, buf[i], n * (n + 1) / 2);
+	return T_PASS;
+}
+
 #endif

@@ -16,16 +16,8 @@
 static int allreduce_ok(ccomComm_t comm, int rank, int n)
 {
 	float v[1024];
-	int i;
 
-	for (i = 0; i < 1024; i++)
-		v[i] = (float)(rank + 1);
-	T_CCOM(ccomAllReduce(v, v, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (i = 0; i < 1024; i++)
-		T_CHECK(v[i] == (float)(n * (n + 1) / 2), "rank %d/%d: element %d is %g, want %d",
-			rank, n, i, v[i], n * (n + 1) / 2);
-	return T_PASS;
+	return ct_allreduce_ok(comm, rank, n, v, 1024);
 }
 
 /* Shrink @comm without @ex; check the new rank is @want of @n and run an AllReduce. */

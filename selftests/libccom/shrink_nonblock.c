@@ -19,16 +19,8 @@ static int ready[2];
 static int allreduce_ok(ccomComm_t comm, int rank, int n)
 {
 	float v[4096];
-	int i;
 
-	for (i = 0; i < 4096; i++)
-		v[i] = (float)(rank + 1);
-	T_CCOM(ccomAllReduce(v, v, 4096, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (i = 0; i < 4096; i++)
-		T_CHECK(v[i] == (float)(n * (n + 1) / 2), "rank %d/%d: element %d is %g", rank, n, i,
-			v[i]);
-	return T_PASS;
+	return ct_allreduce_ok(comm, rank, n, v, 4096);
 }
 
 /* Start a nonblocking shrink and poll it to the end; the new rank must be @want of @n. */

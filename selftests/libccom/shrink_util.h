@@ -108,21 +108,6 @@ static int sh_kill_and_shrink(ccomComm_t comm, int rank, int n, int victim, floa
 	return T_PASS;
 }
 
-/* One AllReduce of @count floats on @comm, result checked. */
-static int sh_allreduce_ok(ccomComm_t comm, int rank, int n, float *buf, size_t count)
-{
-	size_t i;
-
-	for (i = 0; i < count; i++)
-		buf[i] = (float)(rank + 1);
-	T_CCOM(ccomAllReduce(buf, buf, count, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (i = 0; i < count; i++)
-		T_CHECK(buf[i] == (float)(n * (n + 1) / 2), "rank %d: element %zu is %g, want %d",
-			rank, i, buf[i], n * (n + 1) / 2);
-	return T_PASS;
-}
-
 /* The scenario, on one rank of 4 whose unique id is @id; @fd0/@shm0: counts before any libccom call. */
 static int sh_scenario(int rank, ccomUniqueId id, int fd0, int shm0)
 {
@@ -151,13 +136,13 @@ static int sh_scenario(int rank, ccomUniqueId id, int fd0, int shm0)
 	if (sh_kill_and_shrink(c3, r3, 3, 1, buf, &c2))
 		return T_FAIL;
 	r2 = r3 < 1 ? r3 : r3 - 1;
-	if (sh_allreduce_ok(c2, r2, 2, buf, 1u << 20))
+	if (ct_allreduce_ok(c2, r2, 2, buf, 1u << 20))
 		return T_FAIL;
 	/* What one live 2-rank communicator holds: a sibling made by split. */
 	fd1 = t_count_fds();
 	shm1 = sh_count_dev_shm();
 	T_CCOM(ccomCommSplit(c2, 0, r2, &sib, NULL), ccomSuccess);
-	if (sh_allreduce_ok(sib, r2, 2, buf, 1024))
+	if (ct_allreduce_ok(sib, r2, 2, buf, 1024))
 		return T_FAIL;
 	fd2 = t_count_fds();
 	shm2 = sh_count_dev_shm();
