@@ -29,6 +29,7 @@
 #include "bootstrap/mac.h"
 #include "bootstrap/wire.h"
 #include "core/comm.h"
+#include "boot_util.h"
 #include "test_util.h"
 #include "util/misc.h"
 
@@ -162,18 +163,6 @@ static int test_handshake_logic(void)
 	return T_PASS;
 }
 
-static int connect_to(const union ccom_sockaddr *a)
-{
-	int fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0 || connect(fd, &a->sa, ccom_addr_len(a))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
-
 /* 1 if the peer closes @fd within 5 s (reading and discarding anything before). */
 static int closed_by_peer(int fd)
 {
@@ -230,7 +219,7 @@ static int rank_main(int rank, int nranks, void *arg)
 		int fd;
 
 		memcpy(&a, &comm->peers[1].listen_addr, sizeof(comm->peers[1].listen_addr));
-		fd = connect_to(&a);
+		fd = t_connect_addr(&a);
 		T_CHECK(fd >= 0, "connect to rank 1");
 		/* Rank 1 serves its listener while it waits for rank 0's message. */
 		if (wrong_key_handshake(fd, comm->magic, CCOM_BS_P2P, 0))
@@ -296,13 +285,13 @@ static int root_probes(const struct ccom_bs_id *h)
 	int fd, rc;
 
 	/* A wrong secret: the root refuses the answer. */
-	fd = connect_to(&h->root);
+	fd = t_connect_addr(&h->root);
 	T_CHECK(fd >= 0, "connect to the root");
 	if (wrong_key_handshake(fd, h->magic, CCOM_BS_HELLO, 0))
 		return T_FAIL;
 	close(fd);
 	/* The right secret: the root proves it holds it. */
-	fd = connect_to(&h->root);
+	fd = t_connect_addr(&h->root);
 	T_CHECK(fd >= 0, "connect to the root");
 	rc = ccom_bs_auth_connect(fd, h->secret, h->magic, CCOM_BS_HELLO, 2, ccom_now_us() + 5000000,
 				  NULL, NULL, NULL, &rep);
@@ -318,7 +307,7 @@ static int root_probes(const struct ccom_bs_id *h)
 	v1.nranks = 3;
 	v1.remaining_ms = 30000;
 	snprintf(v1.host, sizeof(v1.host), "forger");
-	fd = connect_to(&h->root);
+	fd = t_connect_addr(&h->root);
 	T_CHECK(fd >= 0, "connect to the root");
 	T_CHECK(!ccom_sock_send_all(fd, &v1, sizeof(v1), ccom_now_us() + 5000000, NULL), "send");
 	T_CHECK(!ccom_sock_recv_all(fd, &rep, sizeof(rep), ccom_now_us() + 5000000, NULL) &&
@@ -333,21 +322,6 @@ static int root_probes(const struct ccom_bs_id *h)
 }
 
 #define AUTH_FAILED "authentication failed (the peer does not hold this job's unique id)"
-
-/* Lines of @path holding @a (and @b, if not NULL). */
-static int count_lines(const char *path, const char *a, const char *b)
-{
-	char line[4096];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, a) && (!b || strstr(line, b));
-	fclose(f);
-	return n;
-}
 
 int main(void)
 {
@@ -374,12 +348,12 @@ int main(void)
 	t_ranks_release(&t, &id);
 	T_CHECK(!t_ranks_wait(&t, codes, 60), "ranks failed: %d %d %d / wrong secret %d", codes[0],
 		codes[1], codes[2], codes[3]);
-	n = count_lines(log, "Bootstrap root: dropped connection from", AUTH_FAILED);
+	n = t_file_lines(log, "Bootstrap root: dropped connection from", AUTH_FAILED);
 	T_CHECK(n == 1, "root logged %d 'authentication failed' drops, want 1 (see %s)", n, log);
-	n = count_lines(log, "Bootstrap: rank 1 dropped connection from", NULL);
-	T_CHECK(n == 1 && count_lines(log, "Bootstrap: rank 1 dropped connection from", AUTH_FAILED) == 1,
+	n = t_file_lines(log, "Bootstrap: rank 1 dropped connection from", NULL);
+	T_CHECK(n == 1 && t_file_lines(log, "Bootstrap: rank 1 dropped connection from", AUTH_FAILED) == 1,
 		"rank 1 logged %d drops, want 1 with '%s' (see %s)", n, AUTH_FAILED, log);
-	n = count_lines(log, "refused without failing the job", "wire version 1");
+	n = t_file_lines(log, "refused without failing the job", "wire version 1");
 	T_CHECK(n == 1, "root logged %d refused wire-1 check-ins, want 1 (see %s)", n, log);
 	unlink(log);
 	printf("job initialised; wrong-secret connectors to the root and to rank 1 were refused, a forged wire-1 check-in did not fail the job\n");

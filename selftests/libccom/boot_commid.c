@@ -18,22 +18,6 @@
 
 #include "test_util.h"
 
-static int free_port(int family)
-{
-	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
-	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = family == AF_INET ? sizeof(a4) : sizeof(a6);
-	struct sockaddr *a = family == AF_INET ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6;
-	int fd = socket(family, SOCK_STREAM, 0), port = -1;
-
-	if (fd < 0)
-		return -1;
-	if (!bind(fd, a, len) && !getsockname(fd, a, &len))
-		port = ntohs(family == AF_INET ? a4.sin_port : a6.sin6_port);
-	close(fd);
-	return port;
-}
-
 static int check_invalid(const char *val)
 {
 	ccomUniqueId id;
@@ -121,16 +105,16 @@ int main(void)
 	if (check_foreign_address())
 		return T_FAIL;
 
-	port = free_port(AF_INET);
+	port = t_free_port(AF_INET);
 	T_CHECK(port > 0, "no free port");
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	if (run_job(addr))
 		return T_FAIL;
-	port = free_port(AF_INET);
+	port = t_free_port(AF_INET);
 	snprintf(addr, sizeof(addr), "localhost:%d", port);
 	if (run_job(addr))
 		return T_FAIL;
-	port = free_port(AF_INET6);
+	port = t_free_port(AF_INET6);
 	if (port > 0) {
 		snprintf(addr, sizeof(addr), "[::1]:%d", port);
 		if (run_job(addr))

@@ -14,21 +14,10 @@
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/wire.h"
 #include "core/comm.h"
+#include "boot_util.h"
 #include "test_util.h"
 
 static ccomUniqueId id;
-
-static int connect_to(const union ccom_sockaddr *a)
-{
-	int fd = socket(a->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-
-	if (fd < 0 || connect(fd, &a->sa, ccom_addr_len(a))) {
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	return fd;
-}
 
 /* Connections that a root or a rank must drop: returns the fds to close later. */
 static int send_foreign(const union ccom_sockaddr *a, uint64_t magic, int *fds)
@@ -40,24 +29,24 @@ static int send_foreign(const union ccom_sockaddr *a, uint64_t magic, int *fds)
 	memset(&h, 0, sizeof(h));
 	h.magic = magic + 1;
 	h.type = CCOM_BS_HELLO;
-	fds[n] = connect_to(a);
+	fds[n] = t_connect_addr(a);
 	T_CHECK(fds[n] >= 0 && write(fds[n], &h, sizeof(h)) == sizeof(h), "wrong magic conn");
 	n++;
 	for (i = 0; i < (int)sizeof(junk); i++)
 		junk[i] = (char)(i * 37 + 11);
-	fds[n] = connect_to(a);
+	fds[n] = t_connect_addr(a);
 	T_CHECK(fds[n] >= 0 && write(fds[n], junk, sizeof(junk)) == sizeof(junk), "garbage conn");
 	n++;
 	h.magic = magic;
 	h.type = 0xdeadbeef;
 	h.size = 3;
-	fds[n] = connect_to(a);
+	fds[n] = t_connect_addr(a);
 	T_CHECK(fds[n] >= 0 && write(fds[n], &h, sizeof(h)) == sizeof(h), "malformed conn");
 	n++;
-	i = connect_to(a);
+	i = t_connect_addr(a);
 	T_CHECK(i >= 0, "connect");
 	close(i);
-	fds[n] = connect_to(a); /* open and silent */
+	fds[n] = t_connect_addr(a); /* open and silent */
 	T_CHECK(fds[n] >= 0, "silent conn");
 	n++;
 	return n;
@@ -100,20 +89,6 @@ static int rank_main(int rank, int nranks, void *arg)
 	return 0;
 }
 
-static int count_in_file(const char *path, const char *word)
-{
-	char line[4096];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, word) != NULL;
-	fclose(f);
-	return n;
-}
-
 int main(void)
 {
 	struct ccom_bs_id h;
@@ -134,9 +109,9 @@ int main(void)
 		codes[2], codes[3]);
 	for (i = 0; i < n; i++)
 		close(fds[i]);
-	i = count_in_file(log, "dropped connection");
+	i = t_file_lines(log, "dropped connection", NULL);
 	T_CHECK(i >= 4, "root logged %d dropped connections, want >= 4 (see %s)", i, log);
-	T_CHECK(count_in_file(log, "wrong magic") >= 1 && count_in_file(log, "malformed") >= 1,
+	T_CHECK(t_file_lines(log, "wrong magic", NULL) >= 1 && t_file_lines(log, "malformed", NULL) >= 1,
 		"root log lacks the reasons (see %s)", log);
 	unlink(log);
 	printf("job initialised despite %d foreign connections; root dropped %d\n", n + 1, i);

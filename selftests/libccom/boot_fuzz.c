@@ -569,20 +569,6 @@ static int rank_main(int rank, int nranks, void *arg)
 	return T_PASS;
 }
 
-static int count_lines(const char *path, const char *a, const char *b)
-{
-	char line[4096];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, a) && (!b || strstr(line, b));
-	fclose(f);
-	return n;
-}
-
 int main(void)
 {
 	struct t_ranks t;
@@ -618,10 +604,10 @@ int main(void)
 		codes[3], codes[4]);
 	for (i = 0; i < NR; i++)
 		rank_conns += st->rank_conns[i];
-	rank_lines = count_lines(log, "Bootstrap: rank", "dropped");
-	root_lines = count_lines(log, "Bootstrap root: dropped connection", NULL);
-	rank_auth = count_lines(log, "Bootstrap: rank", CCOM_BS_AUTH_FAILED);
-	root_auth = count_lines(log, "Bootstrap root: dropped connection", CCOM_BS_AUTH_FAILED);
+	rank_lines = t_file_lines(log, "Bootstrap: rank", "dropped");
+	root_lines = t_file_lines(log, "Bootstrap root: dropped connection", NULL);
+	rank_auth = t_file_lines(log, "Bootstrap: rank", CCOM_BS_AUTH_FAILED);
+	root_auth = t_file_lines(log, "Bootstrap root: dropped connection", CCOM_BS_AUTH_FAILED);
 	printf("boot_fuzz: root: %d connections (%d refused after it finished), %d dropped lines; ranks: %d connections, %d dropped lines\n",
 	       st->root_conns, st->root_refused, root_lines, rank_conns, rank_lines);
 	printf("boot_fuzz: frames per class:");

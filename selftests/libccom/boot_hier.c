@@ -87,20 +87,6 @@ static int skipped(int rank, int nranks, void *arg)
 	return rank_main(rank, nranks, arg);
 }
 
-static int count_lines(const char *path, const char *a)
-{
-	char line[4096];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, a) != NULL;
-	fclose(f);
-	return n;
-}
-
 static int run_job(const struct job *j, const char *log, const char *what)
 {
 	char want[80];
@@ -109,13 +95,13 @@ static int run_job(const struct job *j, const char *log, const char *what)
 
 	snprintf(want, sizeof(want), "checked in through %d host leaders", hosts);
 	/* The log is shared by every job (the root's process keeps it open): count new lines. */
-	before = count_lines(log, want);
+	before = t_file_lines(log, want, NULL);
 	if (before < 0)
 		before = 0;
 	bad = t_fork_ranks_id(j->nranks, skipped, (void *)j, codes, 60, &id);
 	T_CHECK(!bad, "%s: %d rank(s) failed", what, bad);
 	if (j->mode == GOOD) {
-		T_CHECK(count_lines(log, want) == before + 1, "%s: the root did not log '%s' (see %s)", what,
+		T_CHECK(t_file_lines(log, want, NULL) == before + 1, "%s: the root did not log '%s' (see %s)", what,
 			want, log);
 	}
 	printf("ok: %s (%.2f s)\n", what, t_now() - t0);

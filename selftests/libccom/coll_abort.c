@@ -8,38 +8,14 @@
  * thread while the main thread is blocked in ccomCommSynchronize() makes
  * that call return an error promptly.
  */
-#include <pthread.h>
-
-#include "coll_util.h"
+#include "fail_util.h"
 
 static int thread_abort_rank(int rank, int n, void *arg)
 {
-	struct ct_job *j = arg;
 	float buf[64] = { 0 };
-	ccomComm_t comm;
-	ccomResult_t res;
-	pthread_t t;
-	double t0;
 
 	(void)n;
-	setenv("CCOM_OP_TIMEOUT", "120", 1);
-	if (ct_init(j, rank, &comm))
-		return T_FAIL;
-	if (rank == 1) {		/* never joins the collective */
-		sleep(2);
-		ccomCommDestroy(comm);
-		return T_PASS;
-	}
-	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",
-	       ccomGetErrorString(res), t_now() - t0);
-	T_CHECK(res != ccomSuccess, "synchronize succeeded although the peer never joined");
-	pthread_join(t, NULL);
-	T_CHECK(t_now() - t0 < 60, "abort did not interrupt the wait");
-	return T_PASS;
+	return ct_abort_absent_peer(arg, rank, buf, 64, 2, "ccomCommSynchronize");
 }
 
 static int abort_rank(int rank, int n, void *arg)
@@ -75,9 +51,8 @@ static int abort_rank(int rank, int n, void *arg)
 	}
 	printf("rank 1: collective after the peer's abort: %s: %s\n", ccomGetErrorString(res),
 	       ccomGetLastError(comm));
-	T_CHECK(res == ccomRemoteError, "got %s, want ccomRemoteError", ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 0") && strstr(ccomGetLastError(comm), "abort"),
-		"message does not say that rank 0 aborted");
+	if (ct_check_aborted_by_rank0(comm, rank, res))
+		return T_FAIL;
 	ccomCommDestroy(comm);
 	return T_PASS;
 }

@@ -9,7 +9,7 @@
  */
 #include <signal.h>
 
-#include "coll_util.h"
+#include "fail_util.h"
 
 #define VICTIM 2
 #define COUNT (16u << 20)	/* floats: 64 MiB */
@@ -17,10 +17,8 @@
 static int dead_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
-	ccomResult_t res, async;
 	ccomComm_t comm;
 	float *buf;
-	double t0;
 
 	(void)n;
 	setenv("CCOM_OP_TIMEOUT", "60", 1);
@@ -35,21 +33,8 @@ static int dead_rank(int rank, int n, void *arg)
 		usleep(20000);
 		raise(SIGKILL);
 	}
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank %d: collective returned %s after %.2f s: %s\n", rank, ccomGetErrorString(res),
-	       t_now() - t0, ccomGetLastError(comm));
-	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
-		ccomGetErrorString(res));
-	T_CHECK(strstr(ccomGetLastError(comm), "rank 2"), "rank %d: message does not name rank 2: %s",
-		rank, ccomGetLastError(comm));
-	T_CCOM(ccomCommGetAsyncError(comm, &async), ccomSuccess);
-	T_CHECK(async == ccomRemoteError, "async error is %s", ccomGetErrorString(async));
-	/* The communicator stays broken: the next op fails at once. */
-	t0 = t_now();
-	T_CCOM(ccomAllReduce(buf, buf, 8, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	res = ccomCommSynchronize(comm);
-	T_CHECK(res != ccomSuccess, "collective on a broken communicator succeeded");
+	if (ct_sync_after_kill(comm, rank, VICTIM, "collective", 0.02))
+		return T_FAIL;
 	ccomCommAbort(comm);
 	free(buf);
 	return T_PASS;

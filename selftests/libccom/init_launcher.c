@@ -36,18 +36,6 @@ static void clear_env(void)
 		unsetenv(all_vars[i]);
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p = -1;
-
-	if (!bind(fd, (struct sockaddr *)&a, len) && !getsockname(fd, (struct sockaddr *)&a, &len))
-		p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
-
 static void setint(const char *var, int v)
 {
 	char b[16];
@@ -123,7 +111,7 @@ int main(void)
 	for (i = 0; i < sizeof(styles) / sizeof(styles[0]); i++) {
 		int codes[3];
 
-		port = free_port();
+		port = t_free_port(AF_INET);
 		T_CHECK(port > 0, "port");
 		T_CHECK(!t_fork_ranks(3, rank_main, (void *)&styles[i], codes, 60),
 			"%s: ranks failed %d %d %d", styles[i].name, codes[0], codes[1], codes[2]);

@@ -37,18 +37,6 @@ static int rank_main(int rank, int nranks, void *arg)
 	return 0;
 }
 
-static int free_port(void)
-{
-	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, SOCK_STREAM, 0), p = -1;
-
-	if (!bind(fd, (struct sockaddr *)&a, len) && !getsockname(fd, (struct sockaddr *)&a, &len))
-		p = ntohs(a.sin_port);
-	close(fd);
-	return p;
-}
-
 /* Read the whole file into a malloc'ed string. */
 static char *slurp(const char *path)
 {
@@ -100,7 +88,7 @@ static int run(const char *subsys)
 	char host[64] = "", path[512], *dot;
 	int codes[2] = { 0 }, r;
 
-	port = free_port();
+	port = t_free_port(AF_INET);
 	T_CHECK(!t_fork_ranks(2, rank_main, (void *)subsys, codes, 60), "ranks failed %d %d",
 		codes[0], codes[1]);
 	gethostname(host, sizeof(host) - 1);

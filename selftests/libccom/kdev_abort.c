@@ -10,8 +10,7 @@
  * exchange of a collective rank 1 never joins.  After each case every
  * driver object and pin must be gone.  SKIPs without /dev/nccom.
  */
-#include <pthread.h>
-
+#include "fail_util.h"
 #include "kdev_util.h"
 
 #define COUNT (4u << 20)
@@ -34,13 +33,13 @@ static int running_rank(int rank, int n, void *arg)
 	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	for (i = 0; i < 8; i++)
 		T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	res = kt_sync_under_abort(comm, rank, "synchronize");
+	res = ct_sync_under_abort(comm, rank, "synchronize");
 	if (rank == 0) {
 		T_CHECK(res != ccomSuccess, "eight 16 MiB allreduces finished within 0.3 s; the abort had nothing to cancel");
 		free(buf);
 		return T_PASS;
 	}
-	if (kt_check_aborted_by_rank0(comm, rank, res))
+	if (ct_check_aborted_by_rank0(comm, rank, res))
 		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(buf);
@@ -49,32 +48,10 @@ static int running_rank(int rank, int n, void *arg)
 
 static int exchange_rank(int rank, int n, void *arg)
 {
-	struct ct_job *j = arg;
 	float buf[1024] = { 0 };
-	ccomComm_t comm;
-	pthread_t t;
-	ccomResult_t res;
-	double t0;
 
 	(void)n;
-	setenv("CCOM_OP_TIMEOUT", "120", 1);
-	if (ct_init(j, rank, &comm))
-		return T_FAIL;
-	if (rank == 1) {		/* never joins the collective */
-		sleep(3);
-		ccomCommDestroy(comm);
-		return T_PASS;
-	}
-	T_CCOM(ccomAllReduce(buf, buf, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	pthread_join(t, NULL);
-	printf("rank 0: blocked in the grant exchange, abort -> %s after %.2f s\n",
-	       ccomGetErrorString(res), t_now() - t0);
-	T_CHECK(res != ccomSuccess, "the collective completed although rank 1 never joined");
-	T_CHECK(t_now() - t0 < 60, "abort did not interrupt the exchange");
-	return T_PASS;
+	return ct_abort_absent_peer(arg, rank, buf, 1024, 3, "the grant exchange");
 }
 
 int main(void)

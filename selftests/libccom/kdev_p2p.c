@@ -34,6 +34,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "fail_util.h"
 #include "kdev_util.h"
 #include "net_util.h"
 
@@ -382,7 +383,7 @@ static int dead_rank(int rank, int n, void *arg)
 		if (i == 0)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
-	if (kt_sync_after_kill(comm, rank, 2, "Send/Recv"))
+	if (ct_sync_after_kill(comm, rank, 2, "Send/Recv", 0.05))
 		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(s);
@@ -413,12 +414,12 @@ static int abort_rank(int rank, int n, void *arg)
 		if (i == 0)
 			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	}
-	res = kt_sync_under_abort(comm, rank, "Send/Recv");
+	res = ct_sync_under_abort(comm, rank, "Send/Recv");
 	if (rank == 0) {
 		T_CHECK(res != ccomSuccess, "31 exchanges of 32 MiB finished within 0.3 s; the abort had nothing to cancel");
 		return T_PASS;
 	}
-	if (kt_check_aborted_by_rank0(comm, rank, res))
+	if (ct_check_aborted_by_rank0(comm, rank, res))
 		return T_FAIL;
 	ccomCommDestroy(comm);
 	free(s);

@@ -9,13 +9,16 @@
 #ifndef CCOM_TEST_UTIL_H
 #define CCOM_TEST_UTIL_H
 
+#include <arpa/inet.h>
 #include <dirent.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -348,6 +351,38 @@ static inline int t_file_count(const char *path, const char *s)
 		c++;
 	free(text);
 	return c;
+}
+
+/* Lines of the file @path holding @a (and @b, if not NULL); -1 if unreadable. */
+static inline int t_file_lines(const char *path, const char *a, const char *b)
+{
+	char line[4096];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, a) && (!b || strstr(line, b));
+	fclose(f);
+	return n;
+}
+
+/* A TCP port on the loopback address of @family free a moment ago, or -1. */
+static inline int t_free_port(int family)
+{
+	struct sockaddr_in6 a6 = { .sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT };
+	struct sockaddr_in a4 = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = family == AF_INET ? sizeof(a4) : sizeof(a6);
+	struct sockaddr *a = family == AF_INET ? (struct sockaddr *)&a4 : (struct sockaddr *)&a6;
+	int fd = socket(family, SOCK_STREAM, 0), port = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, a, len) && !getsockname(fd, a, &len))
+		port = ntohs(family == AF_INET ? a4.sin_port : a6.sin6_port);
+	close(fd);
+	return port;
 }
 
 /* Number of open file descriptors of this process. */
