@@ -11,12 +11,15 @@
  * Usage: tcp_bound -l PORT | -c ADDR:PORT  [-b bytes] [-w warmup] [-i iters]
  *                  [-p]   (sleep in poll() when stuck instead of busy-polling)
  *                  [-B bytes] (SO_SNDBUF/SO_RCVBUF; default: kernel autotuning)
+ *                  [-z]   (send with MSG_ZEROCOPY; prints how many sends the
+ *                          kernel reported as copied anyway)
  * Output (the listening side): nccl-tests columns like ccom-perf's
  * (size, count, type, redop, root, time in us, algbw, busbw, #wrong), with
  * busbw = S / time (the 2-rank busbw of an AllReduce of S bytes).
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/errqueue.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -47,14 +50,42 @@ static size_t parse_size(const char *s)
 	return (size_t)v;
 }
 
+/* MSG_ZEROCOPY bookkeeping: sends issued, completions reaped, completions copied anyway. */
+static unsigned long zc_sent, zc_done, zc_copied;
+
 static void die(const char *what)
 {
 	fprintf(stderr, "tcp_bound: %s: %s\n", what, strerror(errno));
 	exit(1);
 }
 
+/* Reap MSG_ZEROCOPY completions from the error queue (nonblocking). */
+static void zc_reap(int fd)
+{
+	char ctrl[128];
+
+	for (;;) {
+		struct msghdr m = { .msg_control = ctrl, .msg_controllen = sizeof(ctrl) };
+		struct cmsghdr *cm;
+		struct sock_extended_err *ee;
+
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			return;
+		cm = CMSG_FIRSTHDR(&m);
+		if (!cm)
+			continue;
+		ee = (struct sock_extended_err *)CMSG_DATA(cm);
+		if (ee->ee_origin != SO_EE_ORIGIN_ZEROCOPY)
+			continue;
+		zc_done += ee->ee_data - ee->ee_info + 1;
+		if (ee->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+			zc_copied += ee->ee_data - ee->ee_info + 1;
+	}
+}
+
 /* Send @sbuf and receive into @rbuf, @n bytes each, concurrently. */
-static void exchange(int fd, const char *sbuf, char *rbuf, size_t n, int sleep_in_poll)
+static void exchange(int fd, const char *sbuf, char *rbuf, size_t n, int sleep_in_poll,
+		     int zerocopy)
 {
 	size_t sent = 0, got = 0;
 
@@ -62,11 +93,17 @@ static void exchange(int fd, const char *sbuf, char *rbuf, size_t n, int sleep_i
 		int moved = 0;
 
 		if (sent < n) {
-			ssize_t r = send(fd, sbuf + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+			ssize_t r = send(fd, sbuf + sent, n - sent, MSG_DONTWAIT | MSG_NOSIGNAL |
+					 (zerocopy ? MSG_ZEROCOPY : 0));
 
+			if (zerocopy)
+				zc_reap(fd);
 			if (r > 0) {
 				sent += (size_t)r;
+				zc_sent += zerocopy;
 				moved = 1;
+			} else if (r < 0 && errno == ENOBUFS) {
+				moved = 1;	/* too many completions pending: reaped above */
 			} else if (r < 0 && errno != EAGAIN && errno != EINTR) {
 				die("send");
 			}
@@ -98,12 +135,12 @@ int main(int argc, char **argv)
 {
 	const char *listen_port = NULL, *connect_to = NULL;
 	size_t bytes = 1 << 20;
-	int warm = 5, iters = 50, sleep_in_poll = 0, bufsz = 0, one = 1, fd, i, opt;
+	int warm = 5, iters = 50, sleep_in_poll = 0, bufsz = 0, zerocopy = 0, one = 1, fd, i, opt;
 	struct sockaddr_in a = { .sin_family = AF_INET };
 	char *sbuf, *rbuf;
 	double t0;
 
-	while ((opt = getopt(argc, argv, "l:c:b:w:i:pB:")) != -1) {
+	while ((opt = getopt(argc, argv, "l:c:b:w:i:pB:z")) != -1) {
 		switch (opt) {
 		case 'l': listen_port = optarg; break;
 		case 'c': connect_to = optarg; break;
@@ -112,8 +149,9 @@ int main(int argc, char **argv)
 		case 'i': iters = atoi(optarg); break;
 		case 'p': sleep_in_poll = 1; break;
 		case 'B': bufsz = (int)parse_size(optarg); break;
+		case 'z': zerocopy = 1; break;
 		default:
-			fprintf(stderr, "usage: tcp_bound -l PORT | -c ADDR:PORT [-b bytes] [-w warmup] [-i iters] [-p] [-B bufbytes]\n");
+			fprintf(stderr, "usage: tcp_bound -l PORT | -c ADDR:PORT [-b bytes] [-w warmup] [-i iters] [-p] [-B bufbytes] [-z]\n");
 			return 2;
 		}
 	}
@@ -163,6 +201,8 @@ int main(int argc, char **argv)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bufsz, sizeof(bufsz));
 		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bufsz, sizeof(bufsz));
 	}
+	if (zerocopy && setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)))
+		die("SO_ZEROCOPY");
 	sbuf = malloc(bytes);
 	rbuf = malloc(bytes);
 	if (!sbuf || !rbuf)
@@ -170,11 +210,17 @@ int main(int argc, char **argv)
 	memset(sbuf, 1, bytes);
 	memset(rbuf, 0, bytes);
 	for (i = 0; i < warm; i++)
-		exchange(fd, sbuf, rbuf, bytes, sleep_in_poll);
+		exchange(fd, sbuf, rbuf, bytes, sleep_in_poll, zerocopy);
 	t0 = now_us();
 	for (i = 0; i < iters; i++)
-		exchange(fd, sbuf, rbuf, bytes, sleep_in_poll);
+		exchange(fd, sbuf, rbuf, bytes, sleep_in_poll, zerocopy);
 	t0 = (now_us() - t0) / iters;
+	if (zerocopy) {
+		usleep(100000);
+		zc_reap(fd);
+		printf("# MSG_ZEROCOPY: %lu sends, %lu completions, %lu of them copied by the kernel\n",
+		       zc_sent, zc_done, zc_copied);
+	}
 	if (listen_port) {
 		printf("# tcp_bound: %zu bytes each way at once over one TCP connection\n", bytes);
 		printf("#       size         count      type   redop    root     time   algbw   busbw #wrong\n");
