@@ -73,9 +73,9 @@
  * the kernel's TCP copies need, and under contention it costs the rank its
  * scheduling credit, so the next wake-up waits behind other jobs.  2 ranks
  * between namespaces, medians of 5-10 interleaved runs against the former
- * 100 us: under chrt -f 1, 8 B 4.96 / 4.55 us, 1 MiB 439 / 455 us, 16 MiB
- * 8.2 / 8.6 ms; at load average 12-14, 64 KiB 52-81 / 77-115 us, 1 MiB
- * 851-888 / 1513-1776 us, 16 MiB 19 / 61 ms.
+ * 100 us: under chrt -f 1, 8 B 4.96 / 4.55 us (6.38 / 6.49 in a second A/B:
+ * noise), 1 MiB 439 / 455 us, 16 MiB 8.2 / 8.6 ms; at load average 12-14,
+ * 64 KiB 52-81 / 77-115 us, 1 MiB 851-888 / 1513-1776 us, 16 MiB 19 / 61 ms.
  */
 #define NET_SPIN_MIN_US 2
 #define NET_SPIN_MAX_US 20
