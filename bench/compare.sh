@@ -35,13 +35,20 @@
 #                        instead of allreduce (e.g. alltoall; sizes per rank)
 #   --base PATH          also run this ccom-perf binary (an older build: "before"
 #                        and "after" interleaved in one run, same machine state)
+#   --bound              with --mode tcp: also run bench/tcp_bound between the
+#                        same namespaces, interleaved: S bytes each way at once
+#                        over one TCP connection, no reduction - the ceiling of
+#                        a 2-rank AllReduce over TCP on this machine
+#   --rt                 with --mode tcp: run every process under `chrt -f 1`
+#                        (SCHED_FIFO: other jobs on a shared machine cannot
+#                        preempt them; needs root)
 # Environment: BUILD (default build), OUT (results directory).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS="" BASE=""
-LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce
+LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce BOUND=0 RT=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -58,7 +65,9 @@ while [ $# -gt 0 ]; do
 	--no-ompi) OMPI=0; shift ;;
 	--coll) COLL=$2; shift 2 ;;
 	--base) BASE=$2; shift 2 ;;
-	-h|--help) sed -n '3,38p' "$0"; exit 0 ;;
+	--bound) BOUND=1; shift ;;
+	--rt) RT="chrt -f 1"; shift ;;
+	-h|--help) sed -n '3,45p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -126,6 +135,7 @@ build() {
 		{ tail -20 "$OUT/build.log"; exit 1; }
 	mpicc.openmpi -O2 -o "$B/mpi_allreduce.openmpi" "$ROOT/bench/mpi_allreduce.c"
 	[ "$MPICH" = 1 ] && mpicc.mpich -O2 -o "$B/mpi_allreduce.mpich" "$ROOT/bench/mpi_allreduce.c"
+	[ "$BOUND" = 1 ] && gcc -O2 -Wall -Wextra -Werror -o "$B/tcp_bound" "$ROOT/bench/tcp_bound.c"
 	[ "$GLOO" = 1 ] && g++ -O2 -std=c++17 -Wall -Wextra -Werror -o "$B/gloo_allreduce" \
 		"$ROOT/bench/gloo_allreduce.cc" -lgloo -lpthread
 	return 0
@@ -247,7 +257,7 @@ EOF
 
 run_ompi_tcp() {
 	local bytes=$1 w=$2 i=$3 f=$4
-	timeout 600 ip netns exec "$NS0" mpirun.openmpi --allow-run-as-root -np 2 \
+	timeout 600 $RT ip netns exec "$NS0" mpirun.openmpi --allow-run-as-root -np 2 \
 		--hostfile "$B/netns-hosts" --map-by node --bind-to none \
 		--mca plm_rsh_agent "$B/netns-rsh" --mca plm_rsh_no_tree_spawn 1 \
 		--mca oob_tcp_if_include 10.231.0.0/24 \
@@ -260,12 +270,12 @@ run_ccom_tcp() {
 	PORT=$((PORT + 1))
 	local env="CCOM_NRANKS=2 CCOM_COMM_ID=10.231.0.1:$PORT CCOM_SOCKET_IFNAME=ccbv"
 	# shellcheck disable=SC2086
-	timeout 600 ip netns exec "$NS1" env $env CCOM_RANK=1 CCOM_HOSTID="$NS1" \
+	timeout 600 $RT ip netns exec "$NS1" env $env CCOM_RANK=1 CCOM_HOSTID="$NS1" \
 		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" $CCOM_ARGS \
 		>"$f.rank1" 2>&1 &
 	pid=$!
 	# shellcheck disable=SC2086
-	timeout 600 ip netns exec "$NS0" env $env CCOM_RANK=0 CCOM_HOSTID="$NS0" \
+	timeout 600 $RT ip netns exec "$NS0" env $env CCOM_RANK=0 CCOM_HOSTID="$NS0" \
 		"$PERF" allreduce -b "$bytes" -e "$bytes" -d float -o sum -w "$w" -i "$i" $CCOM_ARGS \
 		>"$f" 2>&1 || rc=$?
 	wait "$pid" || rc=$?
@@ -274,6 +284,18 @@ run_ccom_tcp() {
 
 run_base_tcp() {
 	PERF=$BASE run_ccom_tcp "$@"
+}
+
+run_bound_tcp() {
+	local bytes=$1 w=$2 i=$3 f=$4 pid rc=0
+	PORT=$((PORT + 1))
+	timeout 600 $RT ip netns exec "$NS1" "$B/tcp_bound" -c "10.231.0.1:$PORT" -b "$bytes" \
+		-w "$w" -i "$i" -p >"$f.peer" 2>&1 &
+	pid=$!
+	timeout 600 $RT ip netns exec "$NS0" "$B/tcp_bound" -l "$PORT" -b "$bytes" -w "$w" -i "$i" \
+		-p >"$f" 2>&1 || rc=$?
+	wait "$pid" || rc=$?
+	return $rc
 }
 
 bench_tcp() {
@@ -286,6 +308,7 @@ bench_tcp() {
 			k=$((k + 1))
 			libs="ompi ccom"
 			[ -n "$BASE" ] && libs="$libs base"
+			[ "$BOUND" = 1 ] && libs="$libs bound"
 			[ $((k % 2)) = 0 ] && libs=$(echo "$libs" | awk '{ for (j = NF; j > 0; j--) printf "%s ", $j }')
 			for lib in $libs; do
 				f="$OUT/tcp-$lib-n2-$bytes-rep$rep.txt"
@@ -466,6 +489,7 @@ report() {
 	[ "$MPICH" = 1 ] && printf ' | %11s %8s' "MPICH us" "MPICH bw"
 	[ "$GLOO" = 1 ] && printf ' | %11s %8s' "Gloo us" "Gloo bw"
 	[ -n "$BASE" ] && printf ' | %11s %8s %7s' "base us" "base bw" "t/base"
+	[ "$BOUND" = 1 ] && printf ' | %11s %8s %7s %7s' "bound us" "bound bw" "ccom/b" "OMPI/b"
 	echo
 	for mode in shm tcp; do
 		for n in $(awk -F'\t' -v m="$mode" '$1 == m { print $3 }' "$RES" | sort -un); do
@@ -485,6 +509,10 @@ report() {
 				if [ -n "$BASE" ]; then
 					mt=$(value "$mode" base "$n" "$bytes" 5); mb=$(value "$mode" base "$n" "$bytes" 6)
 					printf ' | %11s %8s %7s' "$mt" "$mb" "$(ratio "$ct" "$mt")"
+				fi
+				if [ "$BOUND" = 1 ] && [ "$mode" = tcp ]; then
+					mt=$(value "$mode" bound "$n" "$bytes" 5); mb=$(value "$mode" bound "$n" "$bytes" 6)
+					printf ' | %11s %8s %7s %7s' "$mt" "$mb" "$(ratio "$cb" "$mb")" "$(ratio "$ob" "$mb")"
 				fi
 				echo
 			done

@@ -14,7 +14,8 @@
  * on the sockets the group's transfers are stuck on.  Waking a sleeping
  * vCPU costs 10-50 us, while a peer running on another CPU answers within
  * a few: busy-polling took the 2-rank 8-byte AllReduce between two
- * namespaces from 19-24 us to 6-7 us on an idle 2-CPU machine.  When the
+ * namespaces from 19-24 us to 6-7 us on an idle 2-CPU machine (the budget
+ * is capped at NET_SPIN_MAX_US, see there).  When the
  * peer cannot run because we hold its CPU, polls time out and the budget
  * decays to NET_SPIN_MIN_US, i.e. the old sleep-at-once behaviour.  At
  * most every 250 ms a stall polls and yields for up to 5 ms instead of
@@ -65,9 +66,19 @@
 #define NET_HELLO_TIMEOUT_US 5000000LL
 #define NET_NOTE_WAIT_MS 100
 #define NET_NOTE_MAGIC 0x6e6574636c707274ULL	/* "netclprt" */
-/* Busy-poll budget of a stall before ppoll(), adapted between these (microseconds). */
+/*
+ * Busy-poll budget of a stall before ppoll(), adapted between these
+ * (microseconds).  The ceiling is about what a sleep and wake-up cost on an
+ * idle vCPU: a longer spin burns CPU that, with both "hosts" on few CPUs,
+ * the kernel's TCP copies need, and under contention it costs the rank its
+ * scheduling credit, so the next wake-up waits behind other jobs.  2 ranks
+ * between namespaces, medians of 5-10 interleaved runs against the former
+ * 100 us: under chrt -f 1, 8 B 4.96 / 4.55 us (6.38 / 6.49 in a second A/B:
+ * noise), 1 MiB 439 / 455 us, 16 MiB 8.2 / 8.6 ms; at load average 12-14,
+ * 64 KiB 52-81 / 77-115 us, 1 MiB 851-888 / 1513-1776 us, 16 MiB 19 / 61 ms.
+ */
 #define NET_SPIN_MIN_US 2
-#define NET_SPIN_MAX_US 100
+#define NET_SPIN_MAX_US 20
 #define NET_SPIN_STEP_US 5
 /* A poll-and-yield window of NET_PROBE_US at most every NET_PROBE_EVERY_US. */
 #define NET_PROBE_US 5000
