@@ -102,7 +102,7 @@ static int parse_choice(const char *name, const char *const *vals, int n)
 
 static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring", "rd", "tree", "rail",
 							 "rab", "hostpair" };
-static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple" };
+static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple", "ll128" };
 
 const char *ccom_algo_name(int algo)
 {
@@ -286,6 +286,28 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto));
 }
 
+/* ------------------------------------------------------------------ LL128 */
+
+/*
+ * direct/LL128 (coll/ll128.c): every rank publishes its input in whole
+ * cache lines with a flag each and reads every peer's, like LL but with
+ * ordinary line stores.  PLACEHOLDER constants.
+ */
+static const struct cost ll128_cost = { 0.1, 0.5 };		/* per peer read */
+static const struct cost ll128_cost_oversub = { 3.0, 0.5 };
+
+/* Price of LL128 for @op, or a negative value when it does not fit. */
+static double cost_ll128(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
+{
+	const struct cost *c = comm->shm->oversubscribed ? &ll128_cost_oversub : &ll128_cost;
+
+	if (!ccom_shm_ll128_fits(op, comm->local_nranks, comm->tune->scratch_bytes))
+		return -1;
+	return c->alpha_us + c->beta_us_per_kb * (double)bytes / 1024.0 * (comm->local_nranks - 1);
+}
+
+/* ------------------------------------------------------------------ the pick */
+
 static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
 	struct ccom_tune *cs = comm->tune;
@@ -310,7 +332,18 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 		*algo = CCOM_ALGO_RING;
 		best = c;	/* LL has to beat the cheaper of the two */
 	}
-	if (!ll_ok || cs->force_proto == CCOM_PROTO_SIMPLE)
+	if (cs->force_proto == CCOM_PROTO_SIMPLE)
+		return;
+	c = cost_ll128(comm, op, bytes);
+	if (c >= 0 && cs->force_proto != CCOM_PROTO_LL &&
+	    (cs->force_proto == CCOM_PROTO_LL128 || c < best)) {
+		*algo = CCOM_ALGO_DIRECT;
+		*proto = CCOM_PROTO_LL128;
+		best = c;
+		if (cs->force_proto == CCOM_PROTO_LL128)
+			return;
+	}
+	if (!ll_ok || cs->force_proto == CCOM_PROTO_LL128)
 		return;
 	c = cost_ll(comm, bytes);
 	if (cs->force_proto == CCOM_PROTO_LL || c < best) {
