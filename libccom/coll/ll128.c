@@ -65,22 +65,31 @@ static char *line_payload(struct ccom_shm_ll128_line *l, size_t li)
 	return (char *)l->data + (li ? 0 : 16);
 }
 
-/* The header (signature), then the data after it, each line's flag last. */
+/*
+ * The header (signature), then the data after it, each line's flag last.
+ * Whole lines are copied with a constant size (inlined vector moves), only
+ * the last one byte by byte.
+ */
 static void ll128_publish(struct ccom_shm *s, struct ccom_shm_ll128_line *slot, const char *src,
 			  size_t bytes, uint64_t flag)
 {
-	size_t li, nlines = bytes ? line_of(bytes - 1) + 1 : 1, p, n;
+	size_t p = bytes < CCOM_SHM_LL128_HDR_DATA ? bytes : CCOM_SHM_LL128_HDR_DATA;
+	struct ccom_shm_ll128_line *l = slot + 1;
 
 	slot[0].data[0] = s->sig.seq ? s->sig_ab[0] : 0;
 	slot[0].data[1] = s->sig.seq ? s->sig_ab[1] : 0;
-	for (li = 0; li < nlines; li++) {
-		p = line_start(li);
-		n = li ? CCOM_SHM_LL128_LINE_DATA : CCOM_SHM_LL128_HDR_DATA;
-		if (p + n <= bytes)
-			memcpy(line_payload(&slot[li], li), src + p, n);
-		else if (p < bytes)
-			memcpy(line_payload(&slot[li], li), src + p, bytes - p);
-		atomic_store_explicit(&slot[li].flag, flag, memory_order_release);
+	if (p == CCOM_SHM_LL128_HDR_DATA)
+		memcpy(&slot[0].data[2], src, CCOM_SHM_LL128_HDR_DATA);
+	else
+		memcpy(&slot[0].data[2], src, p);
+	atomic_store_explicit(&slot[0].flag, flag, memory_order_release);
+	for (; p + CCOM_SHM_LL128_LINE_DATA <= bytes; p += CCOM_SHM_LL128_LINE_DATA, l++) {
+		memcpy(l->data, src + p, CCOM_SHM_LL128_LINE_DATA);
+		atomic_store_explicit(&l->flag, flag, memory_order_release);
+	}
+	if (p < bytes) {
+		memcpy(l->data, src + p, bytes - p);
+		atomic_store_explicit(&l->flag, flag, memory_order_release);
 	}
 }
 
@@ -144,6 +153,11 @@ static int ll128_read(struct ccom_ll_reader *rd, int peer, char *dst, size_t off
 		for (li = g; !err && li < g + LL128_GROUP && li <= last; li++) {
 			err = wait_line(r, peer, &slot[li], &w, &begun);
 			a = line_start(li);
+			if (li && a >= off && a + CCOM_SHM_LL128_LINE_DATA <= off + len) {
+				if (!err)	/* a whole line: constant size, inlined */
+					memcpy(dst + (a - off), slot[li].data, CCOM_SHM_LL128_LINE_DATA);
+				continue;
+			}
 			b = li ? a + CCOM_SHM_LL128_LINE_DATA : CCOM_SHM_LL128_HDR_DATA;
 			lo = a > off ? a : off;
 			hi = b < off + len ? b : off + len;
