@@ -291,10 +291,20 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 /*
  * direct/LL128 (coll/ll128.c): every rank publishes its input in whole
  * cache lines with a flag each and reads every peer's, like LL but with
- * ordinary line stores.  PLACEHOLDER constants.
+ * ordinary line stores and one line each way for up to 40 bytes.
+ * Measured on the 2-vCPU development machine (ccom-perf allreduce, fp32,
+ * CCOM_PROTO=ll128|simple|ll interleaved, 3-5 runs each under chrt,
+ * medians, us):
+ *   2 ranks   8 B: 0.40 / 0.61 / 0.51   512 B: 0.52 / 0.56 / 2.4
+ *             2 KiB: 0.97 / 0.91 / 8.9  8 KiB: 2.9 / 2.2 / 33
+ *   4 ranks   8 B: 2.5 / 4.3-114 / 2.4  512 B: 3.0 / 3.9 / 11
+ *   (2 CPUs)  2 KiB: 5.0 / 6.1 / 34     8 KiB: 15.6 / 10.1 / 139
+ * so LL128 beats LL everywhere it fits and the staged engine up to about
+ * 2 KiB (2 ranks) and 4 KiB (4 ranks on 2 CPUs): the constants put the
+ * crossovers there against simple_cost / simple_cost_oversub.
  */
-static const struct cost ll128_cost = { 0.1, 0.5 };		/* per peer read */
-static const struct cost ll128_cost_oversub = { 3.0, 0.5 };
+static const struct cost ll128_cost = { 0.13, 0.155 };		/* per peer read */
+static const struct cost ll128_cost_oversub = { 2.9, 0.3 };
 
 /* Price of LL128 for @op, or a negative value when it does not fit. */
 static double cost_ll128(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
