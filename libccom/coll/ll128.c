@@ -42,6 +42,7 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/wait.h"
+#include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "util/err.h"
 
@@ -171,10 +172,49 @@ out:
 	return err;
 }
 
+/*
+ * An AllReduce of at most 40 bytes lives in line 0 of every slot: reduce
+ * straight from the peers' lines, in rank order, without gathering into
+ * scratch.  The own contribution comes from the input, not the own line:
+ * a load of data still in this core's store buffer would wait for the
+ * line's transfer that the deferred fence avoids (measured: 0.50 against
+ * 0.44 us).  A rank after the second that reduces in place first copies
+ * its input, which the partial result overwrites.
+ */
+static const char *line0_src(struct ll128_reader *r, int p, const char *own)
+{
+	return p == r->s->me ? own : line_payload(ccom_shm_ll128_slot(r->s, r->set, p), 0);
+}
+
+static int ll128_allreduce_line0(struct ccomComm *comm, struct ccom_op *op, struct ll128_reader *r,
+				 size_t bytes)
+{
+	struct ccom_shm *s = r->s;
+	const char *own = op->sendbuff;
+	char copy[CCOM_SHM_LL128_HDR_DATA];
+	int p, err;
+
+	for (p = 0; p < s->nlocal; p++) {
+		if (p != s->me && (err = ll128_read(&r->rd, p, NULL, 0, 0)))
+			return err;
+	}
+	if (s->me >= 2 && op->recvbuff == op->sendbuff) {
+		memcpy(copy, own, bytes);
+		own = copy;
+	}
+	ccom_reduce2(op->recvbuff, line0_src(r, 0, own), line0_src(r, 1, own), op->count,
+		     op->dtype, op->op);
+	for (p = 2; p < s->nlocal; p++)
+		ccom_reduce2(op->recvbuff, op->recvbuff, line0_src(r, p, own), op->count, op->dtype,
+			     op->op);
+	ccom_reduce_finish(op->recvbuff, op->count, op->dtype, op->op, comm->nranks);
+	return 0;
+}
+
 int ccom_ll128_run(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_shm *s = comm->shm;
-	size_t stride = (op->count * ccom_dtype_size(op->dtype) + 63) & ~(size_t)63;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype), stride = (bytes + 63) & ~(size_t)63;
 	struct ll128_reader r;
 	int err;
 
@@ -188,7 +228,10 @@ int ccom_ll128_run(struct ccomComm *comm, struct ccom_op *op)
 	r.set = (int)(r.flag & 1);
 	ll128_publish(s, ccom_shm_ll128_slot(s, r.set, s->me), op->sendbuff,
 		      ccom_ll_publish_bytes(op, s->nlocal, s->me), r.flag);
-	err = ccom_ll_finish(comm, op, &r.rd, comm->coll->tmp, stride);
+	if (op->kind == CCOM_COLL_ALLREDUCE && bytes <= CCOM_SHM_LL128_HDR_DATA)
+		err = ll128_allreduce_line0(comm, op, &r, bytes);
+	else
+		err = ccom_ll_finish(comm, op, &r.rd, comm->coll->tmp, stride);
 	/* The deferred wake-up: its fence finds the stores long drained. */
 	ccom_shm_ring(s);
 	/* Every reader compared every peer's header: no second check needed. */
