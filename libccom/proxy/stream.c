@@ -411,8 +411,13 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 	/* One issuing thread at a time (a communicator is not thread-safe): seq order = queue order. */
 	ccom_flight_enqueue(comm->proxy->flight, op);
 	queue_push(q, op);
-	/* Pairs with progress_sleep()'s store of @sleeping, then its look at pending. */
-	if (atomic_load(&q->sleeping)) {
+	/*
+	 * Pairs with progress_sleep()'s store of @sleeping, then its look at
+	 * pending.  The first enqueue that sees it asleep wakes it, the
+	 * others need not.
+	 */
+	if (atomic_load(&q->sleeping) &&
+	    atomic_exchange(&q->sleeping, false)) {
 		pthread_mutex_lock(&q->lock);
 		pthread_cond_signal(&q->cond);
 		pthread_mutex_unlock(&q->lock);
