@@ -301,7 +301,8 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
  *   (2 CPUs)  2 KiB: 5.0 / 6.1 / 34     8 KiB: 15.6 / 10.1 / 139
  * so LL128 beats LL everywhere it fits and the staged engine up to about
  * 2 KiB (2 ranks) and 4 KiB (4 ranks on 2 CPUs): the constants put the
- * crossovers there against simple_cost / simple_cost_oversub.
+ * crossovers there against simple_cost / simple_cost_oversub (picked:
+ * 2 ranks up to 1 KiB, 4 ranks up to 2 KiB).
  */
 static const struct cost ll128_cost = { 0.13, 0.155 };		/* per peer read */
 static const struct cost ll128_cost_oversub = { 2.9, 0.3 };
