@@ -16,6 +16,8 @@ struct ccom_hier;
 
 int ccom_direct_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op);
+/* ll128.c: the one-flag-per-cache-line protocol (ops that ccom_shm_ll128_fits()). */
+int ccom_ll128_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_ring_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_rd_allreduce(struct ccomComm *comm, struct ccom_op *op);
 /* Two ranks: pipelined full-duplex reduce-scatter + all-gather with @peer (@pos: 0 or 1). */

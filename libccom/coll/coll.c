@@ -274,6 +274,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 	ccom_flight_algo(comm->proxy->flight, op, ccom_algo_name(algo), ccom_proto_name(proto));
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL)
 		return ccom_ll_run(comm, op);
+	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL128)
+		return ccom_ll128_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT)
 		return ccom_direct_run(comm, op);
 	if (algo == CCOM_ALGO_RD && op->kind == CCOM_COLL_ALLGATHER)

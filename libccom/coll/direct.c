@@ -160,8 +160,13 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 	return err;
 }
 
-/* Wait until local rank @p's counter @ctr (in the segment) reaches @v. */
-static int wait_peer_ctr(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint64_t v)
+/*
+ * Wait until local rank @p's counter @ctr (in the segment) reaches @v;
+ * @ring_first: this rank's bell, whose ring the caller deferred (rung
+ * before the wait yields or sleeps), or NULL.
+ */
+static int wait_peer_ctr_ring(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint64_t v,
+			      struct ccom_bell *ring_first)
 {
 	struct ccom_wait w;
 	int err = 0;
@@ -169,6 +174,7 @@ static int wait_peer_ctr(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint6
 	if (atomic_load_explicit(ctr, memory_order_acquire) >= v)
 		return 0;
 	ccom_shm_wait_begin_peer(&w, s, p);
+	w.ring_first = ring_first;
 	while (atomic_load_explicit(ctr, memory_order_acquire) < v) {
 		err = ccom_wait_step(&w);
 		if (err)
@@ -178,10 +184,15 @@ static int wait_peer_ctr(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint6
 	return err;
 }
 
-/* Wait until local rank @p has staged at least @v pieces. */
+static int wait_peer_ctr(struct ccom_shm *s, int p, _Atomic uint64_t *ctr, uint64_t v)
+{
+	return wait_peer_ctr_ring(s, p, ctr, v, NULL);
+}
+
+/* Wait until local rank @p has staged at least @v pieces (own bell rung first if it sleeps). */
 static int wait_staged(struct ccom_shm *s, int p, uint64_t v)
 {
-	return wait_peer_ctr(s, p, &s->hdr->ctl[p].staged, v);
+	return wait_peer_ctr_ring(s, p, &s->hdr->ctl[p].staged, v, &s->hdr->ctl[s->me].bell);
 }
 
 static bool all_staged(struct ccom_shm *s, uint64_t v)
@@ -230,6 +241,8 @@ static bool oneshot_fits(const struct ccom_shm *s, size_t bytes)
 	return bytes <= s->chunk && (s->nlocal == 2 || bytes * (size_t)s->nlocal <= (256u << 10));
 }
 
+#define ONESHOT_DEFER_RING_MAX (64u << 10)
+
 static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_shm *s = comm->shm;
@@ -252,8 +265,14 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 			ccom_shm_staged_sig_post(s);
 		atomic_store_explicit(&s->hdr->ctl[s->me].staged, base + k + 1,
 				      memory_order_release);
-		if (k == npieces - 1)
-			ccom_shm_ring(s);	/* waiters only ever wait for the last piece */
+		/*
+		 * Waiters only ever wait for the last piece.  Up to 64 KiB its
+		 * ring is deferred (ll128.c has why): before this rank's own
+		 * waits yield or sleep (wait_staged()), and at the end, a few
+		 * microseconds of reduction later; larger ones ring now.
+		 */
+		if (k == npieces - 1 && n * esz > ONESHOT_DEFER_RING_MAX)
+			ccom_shm_ring(s);
 		/* Reduce what every peer has staged already (never ahead of own copies). */
 		while (r <= k && all_staged(s, base + r + 1)) {
 			off = r * per;
@@ -273,6 +292,8 @@ static int direct_allreduce_oneshot(struct ccomComm *comm, struct ccom_op *op)
 		off = r * per;
 		oneshot_reduce(s, op, d.b, off, n - off < per ? n - off : per, esz, comm->nranks);
 	}
+	if (n * esz <= ONESHOT_DEFER_RING_MAX)
+		ccom_shm_ring(s);
 	/* Every peer staged the last piece: its call is in the line read for it. */
 	if (!err && ccom_shm_staged_sig_match(s))
 		s->sig_checked = true;

@@ -25,14 +25,14 @@
 
 #include "coll/algo.h"
 #include "coll/coll.h"
+#include "coll/ll.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/wait.h"
 #include "reduce/reduce.h"
 #include "transport/shm.h"
 
-/* Bytes this rank publishes for @op (0 means "one empty word"). */
-static size_t ll_publish_bytes(const struct ccom_op *op, int nl, int me)
+size_t ccom_ll_publish_bytes(const struct ccom_op *op, int nl, int me)
 {
 	size_t b = op->count * ccom_dtype_size(op->dtype);
 
@@ -153,10 +153,10 @@ out:
 /*
  * Gather from every peer the range each needs into tmp (peer p at
  * tmp + p * stride), then compute.  @off/@len: range of each peer's slot
- * this rank needs (len 0: just the first word, as a sync).
+ * this rank needs (len 0: just the header, as a sync).
  */
-static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t off, size_t len,
-		      int only, uint32_t flag, int set)
+static int ll_collect(struct ccomComm *comm, struct ccom_ll_reader *rd, char *tmp, size_t stride,
+		      size_t off, size_t len, int only)
 {
 	struct ccom_shm *s = comm->shm;
 	int p, err;
@@ -164,9 +164,8 @@ static int ll_collect(struct ccomComm *comm, char *tmp, size_t stride, size_t of
 	for (p = 0; p < s->nlocal; p++) {
 		if (p == s->me)
 			continue;
-		err = ll_read(comm, p, ccom_shm_ll_slot(s, set, p), tmp + (size_t)p * stride,
-			      (only < 0 || only == p) ? off : 0,
-			      (only < 0 || only == p) ? len : 0, flag);
+		err = rd->read(rd, p, tmp + (size_t)p * stride, (only < 0 || only == p) ? off : 0,
+			       (only < 0 || only == p) ? len : 0);
 		if (err)
 			return err;
 	}
@@ -193,8 +192,8 @@ static void ll_reduce(struct ccomComm *comm, const struct ccom_op *op, char *out
 	ccom_reduce_finish(out, n, op->dtype, op->op, comm->nranks);
 }
 
-static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_t stride,
-		     uint32_t flag, int set)
+int ccom_ll_finish(struct ccomComm *comm, struct ccom_op *op, struct ccom_ll_reader *rd, char *tmp,
+		   size_t stride)
 {
 	struct ccom_shm *s = comm->shm;
 	size_t esz = ccom_dtype_size(op->dtype), b = op->count * esz;
@@ -206,31 +205,31 @@ static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_
 	case CCOM_COLL_ALLREDUCE:
 	case CCOM_COLL_REDUCE:
 		if (op->kind == CCOM_COLL_REDUCE && op->root != s->me)
-			return ll_collect(comm, tmp, stride, 0, 0, -2, flag, set);
-		err = ll_collect(comm, tmp, stride, 0, b, -1, flag, set);
+			return ll_collect(comm, rd, tmp, stride, 0, 0, -2);
+		err = ll_collect(comm, rd, tmp, stride, 0, b, -1);
 		if (!err)
 			ll_reduce(comm, op, out, in, tmp, stride, op->count);
 		return err;
 	case CCOM_COLL_BROADCAST:
-		err = ll_collect(comm, tmp, stride, 0, b, op->root, flag, set);
+		err = ll_collect(comm, rd, tmp, stride, 0, b, op->root);
 		if (!err && op->root != s->me)
 			memcpy(out, tmp + (size_t)op->root * stride, b);
 		else if (!err && out != in)
 			memcpy(out, in, b);
 		return err;
 	case CCOM_COLL_ALLGATHER:
-		err = ll_collect(comm, tmp, stride, 0, b, -1, flag, set);
+		err = ll_collect(comm, rd, tmp, stride, 0, b, -1);
 		for (p = 0; !err && p < s->nlocal; p++)
 			if (out + (size_t)p * b != (p == s->me ? in : tmp + (size_t)p * stride))
 				memmove(out + (size_t)p * b, p == s->me ? in : tmp + (size_t)p * stride, b);
 		return err;
 	case CCOM_COLL_REDUCESCATTER:
-		err = ll_collect(comm, tmp, stride, (size_t)s->me * b, b, -1, flag, set);
+		err = ll_collect(comm, rd, tmp, stride, (size_t)s->me * b, b, -1);
 		if (!err)
 			ll_reduce(comm, op, out, in + (size_t)s->me * b, tmp, stride, op->count);
 		return err;
 	case CCOM_COLL_ALLTOALL:
-		err = ll_collect(comm, tmp, stride, (size_t)s->me * b, b, -1, flag, set);
+		err = ll_collect(comm, rd, tmp, stride, (size_t)s->me * b, b, -1);
 		for (p = 0; !err && p < s->nlocal; p++)
 			if (p != s->me)
 				memcpy(out + (size_t)p * b, tmp + (size_t)p * stride, b);
@@ -242,21 +241,39 @@ static int ll_finish(struct ccomComm *comm, struct ccom_op *op, char *tmp, size_
 	}
 }
 
+/* LL's reader: the words of slot set @set, flag @flag. */
+struct ll_reader {
+	struct ccom_ll_reader rd;
+	struct ccomComm *comm;
+	uint32_t flag;
+	int set;
+};
+
+static int ll_reader_read(struct ccom_ll_reader *rd, int peer, char *dst, size_t off, size_t len)
+{
+	struct ll_reader *r = (struct ll_reader *)rd;
+
+	return ll_read(r->comm, peer, ccom_shm_ll_slot(r->comm->shm, r->set, peer), dst, off, len,
+		       r->flag);
+}
+
 int ccom_ll_run(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_shm *s = comm->shm;
 	size_t stride = CCOM_SHM_LL_MAX_BYTES;
 	uint32_t flag = ++s->ll_seq;
-	int set = (int)(flag & 1), err;
+	struct ll_reader r;
+	int set, err;
 
 	if (!flag)			/* never publish flag 0: fresh memory reads as 0 */
 		flag = s->ll_seq = 2;
 	set = (int)(flag & 1);
 	ll_publish(s, ccom_shm_ll_slot(s, set, s->me), op->sendbuff,
-		   ll_publish_bytes(op, s->nlocal, s->me), flag);
+		   ccom_ll_publish_bytes(op, s->nlocal, s->me), flag);
 	ccom_shm_ring(s);
-	err = ll_finish(comm, op, cs->tmp, stride, flag, set);
+	r = (struct ll_reader){ .rd.read = ll_reader_read, .comm = comm, .flag = flag, .set = set };
+	err = ccom_ll_finish(comm, op, &r.rd, cs->tmp, stride);
 	/* Every reader compared every peer's header: no second check needed. */
 	s->sig_checked = !err;
 	return err;

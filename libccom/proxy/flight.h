@@ -9,11 +9,12 @@
  * mismatch) and when the communicator is aborted with operations pending
  * (Documentation/libccom/fault-tolerance.rst).
  *
- * Hot path: ccom_flight_enqueue() (under the queue lock: seq order is
- * queue order), _start(), _algo() and _end() each fill a few fields of one
- * entry, indexed by the op's seq.  The entries are written by the issuing
- * and the progress thread and read by a dump without a lock: a dump is a
- * snapshot, each field as last stored.
+ * Hot path: ccom_flight_enqueue() (by the one issuing thread, just before
+ * the record is queued: seq order is queue order), _start(), _algo() and
+ * _end() each fill a few fields of one entry, indexed by the op's seq.
+ * The entries are written by the issuing and the progress thread and read
+ * by a dump without a lock: a dump is a snapshot, each field as last
+ * stored.
  */
 #ifndef CCOM_PROXY_FLIGHT_H
 #define CCOM_PROXY_FLIGHT_H

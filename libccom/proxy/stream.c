@@ -45,7 +45,15 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 {
 	uint64_t done;
 
-	atomic_fetch_add(&s->completing, 1);
+	/*
+	 * One executor at a time (q->exec, or the stop after the thread
+	 * left): plain stores suffice for the bracket.  The increment of
+	 * @completed (release) publishes this one; the final store releases
+	 * every access before it.
+	 */
+	atomic_store_explicit(&s->completing,
+			      atomic_load_explicit(&s->completing, memory_order_relaxed) + 1,
+			      memory_order_relaxed);
 	if (err) {
 		int zero = 0;
 
@@ -66,25 +74,62 @@ static void stream_complete(struct ccomStream *s, int err, const char *msg)
 		atomic_fetch_add(&s->done_seq, 1);
 		futex_private(&s->done_seq, FUTEX_WAKE, INT_MAX, NULL);
 	}
-	atomic_fetch_sub(&s->completing, 1);
+	atomic_store_explicit(&s->completing,
+			      atomic_load_explicit(&s->completing, memory_order_relaxed) - 1,
+			      memory_order_release);
 }
 
-/* Take the next op, or NULL if the queue is empty.  Caller holds q->exec. */
+/*
+ * The queue is an intrusive multi-producer single-consumer list (D. Vyukov's
+ * design, written from its description): an enqueue is one exchange of
+ * @q->tail and a store, a take reads the consumer's @q->head; a stub
+ * record keeps the list non-empty.  The consumer is whichever thread holds
+ * q->exec (the mutex orders one consumer after the other).
+ */
+static void queue_push(struct ccom_stream_queue *q, struct ccom_op *op)
+{
+	struct ccom_op *prev;
+
+	__atomic_store_n(&op->next, NULL, __ATOMIC_RELAXED);
+	prev = atomic_exchange_explicit(&q->tail, op, memory_order_acq_rel);
+	__atomic_store_n(&prev->next, op, __ATOMIC_RELEASE);
+}
+
+/*
+ * Take the next op, or NULL if the queue is empty (or an enqueue is
+ * between its exchange and its link: the caller sees pending > 0 and
+ * comes back).  Caller holds q->exec.
+ */
 static struct ccom_op *queue_take(struct ccom_stream_queue *q)
 {
-	struct ccom_op *op;
+	struct ccom_op *op = q->head, *next = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE);
 
-	if (!__atomic_load_n(&q->head, __ATOMIC_ACQUIRE))
-		return NULL;
-	pthread_mutex_lock(&q->lock);
-	op = q->head;
-	if (op) {
-		q->head = op->next;
-		if (!q->head)
-			q->tail = NULL;
+	if (op == &q->stub) {
+		if (!next)
+			return NULL;
+		q->head = op = next;
+		next = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE);
 	}
-	pthread_mutex_unlock(&q->lock);
+	if (next) {
+		q->head = next;
+		return op;
+	}
+	if (op != atomic_load_explicit(&q->tail, memory_order_acquire))
+		return NULL;
+	/* @op is the last one: put the stub behind it, so the list never empties. */
+	queue_push(q, &q->stub);
+	next = __atomic_load_n(&op->next, __ATOMIC_ACQUIRE);
+	if (!next)
+		return NULL;
+	q->head = next;
 	return op;
+}
+
+/* Nothing queued (as far as the consumer, holding q->exec, can tell). */
+static bool queue_empty(struct ccom_stream_queue *q)
+{
+	return q->head == &q->stub && !__atomic_load_n(&q->stub.next, __ATOMIC_ACQUIRE) &&
+	       atomic_load_explicit(&q->tail, memory_order_acquire) == &q->stub;
 }
 
 static void op_free(struct ccom_op *op)
@@ -231,9 +276,11 @@ static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
 	int64_t now = ccom_now_us();
 
 	if (now - last_active >= PROGRESS_IDLE_US) {
-		q->sleeping = true;
-		pthread_cond_wait(&q->cond, &q->lock);
-		q->sleeping = false;
+		/* Pairs with enqueue's pending increment, then its look at @sleeping. */
+		atomic_store(&q->sleeping, true);
+		if (!atomic_load(&q->pending) && !q->stop)
+			pthread_cond_wait(&q->cond, &q->lock);
+		atomic_store(&q->sleeping, false);
 		return;
 	}
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -245,6 +292,10 @@ static void progress_sleep(struct ccom_stream_queue *q, int64_t last_active)
 	pthread_cond_timedwait(&q->cond, &q->lock, &ts);
 }
 
+/*
+ * The thread waits while nothing is pending (queued or running); it runs
+ * the queue when no synchronizing thread does.
+ */
 static void *progress_main(void *arg)
 {
 	struct ccomComm *comm = arg;
@@ -253,9 +304,9 @@ static void *progress_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&q->lock);
-		while (!q->head && !q->stop)
+		while (!atomic_load(&q->pending) && !q->stop)
 			progress_sleep(q, last_active);
-		if (!q->head && q->stop) {
+		if (!atomic_load(&q->pending) && q->stop) {
 			pthread_mutex_unlock(&q->lock);
 			break;
 		}
@@ -266,7 +317,7 @@ static void *progress_main(void *arg)
 			pthread_mutex_unlock(&q->exec);
 		} else {
 			pthread_mutex_lock(&q->lock);
-			if (q->head && !q->stop)
+			if (atomic_load(&q->pending) && !q->stop)
 				progress_sleep(q, ccom_now_us());
 			pthread_mutex_unlock(&q->lock);
 		}
@@ -285,6 +336,8 @@ int ccom_stream_queue_start(struct ccomComm *comm)
 	pthread_mutex_init(&q->lock, NULL);
 	pthread_mutex_init(&q->exec, NULL);
 	pthread_cond_init(&q->cond, NULL);
+	q->head = &q->stub;
+	atomic_init(&q->tail, &q->stub);
 	comm->proxy->queue = q;
 	err = pthread_create(&q->thread, NULL, progress_main, comm);
 	if (err) {
@@ -312,8 +365,7 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 	if (q->thread_valid)
 		pthread_join(q->thread, NULL);
 	/* Ops never run (destroy without finalize): complete them as cancelled. */
-	while ((op = q->head)) {
-		q->head = op->next;
+	while ((op = queue_take(q))) {
 		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
 		op_free(op);
 	}
@@ -338,9 +390,16 @@ int ccom_stream_queue_settle(struct ccomComm *comm, int64_t max_us)
 	 * Nothing queued but one op pending: the executor woke the caller at
 	 * its completion and is about to retire it.  Give it that moment.
 	 */
-	while ((left = atomic_load(&q->pending)) > 0 && !__atomic_load_n(&q->head, __ATOMIC_ACQUIRE) &&
-	       ccom_now_us() < until)
+	while ((left = atomic_load(&q->pending)) > 0 && ccom_now_us() < until) {
+		if (pthread_mutex_trylock(&q->exec) == 0) {
+			bool queued = !queue_empty(q);
+
+			pthread_mutex_unlock(&q->exec);
+			if (queued)
+				break;	/* ops wait and nobody runs them: do not wait for them */
+		}
 		sched_yield();
+	}
 	return left;
 }
 
@@ -348,18 +407,21 @@ void ccom_stream_enqueue(struct ccomComm *comm, struct ccom_op *op)
 {
 	struct ccom_stream_queue *q = comm->proxy->queue;
 
-	op->next = NULL;
 	atomic_fetch_add(&q->pending, 1);
-	pthread_mutex_lock(&q->lock);
-	ccom_flight_enqueue(comm->proxy->flight, op);	/* seq order = queue order */
-	if (q->tail)
-		q->tail->next = op;
-	else
-		__atomic_store_n(&q->head, op, __ATOMIC_RELEASE);
-	q->tail = op;
-	if (q->sleeping && q->head == op)
+	/* One issuing thread at a time (a communicator is not thread-safe): seq order = queue order. */
+	ccom_flight_enqueue(comm->proxy->flight, op);
+	queue_push(q, op);
+	/*
+	 * Pairs with progress_sleep()'s store of @sleeping, then its look at
+	 * pending.  The first enqueue that sees it asleep wakes it, the
+	 * others need not.
+	 */
+	if (atomic_load(&q->sleeping) &&
+	    atomic_exchange(&q->sleeping, false)) {
+		pthread_mutex_lock(&q->lock);
 		pthread_cond_signal(&q->cond);
-	pthread_mutex_unlock(&q->lock);
+		pthread_mutex_unlock(&q->lock);
+	}
 }
 
 int ccom_stream_queue_drain(struct ccomComm *comm)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "ccom.h"
+#include "core/op.h"
 
 struct ccomComm;
 struct ccom_op;
@@ -40,7 +41,7 @@ struct ccomStream {
 };
 
 struct ccom_stream_queue {
-	pthread_mutex_t lock;		/* protects head, tail, stop, sleeping */
+	pthread_mutex_t lock;		/* with @cond: the progress thread's sleep, @stop */
 	/*
 	 * Held by whichever thread executes ops: the progress thread, or a
 	 * thread in ccomStreamSynchronize() that found it idle and runs the
@@ -49,9 +50,16 @@ struct ccom_stream_queue {
 	 */
 	pthread_mutex_t exec;
 	pthread_cond_t cond;
-	struct ccom_op *head, *tail;
+	/*
+	 * The queued ops (stream.c: a lock-free list that an enqueue extends
+	 * with one exchange): @tail the last enqueued record (or @stub),
+	 * @head the next one to take, the consumer's (q->exec holder's).
+	 */
+	struct ccom_op *_Atomic tail;
+	struct ccom_op *head;
+	struct ccom_op stub;
 	bool stop;
-	bool sleeping;			/* in an unbounded wait: enqueue must signal */
+	_Atomic bool sleeping;		/* in an unbounded wait: enqueue must signal */
 	_Atomic int pending;		/* ops queued or running */
 	pthread_t thread;
 	bool thread_valid;

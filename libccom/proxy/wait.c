@@ -55,6 +55,7 @@ void ccom_wait_init(struct ccom_wait *w, struct ccomComm *comm, const struct cco
 		src->ops->on_cpu(src->ctx);
 	w->registered = false;
 	w->no_yield = false;
+	w->ring_first = NULL;
 	w->next_check_us = 0;
 	w->deadline_us = deadline_us;
 	w->timeout_us = timeout_us;
@@ -135,8 +136,16 @@ int ccom_wait_step(struct ccom_wait *w)
 		__builtin_ia32_pause();
 		return (i & 1023) ? 0 : ccom_wait_check(w);
 	} else if (!w->no_yield && i < (unsigned int)(s->spin_limit + s->yield_limit)) {
+		if (w->ring_first) {
+			ccom_bell_ring(w->ring_first);
+			w->ring_first = NULL;
+		}
 		sched_yield();
 		return (i & 15) ? 0 : ccom_wait_check(w);
+	}
+	if (w->ring_first) {
+		ccom_bell_ring(w->ring_first);
+		w->ring_first = NULL;
 	}
 	atomic_fetch_add(&w->bell->sleepers, 1);
 	w->registered = true;

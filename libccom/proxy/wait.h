@@ -92,6 +92,12 @@ struct ccom_wait {
 	 * yield on a loaded machine hands the CPU to another job instead.
 	 */
 	bool no_yield;
+	/*
+	 * A bell whose ring the caller deferred (it published without the
+	 * fence): rung before this wait yields or sleeps, so that no peer
+	 * sleeps on data this rank already stored.  NULL: none.
+	 */
+	struct ccom_bell *ring_first;
 };
 
 /*

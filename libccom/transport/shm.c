@@ -63,7 +63,8 @@ static void shm_layout(struct ccom_shm *s, size_t *ll_off, size_t *stage_off, si
 	s->fifo_bytes = s->nlocal <= 8 ? (256 << 10) : s->nlocal <= 64 ? (64 << 10) : (16 << 10);
 	s->fifo_stride = sizeof(struct ccom_shm_fifo) + s->fifo_bytes;
 	*ll_off = page_align(sizeof(struct ccom_shm_hdr));
-	*stage_off = *ll_off + page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8);
+	*stage_off = *ll_off + page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8) +
+		     page_align((size_t)2 * s->nlocal * CCOM_SHM_LL128_LINES * CCOM_SHM_LINE);
 	*fifo_off = *stage_off + (size_t)CCOM_SHM_NBUF * s->nlocal * s->chunk;
 	s->size = *fifo_off + page_align((size_t)s->nlocal * s->nlocal * s->fifo_stride);
 }
@@ -234,6 +235,8 @@ static int shm_map(struct ccom_shm *s, bool leader)
 	}
 	s->hdr = s->base;
 	s->ll = (uint64_t *)((char *)s->base + ll_off);
+	s->ll128 = (struct ccom_shm_ll128_line *)((char *)s->base + ll_off +
+		   page_align((size_t)2 * s->nlocal * CCOM_SHM_LL_SLOT_WORDS * 8));
 	s->stage = (char *)s->base + stage_off;
 	s->fifo = (char *)s->base + fifo_off;
 	if (leader) {
@@ -560,6 +563,21 @@ void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig)
  * Local rank @l's entry for @seq into @out: true if it holds @seq, else
  * false with the seq it holds in *@held (0 also while being rewritten).
  */
+/* The board's words @a, @b of @seq (tags already checked) into @out. */
+static void sig_unpack_ab(uint64_t seq, uint64_t a, uint64_t b, struct ccom_op_sig *out)
+{
+	out->seq = seq;
+	out->count = a & SIG_LOW48;
+	out->kind = (int32_t)((b >> 40) & 0xff);
+	out->dtype = (int32_t)((b >> 32) & 0xff);
+	out->op = (int32_t)(int8_t)((b >> 24) & 0xff);
+	out->root = (b & 0xffffff) == 0xffffff ? -1 : (int32_t)(b & 0xffffff);
+}
+
+/*
+ * Local rank @l's entry for @seq into @out: true if it holds @seq, else
+ * false with the seq it holds in *@held (0 also while being rewritten).
+ */
 static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig *out, uint64_t *held)
 {
 	struct ccom_shm_sig *e = &s->hdr->sig[l][seq % CCOM_SHM_SIG_RING];
@@ -574,12 +592,7 @@ static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig
 		*held = 0;	/* the owner is already rewriting it for a later seq */
 		return false;
 	}
-	out->seq = seq;
-	out->count = a & SIG_LOW48;
-	out->kind = (int32_t)((b >> 40) & 0xff);
-	out->dtype = (int32_t)((b >> 32) & 0xff);
-	out->op = (int32_t)(int8_t)((b >> 24) & 0xff);
-	out->root = (b & 0xffffff) == 0xffffff ? -1 : (int32_t)(b & 0xffffff);
+	sig_unpack_ab(seq, a, b, out);
 	return true;
 }
 
@@ -601,6 +614,19 @@ int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *th
 			    s->comm->local_to_rank[l], ccom_op_sig_str(theirs, theirs_s, sizeof(theirs_s)),
 			    (unsigned long long)s->sig.seq, why);
 	return -EPERM;
+}
+
+int ccom_shm_sig_compare_ab(struct ccom_shm *s, int l, uint64_t a, uint64_t b)
+{
+	struct ccom_op_sig theirs;
+	uint64_t tag = a >> 48, seq;
+
+	if ((a == s->sig_ab[0] && b == s->sig_ab[1]) || !s->sig.seq || (!a && !b))
+		return 0;
+	/* The peer's seq as far as its 16 low bits tell (the message names the difference). */
+	seq = (s->sig.seq & ~(uint64_t)0xffff) | tag;
+	sig_unpack_ab(seq, a, b, &theirs);
+	return ccom_shm_sig_compare(s, l, &theirs);
 }
 
 static int sig_check(struct ccom_shm *s, bool strict)

@@ -11,6 +11,8 @@
  *     moves a FIFO, so that a waiter sleeps on the one peer it needs);
  *   - the LL area: 2 sets x nlocal slots of 8-byte words (4 data bytes +
  *     4 flag bytes) for latency-bound operations;
+ *   - the LL128 area: 2 sets x nlocal slots of cache lines (56 data bytes
+ *     + a flag word each) for small and medium operations;
  *   - the staging area: 3 buffers x nlocal slots of CCOM_SHM_CHUNK bytes,
  *     where the direct engine (coll/direct.c) publishes pieces of its
  *     input so that every local rank can read them;
@@ -49,6 +51,25 @@ struct ccomComm;
 #define CCOM_SHM_LL_DATA_WORDS 4096	/* 16 KiB of LL payload per rank slot */
 #define CCOM_SHM_LL_SLOT_WORDS (CCOM_SHM_LL_DATA_WORDS + 8)
 #define CCOM_SHM_LL_MAX_BYTES (CCOM_SHM_LL_DATA_WORDS * 4)
+
+/*
+ * An LL128 slot (coll/ll128.c): whole cache lines, each 56 payload bytes
+ * followed by a flag word stored after them (release); line 0 carries the
+ * collective's signature (the board's two words, ccom_shm_sig_post())
+ * before 40 payload bytes.  64 KiB of payload per rank slot.
+ */
+#define CCOM_SHM_LL128_LINE_DATA 56
+#define CCOM_SHM_LL128_HDR_DATA 40
+#define CCOM_SHM_LL128_MAX_BYTES (64u << 10)
+#define CCOM_SHM_LL128_LINES \
+	(1 + (CCOM_SHM_LL128_MAX_BYTES - CCOM_SHM_LL128_HDR_DATA + CCOM_SHM_LL128_LINE_DATA - 1) / \
+	 CCOM_SHM_LL128_LINE_DATA)
+
+struct ccom_shm_ll128_line {
+	uint64_t data[7];
+	_Atomic uint64_t flag;		/* the LL128 operation's sequence number, stored last */
+};
+_Static_assert(sizeof(struct ccom_shm_ll128_line) == CCOM_SHM_LINE, "one flag per cache line");
 
 
 /* One local rank's control line. */
@@ -161,6 +182,7 @@ struct ccom_shm {
 	int me;				/* local rank */
 	struct ccom_shm_hdr *hdr;
 	uint64_t *ll;			/* 2 * nlocal * CCOM_SHM_LL_SLOT_WORDS words */
+	struct ccom_shm_ll128_line *ll128;	/* 2 * nlocal * CCOM_SHM_LL128_LINES lines */
 	char *stage;			/* CCOM_SHM_NBUF * nlocal * chunk bytes */
 	char *fifo;			/* nlocal * nlocal * fifo_stride bytes */
 	size_t chunk;
@@ -171,6 +193,7 @@ struct ccom_shm {
 	uint64_t barrier_epoch;		/* barriers this rank has passed */
 	uint64_t stage_step;		/* direct-engine steps done (buffer = step % NBUF) */
 	uint32_t ll_seq;		/* LL operations this rank has done */
+	uint64_t ll128_seq;		/* LL128 operations this rank has done */
 	uint64_t staged_seq;		/* pieces staged (own ctl->staged mirror) */
 	int pidfd[CCOM_SHM_MAX_LOCAL];	/* -1 for self / same process / unsupported */
 	/*
@@ -226,6 +249,25 @@ static inline uint64_t *ccom_shm_ll_slot(struct ccom_shm *s, int set, int lrank)
 	return s->ll + ((size_t)set * s->nlocal + lrank) * CCOM_SHM_LL_SLOT_WORDS;
 }
 
+static inline struct ccom_shm_ll128_line *ccom_shm_ll128_slot(struct ccom_shm *s, int set, int lrank)
+{
+	return s->ll128 + ((size_t)set * s->nlocal + lrank) * CCOM_SHM_LL128_LINES;
+}
+
+/*
+ * Does @op fit LL128 (coll/ll128.c) on @nlocal ranks: its published bytes
+ * in a slot, and every peer's part, in whole lines, in the @scratch bytes
+ * of coll/'s scratch buffer?  The tuner asks too.
+ */
+static inline bool ccom_shm_ll128_fits(const struct ccom_op *op, int nlocal, size_t scratch)
+{
+	size_t b = op->count * ccom_dtype_size(op->dtype);
+	size_t pub = op->kind == CCOM_COLL_REDUCESCATTER || op->kind == CCOM_COLL_ALLTOALL ?
+		     b * (size_t)nlocal : b;
+
+	return pub <= CCOM_SHM_LL128_MAX_BYTES && (size_t)nlocal * ((b + 63) & ~(size_t)63) <= scratch;
+}
+
 static inline struct ccom_shm_fifo *ccom_shm_fifo(struct ccom_shm *s, int from, int to)
 {
 	return (struct ccom_shm_fifo *)(s->fifo + ((size_t)from * s->nlocal + to) * s->fifo_stride);
@@ -271,6 +313,13 @@ int ccom_shm_barrier(struct ccom_shm *s);
 void ccom_shm_sig_post(struct ccom_shm *s, const struct ccom_op_sig *sig);
 /* 0 if local rank @l's @theirs matches the posted call, else -EPERM naming both. */
 int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs);
+/*
+ * The same for the board's two words @a, @b of local rank @l (as
+ * ccom_shm_sig_post() builds them: LL128's header): 0 if they are this
+ * rank's, or both zero (the peer runs with the check off), else -EPERM
+ * naming both calls.
+ */
+int ccom_shm_sig_compare_ab(struct ccom_shm *s, int l, uint64_t a, uint64_t b);
 int ccom_shm_sig_verify(struct ccom_shm *s, bool strict);
 /*
  * The flag-synchronised paths (coll/direct.c's one-shot): before the first

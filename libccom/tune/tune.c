@@ -102,7 +102,7 @@ static int parse_choice(const char *name, const char *const *vals, int n)
 
 static const char *const algo_names[CCOM_ALGO_NUM] = { "direct", "ring", "rd", "tree", "rail",
 							 "rab", "hostpair" };
-static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple" };
+static const char *const proto_names[CCOM_PROTO_NUM] = { "ll", "simple", "ll128" };
 
 const char *ccom_algo_name(int algo)
 {
@@ -286,6 +286,39 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto));
 }
 
+/* ------------------------------------------------------------------ LL128 */
+
+/*
+ * direct/LL128 (coll/ll128.c): every rank publishes its input in whole
+ * cache lines with a flag each and reads every peer's, like LL but with
+ * ordinary line stores and one line each way for up to 40 bytes.
+ * Measured on the 2-vCPU development machine (ccom-perf allreduce, fp32,
+ * CCOM_PROTO=ll128|simple|ll interleaved, 3-5 runs each under chrt,
+ * medians, us):
+ *   2 ranks   8 B: 0.40 / 0.61 / 0.51   512 B: 0.52 / 0.56 / 2.4
+ *             2 KiB: 0.97 / 0.91 / 8.9  8 KiB: 2.9 / 2.2 / 33
+ *   4 ranks   8 B: 2.5 / 4.3-114 / 2.4  512 B: 3.0 / 3.9 / 11
+ *   (2 CPUs)  2 KiB: 5.0 / 6.1 / 34     8 KiB: 15.6 / 10.1 / 139
+ * so LL128 beats LL everywhere it fits and the staged engine up to about
+ * 2 KiB (2 ranks) and 4 KiB (4 ranks on 2 CPUs): the constants put the
+ * crossovers there against simple_cost / simple_cost_oversub (picked:
+ * 2 ranks up to 1 KiB, 4 ranks up to 2 KiB).
+ */
+static const struct cost ll128_cost = { 0.13, 0.155 };		/* per peer read */
+static const struct cost ll128_cost_oversub = { 2.9, 0.3 };
+
+/* Price of LL128 for @op, or a negative value when it does not fit. */
+static double cost_ll128(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
+{
+	const struct cost *c = comm->shm->oversubscribed ? &ll128_cost_oversub : &ll128_cost;
+
+	if (!ccom_shm_ll128_fits(op, comm->local_nranks, comm->tune->scratch_bytes))
+		return -1;
+	return c->alpha_us + c->beta_us_per_kb * (double)bytes / 1024.0 * (comm->local_nranks - 1);
+}
+
+/* ------------------------------------------------------------------ the pick */
+
 static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)
 {
 	struct ccom_tune *cs = comm->tune;
@@ -310,7 +343,18 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 		*algo = CCOM_ALGO_RING;
 		best = c;	/* LL has to beat the cheaper of the two */
 	}
-	if (!ll_ok || cs->force_proto == CCOM_PROTO_SIMPLE)
+	if (cs->force_proto == CCOM_PROTO_SIMPLE)
+		return;
+	c = cost_ll128(comm, op, bytes);
+	if (c >= 0 && cs->force_proto != CCOM_PROTO_LL &&
+	    (cs->force_proto == CCOM_PROTO_LL128 || c < best)) {
+		*algo = CCOM_ALGO_DIRECT;
+		*proto = CCOM_PROTO_LL128;
+		best = c;
+		if (cs->force_proto == CCOM_PROTO_LL128)
+			return;
+	}
+	if (!ll_ok || cs->force_proto == CCOM_PROTO_LL128)
 		return;
 	c = cost_ll(comm, bytes);
 	if (cs->force_proto == CCOM_PROTO_LL || c < best) {

@@ -41,7 +41,13 @@ enum ccom_algo {
 	 */
 	CCOM_ALGO_ENGINE = CCOM_ALGO_NUM,
 };
-enum ccom_proto { CCOM_PROTO_AUTO = -1, CCOM_PROTO_LL = 0, CCOM_PROTO_SIMPLE = 1, CCOM_PROTO_NUM };
+enum ccom_proto {
+	CCOM_PROTO_AUTO = -1,
+	CCOM_PROTO_LL = 0,
+	CCOM_PROTO_SIMPLE = 1,
+	CCOM_PROTO_LL128 = 2,	/* coll/ll128.c: a flag per cache line */
+	CCOM_PROTO_NUM
+};
 
 /* (collective, algorithm, protocol) triples the log-once bitmap covers (16 kinds at most). */
 #define CCOM_TUNE_NPICKS (16 * CCOM_ALGO_NUM * CCOM_PROTO_NUM)

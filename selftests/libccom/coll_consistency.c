@@ -3,9 +3,9 @@
  * Description: AllReduce results are bitwise identical on every rank for
  * floating-point data whose sum depends on the order of the additions
  * (fp32, fp16, bf16, fp64 sums of non-integer values), on 3 and 4 ranks,
- * for the LL path, the direct engine (CCOM_PROTO=simple) and the ring
- * (CCOM_ALGO=ring): every rank hashes its output and the hashes are
- * all-gathered and compared.
+ * for the LL path, the direct engine (CCOM_PROTO=simple), the ring
+ * (CCOM_ALGO=ring) and LL128 (CCOM_PROTO=ll128): every rank hashes its
+ * output and the hashes are all-gathered and compared.
  */
 #include "coll_util.h"
 
@@ -58,15 +58,16 @@ static int cons_rank(int rank, int n, void *arg)
 
 int main(void)
 {
-	static const char *const envs[] = { NULL, "CCOM_PROTO=simple", "CCOM_ALGO=ring" };
+	static const char *const envs[] = { NULL, "CCOM_PROTO=simple", "CCOM_ALGO=ring",
+					    "CCOM_PROTO=ll128" };
 
-	for (int e = 0; e < 3; e++)
+	for (int e = 0; e < 4; e++)
 		for (int n = 3; n <= 4; n++) {
 			struct ct_job j = { .env = { envs[e] } };
 
 			if (ct_run(&j, n, cons_rank, 120))
 				return T_FAIL;
 		}
-	printf("allreduce results bitwise identical on every rank (LL, direct, ring)\n");
+	printf("allreduce results bitwise identical on every rank (LL, direct, ring, LL128)\n");
 	return T_PASS;
 }

@@ -3,8 +3,11 @@
  * Description: collective-mismatch detection (CCOM_CHECK_MISMATCH, on by
  * default).  Two forked ranks issue different collectives as their second
  * collective (the first one matches): a count, kind, datatype, op and root
- * mismatch on the LL path (small), a count mismatch on the staged direct
- * engine (4 Mi floats) and on the zero-copy path (ccomMemAlloc buffers).
+ * mismatch on the small-message path (the tuner's LL128, and each case
+ * again with CCOM_PROTO=ll), a count mismatch on the staged direct engine
+ * (4 Mi floats), between a small call (LL128) and a staged one (each rank
+ * waits in a different protocol: the board must name it), and on the
+ * zero-copy path (ccomMemAlloc buffers).
  * Every rank must fail with ccomInvalidUsage within 5 s, with a sentence
  * that names both ranks' calls and what differs, and no byte outside the
  * buffers (64 guard bytes after each) may change.  CCOM_CHECK_MISMATCH=0
@@ -51,6 +54,9 @@ static const struct mcase cases[] = {
 	  "the roots differ", 0, 0 },
 	{ "count-direct", { { 0, 4u << 20, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 4194304, float, sum)" },
 			    { 0, 2u << 20, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 2097152, float, sum)" } },
+	  "the element counts differ", 0, 0 },
+	{ "count-protocols", { { 0, 100, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 100, float, sum)" },
+			       { 0, 4u << 20, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 4194304, float, sum)" } },
 	  "the element counts differ", 0, 0 },
 	{ "count-zcopy", { { 0, 4u << 20, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 4194304, float, sum)" },
 			   { 0, 2u << 20, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 2097152, float, sum)" } },
@@ -156,8 +162,17 @@ int main(void)
 
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		j.count = k;
+		j.env[0] = NULL;
 		if (ct_run(&j, 2, mismatch_rank, 60)) {
 			fprintf(stderr, "case %s failed\n", cases[k].name);
+			bad++;
+		}
+		/* The small cases once more on LL (the tuner gives them LL128). */
+		if (cases[k].c[0].count > 100 || cases[k].c[1].count > 200 || cases[k].check_off)
+			continue;
+		j.env[0] = "CCOM_PROTO=ll";
+		if (ct_run(&j, 2, mismatch_rank, 60)) {
+			fprintf(stderr, "case %s failed with CCOM_PROTO=ll\n", cases[k].name);
 			bad++;
 		}
 	}

@@ -1,0 +1,13 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the collective matrix of coll_matrix.c with CCOM_PROTO=ll128,
+ * so that every message LL128 can carry (up to 64 KiB per rank slot) goes
+ * through its cache lines, header and flags instead of the tuner's choice;
+ * larger ones (count 1 Mi + 3) take the tuner's other protocols.
+ */
+#include "coll_matrix.h"
+
+int main(void)
+{
+	return ct_matrix_main("CCOM_PROTO=ll128", NULL);
+}
