@@ -96,7 +96,7 @@ static ssize_t pair_send(struct ccom_transport_conn *c, const char *buf, size_t 
 	*done += (size_t)r;
 	*progress |= r > 0;
 	if (*done < end)
-		*dir |= CCOM_TRANSPORT_WAIT_SEND;
+		*dir |= ccom_xfer_send_wait_dir(c);
 	return 0;
 }
 

@@ -199,10 +199,10 @@ static ssize_t conn_send(struct ccom_transport_conn *c, const void *buf, size_t 
 	unsigned char tmp[CCOM_XFER_SIG_BYTES + SIG_SMALL];
 	ssize_t r;
 
-	if (!seq || c->sig_tx_seq == seq)
+	if (!seq || (c->sig_tx_seq == seq && c->sig_rx_seq == seq))
 		return c->ops->send(c, buf, size);
 	sig_touch(c, seq);
-	if (c->sig_tx_done == 0 && size <= SIG_SMALL) {
+	if (c->sig_tx_seq != seq && c->sig_tx_done == 0 && size <= SIG_SMALL) {
 		/* Signature and small data in one send(). */
 		memcpy(tmp, c->sig->wire, CCOM_XFER_SIG_BYTES);
 		memcpy(tmp + CCOM_XFER_SIG_BYTES, buf, size);
@@ -220,7 +220,25 @@ static ssize_t conn_send(struct ccom_transport_conn *c, const void *buf, size_t 
 	r = sig_push(c, seq, progress);
 	if (r <= 0)
 		return r;
+	/*
+	 * Other data waits for the peer's signature: a mismatched peer
+	 * closes its end when it fails, and a send into that reset would
+	 * fail here before the peer's signature (already in our receive
+	 * queue) could be read and named.  It costs one one-way latency
+	 * on the op's first send on the conn.
+	 */
+	r = sig_pull(c, seq, progress);
+	if (r <= 0)
+		return r;
 	return c->ops->send(c, buf, size);
+}
+
+int ccom_xfer_send_wait_dir(const struct ccom_transport_conn *conn)
+{
+	uint64_t seq = sig_seq(conn);
+
+	return seq && conn->sig_tx_seq == seq && conn->sig_rx_seq != seq ?
+	       CCOM_TRANSPORT_WAIT_RECV : CCOM_TRANSPORT_WAIT_SEND;
 }
 
 /*
@@ -375,6 +393,15 @@ static int xfer_pass(struct ccom_xfer *x, int n, bool *progress, int *stuck)
 	}
 	return all ? 1 : 0;
 }
+/* What a stuck transfer waits for (a send may wait for the peer's signature). */
+static int wait_dir(const struct ccom_xfer *x)
+{
+	if (x->sig_only)
+		return x->conn->sig_tx_seq == sig_seq(x->conn) ? CCOM_TRANSPORT_WAIT_RECV :
+		       CCOM_TRANSPORT_WAIT_SEND | CCOM_TRANSPORT_WAIT_RECV;
+	return x->is_send ? ccom_xfer_send_wait_dir(x->conn) : CCOM_TRANSPORT_WAIT_RECV;
+}
+
 int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 {
 	unsigned int spin, yield, idle = 0;
@@ -403,15 +430,13 @@ int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n)
 		}
 		if (stuck >= 0 && x[stuck].conn->ops->idle_passes &&
 		    idle > x[stuck].conn->ops->idle_passes)
-			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
-						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
+			x[stuck].conn->ops->wait(x[stuck].conn, wait_dir(&x[stuck]), 1000);
 		else if (idle < spin)
 			__builtin_ia32_pause();
 		else if (idle < yield)
 			sched_yield();
 		else if (stuck >= 0)
-			x[stuck].conn->ops->wait(x[stuck].conn, x[stuck].is_send ?
-						 CCOM_TRANSPORT_WAIT_SEND : CCOM_TRANSPORT_WAIT_RECV, 1000);
+			x[stuck].conn->ops->wait(x[stuck].conn, wait_dir(&x[stuck]), 1000);
 	}
 	ccom_wait_end(&w);
 	return r < 0 ? r : 0;

@@ -58,6 +58,9 @@ int ccom_xfer_run(struct ccomComm *comm, struct ccom_xfer *x, int n);
  *  - it goes out before the op's first data byte on that connection (in
  *    the same send() as small data), or with the op's first receive on it
  *    when the op sends nothing there in that transfer set;
+ *  - other data (above 480 bytes, or not the first send) leaves only
+ *    once the peer's signature came in and matched (a mismatched peer that fails and closes must not turn
+ *    our next send into a reset before its signature is read);
  *  - the peer's is read and compared before the op's first data byte is
  *    taken from that connection, so a mismatched call fails before any
  *    byte lands in a user buffer;
@@ -104,5 +107,11 @@ void ccom_xfer_sig_reset(struct ccom_xfer_sig *s);
  */
 ssize_t ccom_xfer_send(struct ccom_transport_conn *conn, const void *buf, size_t size);
 ssize_t ccom_xfer_recv(struct ccom_transport_conn *conn, void *buf, size_t size);
+/*
+ * The direction an unfinished send on @conn waits in: CCOM_TRANSPORT_WAIT_RECV
+ * while it waits for the peer's signature (data above 480 bytes does not
+ * leave before it), else CCOM_TRANSPORT_WAIT_SEND.
+ */
+int ccom_xfer_send_wait_dir(const struct ccom_transport_conn *conn);
 
 #endif

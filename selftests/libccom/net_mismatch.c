@@ -14,7 +14,9 @@
  * CCOM_CHECK_MISMATCH=0 on one rank only must fail init on both with a
  * sentence naming the variable, and a matched op sequence (AllReduce,
  * Broadcast, a p2p exchange, AllReduce) must still pass with the check on.
- * Set CCOM_NET=ib (net_ib_mismatch in the VM) to run it over verbs.
+ * With --ib (net_ib_mismatch in the VM, selftests/libccom/ib/run-vm) the
+ * two hosts are CCOM_HOSTID values in one namespace and CCOM_NET=ib puts
+ * every byte between them on net_ib (soft-RoCE there); no root needed.
  */
 #include "net_util.h"
 #include "test_util.h"
@@ -66,6 +68,8 @@ static const struct mcase cases[] = {
 };
 
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
+
+static int use_ib;		/* --ib: hosts by CCOM_HOSTID, CCOM_NET=ib */
 
 enum { MODE_CASE, MODE_ENV_DIFFERS, MODE_MATCHED };
 
@@ -181,8 +185,15 @@ static int rank_main(int rank, int pipes[2][2], const struct job *j)
 	int rc;
 
 	setenv("CCOM_OP_TIMEOUT", "30", 1);	/* a timeout is not what must end it */
-	if (nett_enter_host(rank))
+	if (use_ib) {
+		char host[48];
+
+		snprintf(host, sizeof(host), "nmmhost%d-%d", rank, (int)getppid());
+		setenv("CCOM_HOSTID", host, 1);
+		setenv("CCOM_NET", "ib", 1);
+	} else if (nett_enter_host(rank)) {
 		return 2;
+	}
 	if (j->mode == MODE_ENV_DIFFERS && rank == 1)
 		setenv("CCOM_CHECK_MISMATCH", "0", 1);
 	if (rank == 0) {
@@ -248,11 +259,13 @@ static int run_job(const struct job *j, const char *name)
 	return bad;
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	struct job j = { 0 };
-	int rc = nett_hosts_up(), bad = 0, k;
+	int rc, bad = 0, k;
 
+	use_ib = argc > 1 && !strcmp(argv[1], "--ib");
+	rc = use_ib ? 0 : nett_hosts_up();
 	if (rc)
 		return rc;
 	for (k = 0; k < NCASES; k++) {
