@@ -265,6 +265,8 @@ int main(int argc, char **argv)
 	int rc, bad = 0, k;
 
 	use_ib = argc > 1 && !strcmp(argv[1], "--ib");
+	if (use_ib && access("/sys/class/infiniband/rxe0", F_OK) && !getenv("CCOM_IB_HCA"))
+		return t_skip("--ib: no soft-RoCE device rxe0 (run it in the VM: selftests/libccom/ib/run-vm)");
 	rc = use_ib ? 0 : nett_hosts_up();
 	if (rc)
 		return rc;
