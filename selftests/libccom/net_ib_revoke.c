@@ -8,7 +8,9 @@
  * nothing, so without net_ib's revoke note rank 1 would wait for
  * CCOM_OP_TIMEOUT (60 s here); it must return ccomRemoteError saying that
  * rank 0 revoked the communicator within 5 s of the revoke, and must not
- * list rank 0 in ccomCommGetFailedRanks (nobody died).
+ * list rank 0 in ccomCommGetFailedRanks (nobody died).  Rank 0 keeps its
+ * (revoked) comm open until rank 1 is done, so no closed connection can
+ * end the wait instead.
  */
 #include <dirent.h>
 
@@ -32,7 +34,7 @@ static int has_rdma_device(void)
 	return n;
 }
 
-static int rank_main(int rank, int pipes[2])
+static int rank_main(int rank, int pipes[2], int done[2])
 {
 	float *buf = calloc(COUNT, sizeof(float));
 	int failed[2], nf = 2;
@@ -60,10 +62,15 @@ static int rank_main(int rank, int pipes[2])
 		usleep(500000);
 		T_CCOM(ccomCommRevoke(comm, 0), ccomSuccess);
 		printf("rank 0: revoked\n");
-		usleep(200000);
+		fflush(stdout);
+		/* Until rank 1 is done (or gone): the comm's connections stay open. */
+		close(done[1]);
+		if (read(done[0], host, 1) < 0)
+			perror("rank 0: read");
 		T_CCOM(ccomCommDestroy(comm), ccomSuccess);
 		return T_PASS;
 	}
+	close(done[0]);
 	T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 	t0 = t_now();
 	res = ccomCommSynchronize(comm);
@@ -80,28 +87,30 @@ static int rank_main(int rank, int pipes[2])
 		nf ? failed[0] : -1);
 	ccomCommDestroy(comm);
 	free(buf);
-	return T_PASS;
+	return T_PASS;	/* exiting closes done[1]: rank 0 may go */
 }
 
 int main(void)
 {
-	int pipes[2], status, r, bad = 0;
+	int pipes[2], done[2], status, r, bad = 0;
 	pid_t pids[2];
 
 	if (!has_rdma_device())
 		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
-	if (pipe(pipes))
+	if (pipe(pipes) || pipe(done))
 		return T_FAIL;
 	fflush(NULL);
 	for (r = 0; r < 2; r++) {
 		pids[r] = fork();
 		if (pids[r] == 0) {
 			alarm(120);
-			_exit(rank_main(r, pipes));
+			_exit(rank_main(r, pipes, done));
 		}
 	}
 	close(pipes[0]);
 	close(pipes[1]);
+	close(done[0]);
+	close(done[1]);
 	for (r = 0; r < 2; r++) {
 		if (waitpid(pids[r], &status, 0) < 0 || !WIFEXITED(status) || WEXITSTATUS(status)) {
 			fprintf(stderr, "rank %d failed (status 0x%x)\n", r, status);
