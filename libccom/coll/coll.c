@@ -59,6 +59,30 @@ static int coll_ring_init(struct ccomComm *comm, struct ccom_coll_state *cs)
 	return 0;
 }
 
+/*
+ * The mismatch check's network half: every network connection carries
+ * each collective's signature (proxy/xfer.h).  The ranks agree on
+ * CCOM_CHECK_MISMATCH at init (transport/select.c's vote), so both ends
+ * of a stream frame it the same way.
+ */
+static int coll_wire_sig_init(struct ccomComm *comm, struct ccom_coll_state *cs)
+{
+	int p, err;
+
+	if (!cs->check_mismatch)
+		return 0;
+	for (p = 0; p < comm->nranks; p++)
+		if (cs->conns[p] && cs->conns[p]->ops != &ccom_transport_shm)
+			break;
+	if (p == comm->nranks)
+		return 0;
+	err = ccom_xfer_sig_init(&cs->wire_sig, comm->rank, comm->nranks);
+	for (p = 0; !err && p < comm->nranks; p++)
+		if (cs->conns[p] && cs->conns[p]->ops != &ccom_transport_shm)
+			cs->conns[p]->sig = &cs->wire_sig;
+	return err;
+}
+
 /* Connect every peer with its transport; collective (each transport's setup is). */
 static int coll_connect(struct ccomComm *comm, struct ccom_coll_state *cs)
 {
@@ -81,6 +105,8 @@ static int coll_connect(struct ccomComm *comm, struct ccom_coll_state *cs)
 		for (p = 0; !err && p < n; p++)
 			cs->conns[peers[p]] = tmp[p];
 	}
+	if (!err)
+		err = coll_wire_sig_init(comm, cs);
 out:
 	free(peers);
 	free(tmp);
@@ -106,6 +132,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_tune_fini(comm);
 	ccom_kdev_comm_fini(comm);
 	coll_disconnect(comm, cs);
+	ccom_xfer_sig_fini(&cs->wire_sig);
 	ccom_channels_stop(cs->channels);
 	ccom_shm_fini(comm->shm);
 	comm->shm = NULL;
@@ -305,17 +332,30 @@ static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 	 * segment; every wait of the algorithm compares it with the peers'
 	 * (so a rank stuck because its peer called something else fails in
 	 * milliseconds), and after it ran it is compared once more (the rank
-	 * whose call needed less data would otherwise succeed).
+	 * whose call needed less data would otherwise succeed).  Network
+	 * peers get it in-band instead: the first bytes each way of every
+	 * network conn the op uses (proxy/xfer.h), checked before any data
+	 * byte is taken.
 	 */
-	sig = cs->check_mismatch && comm->shm && op->kind != CCOM_COLL_P2P_GROUP;
+	sig = cs->check_mismatch && op->kind != CCOM_COLL_P2P_GROUP;
 	if (sig) {
 		struct ccom_op_sig os;
 
 		ccom_op_sig_make(&os, op, ++cs->coll_seq);
-		ccom_shm_sig_post(comm->shm, &os);
+		if (comm->shm)
+			ccom_shm_sig_post(comm->shm, &os);
+		if (cs->wire_sig.cap)
+			ccom_xfer_sig_begin(&cs->wire_sig, &os);
 	}
 	err = coll_dispatch(comm, op);
-	if (sig) {
+	/* Network peers: both directions of every conn the op used (xfer.h). */
+	if (sig && cs->wire_sig.cap) {
+		if (!err)
+			err = ccom_xfer_sig_end(comm, &cs->wire_sig);
+		else
+			ccom_xfer_sig_reset(&cs->wire_sig);
+	}
+	if (sig && comm->shm) {
 		if (!err && !comm->shm->sig_checked)
 			err = ccom_shm_sig_verify(comm->shm, false);
 		ccom_shm_sig_clear(comm->shm);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "ccom.h"
+#include "proxy/xfer.h"
 
 struct ccomComm;
 struct ccom_op;
@@ -38,6 +39,8 @@ struct ccom_coll_state {
 	/* Collective-mismatch check (CCOM_CHECK_MISMATCH), see coll_execute(). */
 	bool check_mismatch;
 	uint64_t coll_seq;		/* collectives (not p2p) executed so far */
+	/* Its network half: the signature every network conn carries (xfer.h); cap 0: none. */
+	struct ccom_xfer_sig wire_sig;
 };
 
 /*

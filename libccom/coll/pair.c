@@ -89,14 +89,14 @@ static void pair_reduce(struct pair *p, size_t min)
 static ssize_t pair_send(struct ccom_transport_conn *c, const char *buf, size_t *done, size_t end,
 			 bool *progress, int *dir)
 {
-	ssize_t r = c->ops->send(c, buf + *done, end - *done);
+	ssize_t r = ccom_xfer_send(c, buf + *done, end - *done);
 
 	if (r < 0)
 		return r;
 	*done += (size_t)r;
 	*progress |= r > 0;
 	if (*done < end)
-		*dir |= CCOM_TRANSPORT_WAIT_SEND;
+		*dir |= ccom_xfer_send_wait_dir(c);
 	return 0;
 }
 
@@ -124,7 +124,7 @@ static int pair_pass(struct pair *p, bool *progress, int *dir)
 			n = room;
 		if (n > p->ring_size - at)
 			n = p->ring_size - at;
-		r = n ? c->ops->recv(c, p->ring + at, n) : 0;
+		r = n ? ccom_xfer_recv(c, p->ring + at, n) : 0;
 		if (r < 0)
 			return (int)r;
 		p->ra_done += (size_t)r;
@@ -134,7 +134,7 @@ static int pair_pass(struct pair *p, bool *progress, int *dir)
 		if (p->ra_done < p->ra_len)
 			*dir |= CCOM_TRANSPORT_WAIT_RECV;
 	} else if (p->rb_done < p->rb_len) {
-		r = c->ops->recv(c, p->rb + p->rb_done, p->rb_len - p->rb_done);
+		r = ccom_xfer_recv(c, p->rb + p->rb_done, p->rb_len - p->rb_done);
 		if (r < 0)
 			return (int)r;
 		p->rb_done += (size_t)r;

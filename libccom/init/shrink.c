@@ -201,6 +201,31 @@ out:
 	return rc;
 }
 
+/*
+ * After a failed agreement the leader's fresh root would wait for its
+ * check-ins until the bootstrap timeout: check in once as the only rank
+ * of a 1-rank job, which the root answers and then ends.  The shrink's
+ * own error sentence is kept.
+ */
+static void shrink_retire_root(const ccomUniqueId *id)
+{
+	struct ccom_bootstrap_args a = { .id = id, .rank = 0, .nranks = 1 };
+	struct ccom_bootstrap *bs = NULL;
+	atomic_int never = 0;
+	char why[1024];
+
+	snprintf(why, sizeof(why), "%s", ccom_last_error());
+	a.start_us = ccom_now_us();
+	a.timeout_ms = 2000;
+	a.abort = &never;
+	if (ccom_bootstrap_init(&a, &bs) == 0)
+		ccom_bootstrap_close(bs);
+	else
+		ccom_info(CCOM_SUBSYS_INIT, "ccomCommShrink: the unused root did not end at once (%s); it ends at the bootstrap timeout",
+			  ccom_last_error());
+	ccom_set_last_error_quiet(why);
+}
+
 /* comm->init_prepare of a shrink: the agreement under the new comm's abort flag. */
 static int shrink_prepare(struct ccomComm *comm)
 {
@@ -214,6 +239,8 @@ static int shrink_prepare(struct ccomComm *comm)
 	prev = ccom_bootstrap_swap_abort(j->old->bootstrap, &comm->abort_flag);
 	rc = shrink_exchange(comm, j);
 	ccom_bootstrap_swap_abort(j->old->bootstrap, prev);
+	if (rc && j->msg->id_state == 1)
+		shrink_retire_root(&j->msg->id);	/* only the leader holds a valid id here */
 	if (!rc)
 		ccom_info(CCOM_SUBSYS_INIT, "ccomCommShrink: old rank %d -> rank %d of %d: survivors agreed in %lld us",
 			  j->old->rank, comm->rank, comm->nranks, (long long)(ccom_now_us() - t0));

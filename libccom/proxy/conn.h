@@ -27,10 +27,15 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ccomComm;
 struct ccom_transport_ops;
+struct ccom_xfer_sig;
+
+/* Bytes of a collective's signature on a network stream (xfer.h). */
+#define CCOM_XFER_SIG_BYTES 32
 
 /*
  * struct ccom_transport_conn - the public head of a per-peer connection.
@@ -40,6 +45,18 @@ struct ccom_transport_ops;
 struct ccom_transport_conn {
 	const struct ccom_transport_ops *ops;
 	int peer;		/* global rank of the other side */
+	/*
+	 * The collective-mismatch signature on this stream (xfer.h), owned
+	 * by the transfer loop: @sig is NULL on a connection that carries
+	 * none (shm, or CCOM_CHECK_MISMATCH=0).  The transports leave it
+	 * zero (calloc).
+	 */
+	struct ccom_xfer_sig *sig;
+	uint64_t sig_touch_seq;		/* collective that last used this conn */
+	uint64_t sig_tx_seq;		/* collective whose signature went out */
+	uint64_t sig_rx_seq;		/* collective whose peer signature came in */
+	unsigned int sig_tx_done, sig_rx_done; /* bytes of the one in flight */
+	unsigned char sig_rx[CCOM_XFER_SIG_BYTES];
 };
 
 /* Hints for ops->wait(): which direction the caller is stuck on. */

@@ -304,6 +304,18 @@ static int check_gone(struct ib_conn *c)
 		return 0;
 	c->dead = true;
 	c->err = -ECONNRESET;
+	if (c->note_culprit == c->base.peer) {
+		/* Its own rank in the note: it revoked the comm (ccomCommRevoke), nobody died. */
+		ccom_set_last_error("net_ib: peer rank %d (host %s) revoked the communicator (ccomCommRevoke); this operation cannot complete",
+				    c->base.peer, peer_host(c));
+		return c->err;
+	}
+	if (c->note_culprit >= 0) {
+		ccom_proxy_note_failed(c->comm, c->note_culprit);
+		ccom_set_last_error("net_ib: peer rank %d (host %s) revoked the communicator because rank %d failed; rank %d died, aborted or lost its network",
+				    c->base.peer, peer_host(c), c->note_culprit, c->note_culprit);
+		return c->err;
+	}
 	ccom_proxy_note_failed(c->comm, c->base.peer);
 	ccom_set_last_error("net_ib: peer rank %d (host %s) is gone (its liveness connection closed) while QP %u still waits for it; that rank died, aborted or lost its network",
 			    c->base.peer, peer_host(c), c->qp->qp_num);
@@ -487,10 +499,24 @@ static ssize_t ib_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
 	return (ssize_t)done;
 }
 
-/* The conn whose liveness socket is @fd: its peer closed it (exit, death). */
+/*
+ * The liveness sockets carry one message only: a revoke note (ib_revoke()),
+ * the root cause as the peer knows it (its own rank: it revoked).
+ */
+#define IB_NOTE_MAGIC 0x52424943u	/* "CIBR" */
+struct ib_note {
+	uint32_t magic;
+	int32_t culprit;
+};
+
+/*
+ * The conn whose liveness socket is @fd: its peer closed it (exit, death)
+ * or revoked the comm (a note, then shutdown): gone at once, no grace.
+ */
 static void mark_gone(struct ib_group *g, int fd)
 {
-	char b;
+	struct ib_note note;
+	ssize_t r;
 	int i;
 
 	for (i = 0; i < g->nconns; i++) {
@@ -498,13 +524,39 @@ static void mark_gone(struct ib_group *g, int fd)
 
 		if (c->live_fd != fd || c->peer_gone_us)
 			continue;
-		if (recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK) < 0 &&
-		    (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		r = recv(fd, &note, sizeof(note), MSG_DONTWAIT);
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return;
 		c->peer_gone_us = ccom_now_us();
-		ccom_trace(CCOM_SUBSYS_NET, "net_ib: rank %d: peer rank %d closed its liveness connection",
-			   c->comm->rank, c->base.peer);
+		if (r == (ssize_t)sizeof(note) && note.magic == IB_NOTE_MAGIC && note.culprit >= 0 &&
+		    note.culprit < c->comm->nranks && note.culprit != c->comm->rank) {
+			c->note_culprit = note.culprit;
+			c->peer_gone_us -= IB_GONE_GRACE_US;
+		}
+		ccom_trace(CCOM_SUBSYS_NET, "net_ib: rank %d: peer rank %d %s its liveness connection",
+			   c->comm->rank, c->base.peer, c->note_culprit >= 0 ? "revoked on" : "closed");
 	}
+}
+
+/*
+ * ccomCommRevoke() from any thread: a note naming the root cause (or this
+ * rank: a revoke, not a death) on the liveness socket, then shut it down,
+ * so the peer's waits end at once instead of at CCOM_OP_TIMEOUT (RC tells
+ * a receiver nothing).  The fd stays open until teardown.
+ */
+static void ib_revoke(struct ccomComm *comm, struct ccom_transport_conn *conn)
+{
+	struct ib_conn *c = to_ib(conn);
+	struct ib_note note = { .magic = IB_NOTE_MAGIC };
+	int first = ccom_proxy_first_failed(comm);
+
+	if (c->live_fd < 0)
+		return;
+	note.culprit = first >= 0 ? first : comm->rank;
+	if (send(c->live_fd, &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
+		ccom_trace(CCOM_SUBSYS_NET, "net_ib: no revoke note to rank %d: %s", c->base.peer,
+			   strerror(errno));
+	shutdown(c->live_fd, SHUT_RDWR);
 }
 
 /*
@@ -600,5 +652,6 @@ const struct ccom_transport_ops ccom_transport_net_ib = {
 	.recv = ib_recv,
 	.wait = ib_wait,
 	.teardown = ccom_ib_teardown,
+	.revoke = ib_revoke,
 	.idle_passes = 4,
 };

@@ -289,6 +289,7 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 		return conn_setup_err(comm, peer, g, "allocate a connection", ENOMEM);
 	c->g = g;
 	c->live_fd = -1;
+	c->note_culprit = -1;
 	g->conns[g->nconns++] = c;
 	*out = c;
 	c->base.ops = &ccom_transport_net_ib;

@@ -167,6 +167,7 @@ struct ib_conn {
 	bool probe_out;			/* a liveness probe is in flight */
 	int live_fd;			/* TCP liveness socket (-1: none) */
 	int64_t peer_gone_us;		/* when its hang-up was seen, 0: not seen */
+	int note_culprit;		/* the peer's revoke note (net_ib.c): root cause, -1: none */
 	bool dead;
 	int err;
 };

@@ -268,14 +268,15 @@ static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 		size_t n = size - done < c->rx.left ? size - done : c->rx.left;
 		ssize_t r = recv(c->fds[c->rx.cur], (char *)buf + done, n, MSG_DONTWAIT);
 
+		/* Bytes that came before the end are delivered first; the next call reports it. */
 		if (r == 0)
-			return peer_gone(c, "was closed by the peer", 0);
+			return done ? (ssize_t)done : peer_gone(c, "was closed by the peer", 0);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			if (errno == EINTR)
 				continue;
-			return peer_gone(c, "failed on receive", errno);
+			return done ? (ssize_t)done : peer_gone(c, "failed on receive", errno);
 		}
 		moved(c->group);
 		c->rcvd[c->rx.cur] += r;

@@ -23,7 +23,8 @@ enum { NET_AUTO, NET_IB, NET_SOCKET };
 struct net_vote {
 	int32_t mode;		/* NET_* that rank was asked for */
 	int32_t ib_ok;		/* it has an ACTIVE RDMA port */
-	char why[448];		/* why not, for the error */
+	int32_t check_sig;	/* CCOM_CHECK_MISMATCH: signatures on the streams */
+	char why[444];		/* why not, for the error */
 };
 
 static const char *const mode_names[] = { "unset", "ib", "socket" };
@@ -61,6 +62,7 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 	if (!v)
 		return -ENOMEM;
 	v[comm->rank].mode = mode;
+	v[comm->rank].check_sig = ccom_param_int("CCOM_CHECK_MISMATCH") != 0;
 	/* CCOM_TRANSPORT=net alone keeps its meaning (TCP); with CCOM_NET=ib it is RDMA. */
 	if (mode == NET_IB || (mode == NET_AUTO && comm->nnodes > 1)) {
 		v[comm->rank].ib_ok = ccom_net_ib_probe(why, sizeof(why));
@@ -76,6 +78,14 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 			ccom_set_last_error("CCOM_NET differs between ranks (rank %d: %s, rank %d: %s); set the same value on every rank",
 					    comm->rank, mode_names[mode], r,
 					    v[r].mode >= 0 && v[r].mode <= 2 ? mode_names[v[r].mode] : "?");
+			err = -EBADE;
+			goto out;
+		}
+	for (r = 0; r < comm->nranks; r++)
+		if (v[r].check_sig != v[comm->rank].check_sig) {
+			/* The network streams carry signatures only if both ends expect them. */
+			ccom_set_last_error("CCOM_CHECK_MISMATCH differs between ranks (rank %d: %d, rank %d: %d); set the same value on every rank",
+					    comm->rank, v[comm->rank].check_sig, r, v[r].check_sig);
 			err = -EBADE;
 			goto out;
 		}

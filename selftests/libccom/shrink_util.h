@@ -26,6 +26,8 @@
 #define SH_BIG (16u << 20)	/* floats: 64 MiB */
 /* How soon survivors must see the death; the kdev test in the emulated VM allows more. */
 static double sh_detect_max_s = 2.0;
+/* Simulated hosts by CCOM_HOSTID alone, in this namespace (shrink_ib: soft-RoCE is here). */
+static int sh_hostid_only;
 
 /*
  * Shared-memory segments this process maps now: distinct inodes of
@@ -177,8 +179,14 @@ static int sh_rank_main(int rank, int host, int pipes[][2])
 	ccomUniqueId id;
 	int r, fd0, shm0;
 
-	if (host >= 0 && nett_enter_host(host))
+	if (host >= 0 && sh_hostid_only) {
+		char hid[48];
+
+		snprintf(hid, sizeof(hid), "shhost%d-%d", host, (int)getppid());
+		setenv("CCOM_HOSTID", hid, 1);
+	} else if (host >= 0 && nett_enter_host(host)) {
 		return 2;
+	}
 	/* Keep only what this rank uses: rank 0 the write ends to 1-3, the others their read end. */
 	for (r = 0; r < 4; r++) {
 		if (r != rank || r == 0)
