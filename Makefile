@@ -57,9 +57,13 @@ all: lib perf tests $(if $(KMOD_BUILDABLE),kmod)
 
 lib: $(LIBSO) $(LIBA) $(BUILD)/lib/ccom.pc
 
-$(BUILD)/libccom/%.o: libccom/%.c $(wildcard libccom/include/*.h) $(wildcard libccom/*/*.h)
+# -MMD: each object's .d lists the headers it includes (any depth, uapi/
+# too), so a changed header rebuilds exactly the objects that use it.
+$(BUILD)/libccom/%.o: libccom/%.c
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(LIB_CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(LIB_CFLAGS) -MMD -MP -c $< -o $@
+
+-include $(LIB_OBJS:.o=.d)
 
 $(LIBSO): $(LIB_OBJS) libccom/libccom.map
 	@mkdir -p $(dir $@)
