@@ -50,7 +50,10 @@ struct ccom_peer_info {
 	struct sockaddr_in6 listen_addr; /* bootstrap p2p listen address (v4 mapped or v6) */
 	char host[40];		/* host name, for messages */
 	int32_t ndevices;	/* nccom devices visible on this host (0: no driver) */
-	uint8_t reserved[20];
+	int32_t ncpus;		/* online CPUs of this rank's machine (the tuner's input) */
+	uint32_t machine_id;	/* hash of host name + boot id, CCOM_HOSTID ignored: the
+				 * same on simulated hosts sharing one machine's CPUs */
+	uint8_t reserved[12];
 };
 
 /* The communicator.  Fields marked [init] are set by init and then constant. */
