@@ -65,6 +65,13 @@ struct ccomComm {
 	uint64_t magic;			/* [init] bootstrap magic */
 	ccomConfig_t config;		/* [init] effective config */
 	int device;			/* [init] nccom device or -1 */
+	/*
+	 * [init] The RDMA port topo/ chose for this rank (topo/nic.c: the
+	 * nearest ACTIVE port CCOM_IB_HCA allows); "" leaves net_ib to take
+	 * the first one.
+	 */
+	char ib_dev[64];
+	int ib_port;
 
 	/* Topology of ranks, [init] after the peer-info stage. */
 	struct ccom_peer_info *peers;	/* nranks entries */

@@ -283,10 +283,10 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 	if (bit >= CCOM_TUNE_NPICKS || (cs->picks_seen[bit / 64] & (1ull << (bit % 64))))
 		return;
 	cs->picks_seen[bit / 64] |= 1ull << (bit % 64);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice%s%s)",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice)%s%s",
 		  comm->rank, kind_names[op->kind], ccom_op_bytes(comm, op), comm->nranks,
 		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto),
-		  cs->why[0] ? "; " : "", cs->why);
+		  cs->why[0] ? ": " : "", cs->why);
 }
 
 /* ------------------------------------------------------------------ LL128 */
@@ -734,7 +734,7 @@ static int pick_hier_allreduce(struct ccomComm *comm, size_t bytes, int flat)
 						len ? ", " : "", algo_names[cand[i]], c);
 	}
 	if (len < sizeof(cs->why))
-		snprintf(cs->why + len, sizeof(cs->why) - len, " us priced, %s",
+		snprintf(cs->why + len, sizeof(cs->why) - len, " us by the %s",
 			 cs->hier_oversub ? "CPU-work model" : "critical-path model");
 	return algo;
 }
