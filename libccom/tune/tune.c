@@ -492,19 +492,18 @@ static int ceil_log2(int n)
  *   fewer CPUs than ranks on a host (hier_init(): cpus = online CPUs of
  *   the machine / simulated hosts on it): the ranks take turns on the
  *   CPUs, so a host's time is its summed work over its CPUs plus one
- *   scheduling round per step and rank per CPU.  A wide ring step (all n
- *   ranks pass one block to a neighbour) and a tree or doubling step (a
- *   pair exchanges whole vectors) are priced apart.
+ *   scheduling round per lock-step step (the fit found a ring step and a
+ *   tree or doubling step equally dear, so one constant).
  *
  * The second model's constants were fitted to ccom-perf between network
  * namespaces on the 2-vCPU development machine (2 x 2 and 2 x 4 ranks, 8
- * B - 16 MiB, CCOM_ALGO=ring|rd|rail|rab interleaved, medians of 5-8
- * runs; Documentation/libccom/collectives.rst, "Choosing between flat and
+ * B - 16 MiB, CCOM_ALGO=ring|rd|rail|rab interleaved, medians of 15 runs
+ * at 8 B / 64 KiB / 1 MiB / 16 MiB and 5 at 256 KiB / 4 MiB;
+ * Documentation/libccom/collectives.rst, "Choosing between flat and
  * hierarchical").
  */
 struct ar_shape {
 	double steps;		/* lock-step steps on the critical path */
-	bool pair_steps;	/* tree / doubling steps (else ring steps) */
 	double crit_net_kb;	/* critical path: KiB over TCP (a host's link) */
 	double crit_shm_kb;	/* critical path: KiB through shm per rank */
 	double crit_net_steps;	/* of the steps, those that cross hosts */
@@ -515,12 +514,11 @@ struct ar_shape {
 };
 
 static const struct {
-	double ring_step_us;	/* per ring step (neighbours pass one block) */
-	double pair_step_us;	/* per tree / doubling step (pairs pass whole vectors) */
+	double step_us;		/* per lock-step step: a scheduling round */
 	double tcp_us_per_kb;	/* CPU time per KiB sent over TCP (both ends) */
 	double shm_us_per_kb;	/* per KiB through a shm FIFO (both ends) */
 	double red_us_per_kb;	/* per KiB reduced */
-} oversub_cost = { 20.0, 25.0, 0.75, 1.0, 0.2 };
+} oversub_cost = { 20.0, 0.75, 1.0, 0.2 };
 
 /* Doubling steps over @n: ceil(log2) for powers of two, two more to fold the rest. */
 static int rd_steps(int n)
@@ -559,7 +557,6 @@ static struct ar_shape ar_shape_of(const struct ccomComm *comm, int algo, size_t
 		st = rd_steps(n);
 		sl = ceil_log2(L);
 		a.steps = st;
-		a.pair_steps = true;
 		a.crit_net_steps = st;
 		a.crit_net_kb = kb * st;
 		a.crit_red_kb = 2.0 * kb * st;
@@ -585,7 +582,6 @@ static struct ar_shape ar_shape_of(const struct ccomComm *comm, int algo, size_t
 		nseg = (double)((bytes + (1u << 20) - 1) >> 20);
 		nseg = nseg > 0 ? nseg : 1;
 		a.steps = nseg * (2.0 * sl + st);
-		a.pair_steps = true;
 		a.crit_net_steps = nseg * st;
 		a.crit_net_kb = kb * st;
 		a.crit_shm_kb = kb * 2.0 * sl;
@@ -606,7 +602,7 @@ static double ar_price(const struct ccomComm *comm, int algo, size_t bytes)
 	const struct cost *net = transport_cost(comm);
 
 	if (cs->hier_oversub)
-		return a.steps * (a.pair_steps ? oversub_cost.pair_step_us : oversub_cost.ring_step_us) +
+		return a.steps * oversub_cost.step_us +
 		       (a.host_tcp_kb * oversub_cost.tcp_us_per_kb +
 			a.host_shm_kb * oversub_cost.shm_us_per_kb +
 			a.host_red_kb * oversub_cost.red_us_per_kb) / cs->hier_cpus;
