@@ -33,6 +33,10 @@
 #   --no-ompi            layout runs: ccom only (to compare CCOM_ALGO values)
 #   --coll NAME          layout runs with --no-ompi: this ccom-perf collective
 #                        instead of allreduce (e.g. alltoall; sizes per rank)
+#   --tune-log           layout runs: the ccom-auto runs log the tuner's choices
+#                        (CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE: the choice and
+#                        every candidate's price) into their output files, and
+#                        the report lists rank 0's choices per layout
 #   --base PATH          also run this ccom-perf binary (an older build: "before"
 #                        and "after" interleaved in one run, same machine state)
 #   --bound              with --mode tcp: also run bench/tcp_bound between the
@@ -48,7 +52,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
 MODE=shm REPS=3 RANKS="2 4 8" SIZES="" MPICH=0 GLOO=0 INSTALL=1 CCOM_ARGS="" BASE=""
-LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce BOUND=0 RT=""
+LAYOUTS="" CCOM_ALGOS="auto ring" HAN=0 OMPI=1 COLL=allreduce BOUND=0 RT="" TUNE_LOG=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--mode) MODE=$2; shift 2 ;;
@@ -67,7 +71,8 @@ while [ $# -gt 0 ]; do
 	--base) BASE=$2; shift 2 ;;
 	--bound) BOUND=1; shift ;;
 	--rt) RT="chrt -f 1"; shift ;;
-	-h|--help) sed -n '3,45p' "$0"; exit 0 ;;
+	--tune-log) TUNE_LOG=1; shift ;;
+	-h|--help) sed -n '3,49p' "$0"; exit 0 ;;
 	*) echo "compare.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
 	esac
 done
@@ -387,6 +392,7 @@ run_ccom_layout() {	# H L algo bytes w i file
 	local H=$1 L=$2 algo=$3 bytes=$4 w=$5 i=$6 f=$7 h l r pids=() rc=0 ae=""
 	PORT=$((PORT + 1))
 	[ "$algo" != auto ] && ae="CCOM_ALGO=$algo"
+	[ "$algo" = auto ] && [ "$TUNE_LOG" = 1 ] && ae="CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE"
 	local env="CCOM_NRANKS=$((H * L)) CCOM_COMM_ID=10.231.1.1:$PORT CCOM_SOCKET_IFNAME=ccbh $ae"
 	for h in $(seq 0 $((H - 1))); do
 		for l in $(seq 0 $((L - 1))); do
@@ -466,6 +472,12 @@ report_layout() {
 		done
 	done
 	echo "# raw results: $RES"
+	[ "$TUNE_LOG" = 1 ] || return 0
+	for lay in $LAYOUTS; do
+		echo "# tuner's choices, $lay, rank 0 (first use of each):"
+		cat "$OUT/tcp$lay-ccom-auto-"*"-rep1.txt" 2>/dev/null |
+			sed -n 's/.*rank 0: \(.* -> .*\)/#   \1/p' | sort -u
+	done
 }
 
 # ---------------------------------------------------------------- report

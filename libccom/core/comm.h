@@ -50,7 +50,10 @@ struct ccom_peer_info {
 	struct sockaddr_in6 listen_addr; /* bootstrap p2p listen address (v4 mapped or v6) */
 	char host[40];		/* host name, for messages */
 	int32_t ndevices;	/* nccom devices visible on this host (0: no driver) */
-	uint8_t reserved[20];
+	int32_t ncpus;		/* online CPUs of this rank's machine (the tuner's input) */
+	uint32_t machine_id;	/* hash of host name + boot id, CCOM_HOSTID ignored: the
+				 * same on simulated hosts sharing one machine's CPUs */
+	uint8_t reserved[12];
 };
 
 /* The communicator.  Fields marked [init] are set by init and then constant. */
@@ -62,6 +65,13 @@ struct ccomComm {
 	uint64_t magic;			/* [init] bootstrap magic */
 	ccomConfig_t config;		/* [init] effective config */
 	int device;			/* [init] nccom device or -1 */
+	/*
+	 * [init] The RDMA port topo/ chose for this rank (topo/nic.c: the
+	 * nearest ACTIVE port CCOM_IB_HCA allows); "" leaves net_ib to take
+	 * the first one.
+	 */
+	char ib_dev[64];
+	int ib_port;
 
 	/* Topology of ranks, [init] after the peer-info stage. */
 	struct ccom_peer_info *peers;	/* nranks entries */

@@ -103,6 +103,15 @@ static uint64_t host_hash(void)
 	return ccom_hash_bytes(0, ident, strlen(ident));
 }
 
+/* The physical machine: simulated hosts (CCOM_HOSTID) on it share its CPUs. */
+static uint32_t machine_id(void)
+{
+	char ident[512];
+
+	ccom_host_identity(NULL, ident, sizeof(ident));
+	return (uint32_t)ccom_hash_bytes(0, ident, strlen(ident));
+}
+
 static uint64_t pid_hash(void)
 {
 	char ns[64] = "";
@@ -183,6 +192,8 @@ static int stage_peerinfo(struct ccomComm *comm)
 	me->config_digest = config_digest();
 	gethostname(me->host, sizeof(me->host) - 1);
 	me->ndevices = ccom_device_count();
+	me->ncpus = (int32_t)sysconf(_SC_NPROCESSORS_ONLN);
+	me->machine_id = machine_id();
 	la = ccom_bootstrap_listen_addr(comm->bootstrap, &lalen);
 	memcpy(&me->listen_addr, la, lalen < sizeof(me->listen_addr) ? lalen :
 					sizeof(me->listen_addr));

@@ -109,7 +109,7 @@ static void dump_nics(FILE *f, const struct ccom_topo *topo)
  * it and whether it is the one net_ib opens); [] without libibverbs or
  * devices, with the reason in "rdma_status".
  */
-static void dump_rdma(FILE *f)
+static void dump_rdma(FILE *f, const struct ccomComm *comm)
 {
 	struct ccom_net_ib_port_info p[16];
 	char why[512] = "";
@@ -128,15 +128,17 @@ static void dump_rdma(FILE *f)
 		json_str(f, p[i].gid_kind);
 		fprintf(f, ", \"gid\": ");
 		json_str(f, p[i].gid);
-		fprintf(f, ", \"hca_match\": %s, \"selected\": %s}", p[i].hca_match ? "true" : "false",
-			p[i].selected ? "true" : "false");
+		fprintf(f, ", \"numa_node\": %d, \"hca_match\": %s, \"selected\": %s}",
+			p[i].numa_node, p[i].hca_match ? "true" : "false",
+			(comm->ib_dev[0] ? !strcmp(comm->ib_dev, p[i].dev) && comm->ib_port == p[i].port
+					 : p[i].selected) ? "true" : "false");
 	}
 	fprintf(f, "%s],\n    \"rdma_status\": ", n ? "\n    " : "");
 	json_str(f, n ? "ok" : why);
 	fprintf(f, ",\n");
 }
 
-static void dump_local(FILE *f, const struct ccom_topo *topo)
+static void dump_local(FILE *f, const struct ccom_topo *topo, const struct ccomComm *comm)
 {
 	const struct ccom_topo_nccom *nc = &topo->nccom;
 
@@ -148,7 +150,7 @@ static void dump_local(FILE *f, const struct ccom_topo *topo)
 		topo->local_numa);
 	dump_numa(f, topo);
 	dump_nics(f, topo);
-	dump_rdma(f);
+	dump_rdma(f, comm);
 	fprintf(f, "    \"bootstrap_nic\": ");
 	if (topo->bootstrap_nic >= 0)
 		json_str(f, topo->nics[topo->bootstrap_nic].name);
@@ -156,9 +158,11 @@ static void dump_local(FILE *f, const struct ccom_topo *topo)
 		fprintf(f, "null");
 	fprintf(f, ",\n    \"placement\": {\"bind\": ");
 	json_str(f, topo->bind);
-	fprintf(f, ", \"mem_node\": %d, \"mem_policy\": \"%s\", \"nic_numa\": %d}", topo->mem_node,
-		topo->mem_node >= 0 ? "preferred" : "first-touch",
+	fprintf(f, ", \"mem_node\": %d, \"mem_policy\": \"%s\", \"nic_numa\": %d, \"rdma\": ",
+		topo->mem_node, topo->mem_node >= 0 ? "preferred" : "first-touch",
 		topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1);
+	json_str(f, topo->rdma_choice);
+	fprintf(f, "}");
 	fprintf(f, ",\n    \"nccom\": {\"present\": %s, \"usable\": %s, \"devices\": %d, \"abi_version\": %u, \"features\": \"0x%llx\", \"status\": ",
 		nc->present ? "true" : "false", nc->usable ? "true" : "false", nc->ndevs,
 		nc->abi_version, (unsigned long long)nc->features);
@@ -253,7 +257,7 @@ int ccom_topo_dump_write(const struct ccom_topo *topo, const struct ccomComm *co
 		CCOM_VERSION_CODE, comm->rank, comm->nranks,
 		(unsigned long long)comm->comm_hash);
 	dump_hosts(f, topo);
-	dump_local(f, topo);
+	dump_local(f, topo, comm);
 	dump_graphs(f, topo, comm);
 	fprintf(f, "}\n");
 	if (fclose(f) || rename(tmp, final)) {

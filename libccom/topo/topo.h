@@ -89,6 +89,8 @@ struct ccom_topo {
 	 */
 	char bind[256];
 	int mem_node;
+	/* The RDMA port nic.c chose (a sentence: "dev:port (why)"), or why none. */
+	char rdma_choice[192];
 
 	/*
 	 * Graphs over all ranks.  ring[i] is the rank at ring position i;
@@ -160,6 +162,31 @@ void ccom_topo_refresh_affinity(struct ccom_topo *topo);
  * logged and not fatal.
  */
 void ccom_topo_place(struct ccom_topo *topo, const struct ccomComm *comm);
+
+/**
+ * ccom_topo_nearest() - the port a rank takes among @n candidates.
+ * @nodes: NUMA node of each candidate (-1: unknown, e.g. a virtual device)
+ * @n: number of candidates
+ * @node: the rank's NUMA node, -1 when its CPUs span several
+ * @lrank: the rank's index among the ranks of its host
+ * @nnear: if not NULL, set to how many candidates were equally near
+ *
+ * The candidates on @node, else all; among them the (@lrank mod count)-th,
+ * so that the ranks of a host spread over equally near ports.
+ *
+ * Return: the index into @nodes, -1 when @n is 0.
+ */
+int ccom_topo_nearest(const int *nodes, int n, int node, int lrank, int *nnear);
+
+/*
+ * ccom_topo_pick_rdma() - choose this rank's RDMA port (nic.c) when its
+ * ranks span hosts and CCOM_NET is not socket: of the ACTIVE ports
+ * CCOM_IB_HCA allows, the nearest (ccom_topo_nearest()); sets comm->ib_dev
+ * and comm->ib_port (net_ib opens that port) and topo->rdma_choice, logged
+ * at INFO (TOPO, NET).  With fewer than 2 such ports it leaves net_ib's
+ * own rule (the first).
+ */
+void ccom_topo_pick_rdma(struct ccom_topo *topo, struct ccomComm *comm);
 
 /*
  * ccom_topo_dump_write() - write @topo as JSON to @path ("%r" is replaced by

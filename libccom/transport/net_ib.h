@@ -31,7 +31,8 @@ struct ccom_net_ib_port_info {
 	char gid_kind[16];		/* RoCE v2 IPv4, RoCE v2, RoCE v1, IB, forced */
 	char gid[48];
 	int hca_match;			/* CCOM_IB_HCA selects it */
-	int selected;			/* the port net_ib would open */
+	int selected;			/* the first port net_ib would open (no topo choice) */
+	int numa_node;			/* sysfs device/numa_node, -1 unknown (virtual) */
 };
 
 /*

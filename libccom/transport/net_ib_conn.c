@@ -232,7 +232,7 @@ static int group_open(struct ccomComm *comm, struct ib_group *g)
 
 	err = ccom_ib_lib_load(why, sizeof(why));
 	if (!err)
-		err = ccom_ib_open_port(&g->port, why, sizeof(why));
+		err = ccom_ib_open_port(&g->port, comm->ib_dev, comm->ib_port, why, sizeof(why));
 	if (!err)
 		err = ccom_ib_pick_gid(&g->port, why, sizeof(why));
 	if (err) {

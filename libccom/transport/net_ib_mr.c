@@ -239,7 +239,7 @@ int ccom_net_ib_dmabuf_check(int fd, uint64_t offset, void *addr, size_t len, in
 	memset(&g, 0, sizeof(g));
 	err = ccom_ib_lib_load(why, why_len);
 	if (!err)
-		err = ccom_ib_open_port(&g.port, why, why_len);
+		err = ccom_ib_open_port(&g.port, NULL, 0, why, why_len);
 	if (err)
 		return err;
 	g.pd = ccom_ibv.alloc_pd(g.port.ctx);

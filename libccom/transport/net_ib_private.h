@@ -87,11 +87,14 @@ struct ib_port {
 int ccom_ib_lib_load(char *why, size_t len);
 
 /*
- * Open the first device whose port matches CCOM_IB_HCA and is ACTIVE.  0 and
- * @p filled (p->ctx open: the caller closes it with ccom_ibv.close_device),
- * or -ENODEV with the reason in @why.  Needs ccom_ib_lib_load() first.
+ * Open the first device whose port matches CCOM_IB_HCA and is ACTIVE, or
+ * with @want_dev (not NULL nor "") that device's port @want_port when it is
+ * one of them (topo/nic.c's choice), else the first.  0 and @p filled
+ * (p->ctx open: the caller closes it with ccom_ibv.close_device), or
+ * -ENODEV with the reason in @why.  Needs ccom_ib_lib_load() first.
  */
-int ccom_ib_open_port(struct ib_port *p, char *why, size_t len);
+int ccom_ib_open_port(struct ib_port *p, const char *want_dev, int want_port, char *why,
+		      size_t len);
 
 /*
  * Choose the GID of the open port @p (CCOM_IB_GID_INDEX, else by link

@@ -159,11 +159,20 @@ static const char *port_state_str(int s)
 	return s >= 0 && s < 6 ? names[s] : "?";
 }
 
-/*
- * Open the first device whose port matches CCOM_IB_HCA and is ACTIVE.  0 and
- * @p filled (p->ctx open), or -ENODEV with the reason in @why.
- */
-int ccom_ib_open_port(struct ib_port *p, char *why, size_t len)
+static int open_port_matching(struct ib_port *p, const char *want_dev, int want_port, char *why,
+			      size_t len);
+
+/* See net_ib_private.h; @want_dev "" or NULL: the first ACTIVE port CCOM_IB_HCA allows. */
+int ccom_ib_open_port(struct ib_port *p, const char *want_dev, int want_port, char *why,
+		      size_t len)
+{
+	if (want_dev && want_dev[0] && !open_port_matching(p, want_dev, want_port, why, len))
+		return 0;
+	return open_port_matching(p, NULL, 0, why, len);
+}
+
+static int open_port_matching(struct ib_port *p, const char *want_dev, int want_port, char *why,
+			      size_t len)
 {
 	const char *spec = ccom_param_str("CCOM_IB_HCA");
 	struct ccib_device **list;
@@ -190,7 +199,8 @@ int ccom_ib_open_port(struct ib_port *p, char *why, size_t len)
 		for (port = 1; port <= np; port++) {
 			struct ccib_port_attr a;
 
-			if (!hca_match(spec, name, port))
+			if (!hca_match(spec, name, port) ||
+			    (want_dev && (strcmp(name, want_dev) || port != want_port)))
 				continue;
 			nmatch++;
 			if (!ctx)
@@ -320,7 +330,7 @@ int ccom_net_ib_probe(char *why, size_t why_len)
 {
 	struct ib_port p;
 
-	if (ccom_ib_lib_load(why, why_len) || ccom_ib_open_port(&p, why, why_len))
+	if (ccom_ib_lib_load(why, why_len) || ccom_ib_open_port(&p, NULL, 0, why, why_len))
 		return 0;
 	ccom_ibv.close_device(p.ctx);
 	return 1;
@@ -332,6 +342,23 @@ static const char *link_layer_str(int ll)
 {
 	return ll == CCIB_LINK_LAYER_ETHERNET ? "Ethernet" :
 	       ll == CCIB_LINK_LAYER_INFINIBAND || ll == 0 ? "InfiniBand" : "?";
+}
+
+/* NUMA node of RDMA device @name (sysfs), -1 when it has none (soft-RoCE) or it cannot be read. */
+static int dev_numa_node(const char *name)
+{
+	char path[192];
+	int node = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/device/numa_node", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &node) != 1)
+		node = -1;
+	fclose(f);
+	return node;
 }
 
 int ccom_net_ib_list_ports(struct ccom_net_ib_port_info *out, int max, char *why, size_t len)
@@ -366,6 +393,7 @@ int ccom_net_ib_list_ports(struct ccom_net_ib_port_info *out, int max, char *why
 			o->port = port;
 			o->gid_index = -1;
 			o->hca_match = hca_match(spec, name, port);
+			o->numa_node = dev_numa_node(name);
 			if (ccom_ibv.query_port(ctx, (uint8_t)port, &p.attr)) {
 				snprintf(o->state, sizeof(o->state), "query failed");
 				n++;

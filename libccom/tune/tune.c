@@ -38,6 +38,7 @@
 #include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/misc.h"
 #include "util/params.h"
 
 /* Largest payload the LL path accepts for @op (coll/ll.c's slots). */
@@ -272,6 +273,7 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 	struct ccom_tune *cs = comm->tune;
 	unsigned int bit;
 
+	cs->why[0] = '\0';
 	pick(comm, op, algo, proto);
 	if (op->kind < 0 || op->kind >= CCOM_COLL_NKINDS || *algo < 0 || *algo >= CCOM_ALGO_NUM ||
 	    *proto < 0 || *proto >= CCOM_PROTO_NUM)
@@ -281,9 +283,10 @@ void ccom_tune_pick_host(struct ccomComm *comm, const struct ccom_op *op, int *a
 	if (bit >= CCOM_TUNE_NPICKS || (cs->picks_seen[bit / 64] & (1ull << (bit % 64))))
 		return;
 	cs->picks_seen[bit / 64] |= 1ull << (bit % 64);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice)",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> %s/%s (first use of this choice)%s%s",
 		  comm->rank, kind_names[op->kind], ccom_op_bytes(comm, op), comm->nranks,
-		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto));
+		  comm->nnodes, ccom_algo_name(*algo), ccom_proto_name(*proto),
+		  cs->why[0] ? ": " : "", cs->why);
 }
 
 /* ------------------------------------------------------------------ LL128 */
@@ -366,6 +369,41 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 /* ------------------------------------------------------------------ hierarchical */
 
 /*
+ * CPUs per host from the peer records (identical on every rank): each
+ * machine's online CPUs divided by the hosts on it (simulated hosts,
+ * CCOM_HOSTID, share one machine), the fewest over the hosts.  @nl holds
+ * the ranks per host; a host with more ranks than CPUs makes the tuner
+ * price by CPU work.
+ */
+static void hier_cpus(const struct ccomComm *comm, struct ccom_tune *cs, const int *nl)
+{
+	int H = comm->nnodes, h, g, r, *first = calloc((size_t)H, sizeof(int));
+	double cpus;
+
+	cs->hier_cpus = 1e9;
+	cs->hier_oversub = false;
+	if (!first) {
+		cs->hier_cpus = 1;
+		return;
+	}
+	for (r = comm->nranks - 1; r >= 0; r--)	/* the lowest rank of each host */
+		first[comm->rank_to_node[r]] = r;
+	for (h = 0; h < H; h++) {
+		const struct ccom_peer_info *p = &comm->peers[first[h]];
+		int shared = 0;
+
+		for (g = 0; g < H; g++)
+			shared += comm->peers[first[g]].machine_id == p->machine_id;
+		cpus = (double)(p->ncpus > 0 ? p->ncpus : 1) / (shared > 0 ? shared : 1);
+		if (cpus < cs->hier_cpus)
+			cs->hier_cpus = cpus;
+		if (cpus < nl[h])
+			cs->hier_oversub = true;
+	}
+	free(first);
+}
+
+/*
  * The layout decides which hierarchical schedules exist (coll/hier.c);
  * logged once per communicator with the reason when one is ruled out.
  */
@@ -394,6 +432,7 @@ static void hier_init(struct ccomComm *comm, struct ccom_tune *cs)
 			len += (size_t)snprintf(shape + len, sizeof(shape) - len, "%s%d", r ? "+" : "",
 						nl[r]);
 	}
+	hier_cpus(comm, cs, nl);
 	free(nl);
 	cs->hier_rab = cs->hier_lmax >= 2;
 	cs->hier_rail = cs->hier_rab && lmin == cs->hier_lmax;
@@ -406,6 +445,11 @@ static void hier_init(struct ccomComm *comm, struct ccom_tune *cs)
 	else
 		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: hierarchical: %d hosts x %d ranks; rail, rab and the flat algorithms are priced",
 			  comm->rank, comm->nnodes, cs->hier_lmax);
+	if (cs->hier_rab)
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: hierarchical: %.2g CPUs per host for up to %d ranks: AllReduce priced by %s",
+			  comm->rank, cs->hier_cpus, cs->hier_lmax,
+			  cs->hier_oversub ? "the CPU work of a host (its ranks take turns on the CPUs)"
+					   : "the critical path (a CPU per rank)");
 	if ((force == CCOM_ALGO_RAIL && !cs->hier_rail) ||
 	    ((force == CCOM_ALGO_RAB || force == CCOM_ALGO_HOSTPAIR) && !cs->hier_rab))
 		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: CCOM_ALGO=%s cannot run on hosts of %s ranks (%s); using the flat choice",
@@ -415,19 +459,12 @@ static void hier_init(struct ccomComm *comm, struct ccom_tune *cs)
 }
 
 /*
- * Constants of the flat-vs-hierarchical decision for AllReduce and
- * AlltoAll, fitted to ccom-perf between network namespaces (2 hosts x 2
- * and x 4 ranks, 8 B - 16 MiB, CCOM_ALGO=ring|rd|rail|rab interleaved, 8
- * runs each under a load average of 15-36 on the 2-vCPU development
- * machine; the minima and medians are in collectives.rst): the byte terms
- * are the transports' (TCP 0.45, shm 0.15 us/KiB), the step terms are
- * what a lock-step step costs there, 120 us between hosts and 60 us in a
- * host, with 4-8 ranks sharing 2 CPUs and waiting on the scheduler at
- * every step.  The transports' own step constants (25 / 3 us) are those
- * of one rank per CPU and priced the flat ring's 14 steps too cheaply
- * against split-rail and rab (2 x 4, 8 MiB: ring chosen, measured 1.5x
- * slower).  The flat candidate is repriced with these so that both sides
- * of the comparison use one set.
+ * Step constants of the flat-vs-hierarchical AlltoAll decision, fitted to
+ * ccom-perf between network namespaces (2 hosts x 2 and x 4 ranks, 4-8
+ * ranks sharing the 2 CPUs of the development machine): the byte terms
+ * are the transports' (TCP 0.45, shm 0.15 us/KiB), the step terms what a
+ * lock-step step costs there, 120 us between hosts and 60 us in a host.
+ * AllReduce is priced by allreduce_prices() below instead.
  */
 static const struct cost hier_cost_net = { 120.0, 0.45 };
 static const struct cost hier_cost_shm = { 60.0, 0.15 };
@@ -442,35 +479,136 @@ static int ceil_log2(int n)
 }
 
 /*
- * Split-rail AllReduce of @bytes on H hosts x L ranks, per segment of L
- * MiB: 2(L - 1) shm steps of S/L per rank, 2(H - 1) network steps; the L
- * rails share the host's link, which carries 2(H - 1)/H * S in all.
+ * AllReduce between hosts: the four candidates (flat ring, flat recursive
+ * doubling, split-rail, rab), each described by what it does on the
+ * critical path (lock-step steps, the bytes one rank moves and reduces)
+ * and by what a host does in all (the bytes its ranks send over TCP and
+ * shm and reduce, summed).  Two machine models price them:
+ *
+ *   a CPU per rank (real hosts): the critical path with the transports'
+ *   constants: steps x alpha + the bytes of the busiest rank, a host's
+ *   link carrying the bytes of all its rails;
+ *
+ *   fewer CPUs than ranks on a host (hier_init(): cpus = online CPUs of
+ *   the machine / simulated hosts on it): the ranks take turns on the
+ *   CPUs, so a host's time is its summed work over its CPUs plus one
+ *   scheduling round per lock-step step (the fit found a ring step and a
+ *   tree or doubling step equally dear, so one constant).
+ *
+ * The second model's constants were fitted to ccom-perf between network
+ * namespaces on the 2-vCPU development machine (2 x 2 and 2 x 4 ranks, 8
+ * B - 16 MiB, CCOM_ALGO=ring|rd|rail|rab interleaved, medians of 15 runs
+ * at 8 B / 64 KiB / 1 MiB / 16 MiB and 5 at 256 KiB / 4 MiB;
+ * Documentation/libccom/collectives.rst, "Choosing between flat and
+ * hierarchical").
  */
-static double cost_rail(const struct ccomComm *comm, size_t bytes)
-{
-	int H = comm->nnodes, L = comm->tune->hier_lmax;
-	double kb = (double)bytes / 1024.0, nseg = (double)(bytes / ((size_t)L << 20) + 1);
+struct ar_shape {
+	double steps;		/* lock-step steps on the critical path */
+	double crit_net_kb;	/* critical path: KiB over TCP (a host's link) */
+	double crit_shm_kb;	/* critical path: KiB through shm per rank */
+	double crit_net_steps;	/* of the steps, those that cross hosts */
+	double crit_red_kb;	/* critical path: KiB reduced and copied by one rank */
+	double host_tcp_kb;	/* a host in all: KiB its ranks send over TCP */
+	double host_shm_kb;	/* ... through shm */
+	double host_red_kb;	/* ... reduce (and copy for doubling) */
+};
 
-	return nseg * (hier_cost_shm.alpha_us * 2 * (L - 1) + hier_cost_net.alpha_us * 2 * (H - 1)) +
-	       hier_cost_shm.beta_us_per_kb * kb * 2.0 * (L - 1) / L +
-	       hier_cost_net.beta_us_per_kb * kb * 2.0 * (H - 1) / H;
+static const struct {
+	double step_us;		/* per lock-step step: a scheduling round */
+	double tcp_us_per_kb;	/* CPU time per KiB sent over TCP (both ends) */
+	double shm_us_per_kb;	/* per KiB through a shm FIFO (both ends) */
+	double red_us_per_kb;	/* per KiB reduced */
+} oversub_cost = { 20.0, 0.75, 1.0, 0.2 };
+
+/* Doubling steps over @n: ceil(log2) for powers of two, two more to fold the rest. */
+static int rd_steps(int n)
+{
+	int p2 = 1, s = 0;
+
+	while (p2 * 2 <= n) {
+		p2 *= 2;
+		s++;
+	}
+	return p2 < n ? s + 2 : s;
 }
 
-/* rab: a tree in the host each way (whole vector per step), doubling between the H leaders. */
-static double cost_rab(const struct ccomComm *comm, size_t bytes)
-{
-	double kb = (double)bytes / 1024.0;
-	int H = comm->nnodes, p2 = 1, steps = 0;
+static int ceil_log2(int n);
 
-	while (p2 * 2 <= H) {
-		p2 *= 2;
-		steps++;
+/* What @algo does for an AllReduce of @bytes on H hosts x L ranks (see above). */
+static struct ar_shape ar_shape_of(const struct ccomComm *comm, int algo, size_t bytes)
+{
+	int H = comm->nnodes, L = comm->tune->hier_lmax, n = comm->nranks;
+	double kb = (double)bytes / 1024.0, nseg;
+	struct ar_shape a = { 0 };
+	int st, sl;
+
+	switch (algo) {
+	case CCOM_ALGO_RING:	/* ring.c: segments of n MiB, hosts contiguous on the ring */
+		nseg = (double)((bytes + ((size_t)n << 20) - 1) / ((size_t)n << 20));
+		a.steps = 2.0 * (n - 1) * (nseg > 0 ? nseg : 1);
+		a.crit_net_steps = a.steps;
+		a.crit_net_kb = kb * 2.0 * (n - 1) / n;
+		a.crit_red_kb = kb * (n - 1) / n;
+		a.host_tcp_kb = kb * 2.0 * (n - 1) / n;
+		a.host_shm_kb = kb * (L - 1) * 2.0 * (n - 1) / n;
+		a.host_red_kb = kb * L * (n - 1.0) / n;
+		break;
+	case CCOM_ALGO_RD:	/* whole vector per step; a copy and a reduction per step */
+		st = rd_steps(n);
+		sl = ceil_log2(L);
+		a.steps = st;
+		a.crit_net_steps = st;
+		a.crit_net_kb = kb * st;
+		a.crit_red_kb = 2.0 * kb * st;
+		a.host_tcp_kb = kb * L * (st - sl);
+		a.host_shm_kb = kb * L * sl;
+		a.host_red_kb = 2.0 * kb * L * st;
+		break;
+	case CCOM_ALGO_RAIL:	/* hier.c: segments of L MiB */
+		nseg = (double)((bytes + ((size_t)L << 20) - 1) / ((size_t)L << 20));
+		nseg = nseg > 0 ? nseg : 1;
+		a.steps = nseg * 2.0 * (L - 1 + H - 1);
+		a.crit_net_steps = nseg * 2.0 * (H - 1);
+		a.crit_net_kb = kb * 2.0 * (H - 1) / H;	/* all L rails share the link */
+		a.crit_shm_kb = kb * 2.0 * (L - 1) / L;
+		a.crit_red_kb = kb * ((L - 1.0) / L + (H - 1.0) / H / L);
+		a.host_tcp_kb = kb * 2.0 * (H - 1) / H;
+		a.host_shm_kb = kb * 2.0 * (L - 1);
+		a.host_red_kb = kb * ((L - 1) + (H - 1.0) / H);
+		break;
+	default:		/* rab: segments of 1 MiB; tree, leaders' doubling, tree */
+		st = rd_steps(H);
+		sl = ceil_log2(L);
+		nseg = (double)((bytes + (1u << 20) - 1) >> 20);
+		nseg = nseg > 0 ? nseg : 1;
+		a.steps = nseg * (2.0 * sl + st);
+		a.crit_net_steps = nseg * st;
+		a.crit_net_kb = kb * st;
+		a.crit_shm_kb = kb * 2.0 * sl;
+		a.crit_red_kb = kb * (sl + 2.0 * st);
+		a.host_tcp_kb = kb * st;
+		a.host_shm_kb = kb * 2.0 * (L - 1);
+		a.host_red_kb = kb * ((L - 1) + 2.0 * st);
+		break;
 	}
-	if (p2 < H)
-		steps += 2;
-	return 2.0 * ceil_log2(comm->tune->hier_lmax) *
-	       (hier_cost_shm.alpha_us + hier_cost_shm.beta_us_per_kb * kb) +
-	       steps * (hier_cost_net.alpha_us + (hier_cost_net.beta_us_per_kb + RD_LOCAL_US_PER_KB) * kb);
+	return a;
+}
+
+/* The price of @algo under the machine model hier_init() chose. */
+static double ar_price(const struct ccomComm *comm, int algo, size_t bytes)
+{
+	const struct ccom_tune *cs = comm->tune;
+	struct ar_shape a = ar_shape_of(comm, algo, bytes);
+	const struct cost *net = transport_cost(comm);
+
+	if (cs->hier_oversub)
+		return a.steps * oversub_cost.step_us +
+		       (a.host_tcp_kb * oversub_cost.tcp_us_per_kb +
+			a.host_shm_kb * oversub_cost.shm_us_per_kb +
+			a.host_red_kb * oversub_cost.red_us_per_kb) / cs->hier_cpus;
+	return a.crit_net_steps * net->alpha_us + (a.steps - a.crit_net_steps) * ring_cost_shm.alpha_us +
+	       a.crit_net_kb * net->beta_us_per_kb + a.crit_shm_kb * ring_cost_shm.beta_us_per_kb +
+	       a.crit_red_kb * RD_LOCAL_US_PER_KB;
 }
 
 /* Broadcast / Reduce through the leaders: a tree between hosts, then (or before) one in each. */
@@ -564,6 +702,40 @@ static double cost_hostpair(const struct ccomComm *comm, const struct ccom_op *o
 }
 
 /*
+ * AllReduce between hosts: the cheapest of ring, rd, rail (same count on
+ * every host) and rab (several ranks on some host) by ar_price(); @flat
+ * when every host holds one rank.  The prices go to cs->why, which the
+ * first use of a choice logs.
+ */
+static int pick_hier_allreduce(struct ccomComm *comm, size_t bytes, int flat)
+{
+	static const int cand[] = { CCOM_ALGO_RING, CCOM_ALGO_RD, CCOM_ALGO_RAIL, CCOM_ALGO_RAB };
+	struct ccom_tune *cs = comm->tune;
+	double best = 0, c;
+	size_t len = 0, i;
+	int algo = flat;
+
+	if (!cs->hier_rab)
+		return flat;
+	for (i = 0; i < CCOM_ARRAY_SIZE(cand); i++) {
+		if (cand[i] == CCOM_ALGO_RAIL && !cs->hier_rail)
+			continue;
+		c = ar_price(comm, cand[i], bytes);
+		if (!len || c < best) {
+			best = c;
+			algo = cand[i];
+		}
+		if (len < sizeof(cs->why) - 32)
+			len += (size_t)snprintf(cs->why + len, sizeof(cs->why) - len, "%s%s %.0f",
+						len ? ", " : "", algo_names[cand[i]], c);
+	}
+	if (len < sizeof(cs->why))
+		snprintf(cs->why + len, sizeof(cs->why) - len, " us by the %s",
+			 cs->hier_oversub ? "CPU-work model" : "critical-path model");
+	return algo;
+}
+
+/*
  * Flat (@flat, pick_transport_algo()'s choice) or hierarchical, for a
  * communicator spanning hosts.  CCOM_ALGO=rail|rab forces a schedule the
  * layout allows (hier_init() logged the ones it does not); the other
@@ -572,8 +744,7 @@ static double cost_hostpair(const struct ccomComm *comm, const struct ccom_op *o
 static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t bytes, int flat)
 {
 	const struct ccom_tune *cs = comm->tune;
-	int force = cs->force_algo, algo = flat;
-	double best, c;
+	int force = cs->force_algo;
 
 	if (force != CCOM_ALGO_AUTO && force != CCOM_ALGO_RAIL && force != CCOM_ALGO_RAB &&
 	    force != CCOM_ALGO_HOSTPAIR)
@@ -593,15 +764,7 @@ static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t byt
 			return cs->hier_rail ? CCOM_ALGO_RAIL : flat;
 		if (force == CCOM_ALGO_RAB)
 			return cs->hier_rab ? CCOM_ALGO_RAB : flat;
-		best = flat == CCOM_ALGO_RD ? cost_rd_with(comm, bytes, &hier_cost_net)
-					    : cost_ring_with(comm, bytes, &hier_cost_net);
-		if (cs->hier_rail && (c = cost_rail(comm, bytes)) < best) {
-			algo = CCOM_ALGO_RAIL;
-			best = c;
-		}
-		if (cs->hier_rab && cost_rab(comm, bytes) < best)
-			algo = CCOM_ALGO_RAB;
-		return algo;
+		return pick_hier_allreduce(comm, bytes, flat);
 	}
 	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER) {
 		if (!cs->hier_rail || force == CCOM_ALGO_RAB)

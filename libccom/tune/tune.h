@@ -64,6 +64,12 @@ enum ccom_proto {
  * @hier_rail: also the same number of ranks on every host: split-rail
  *	AllReduce is a candidate
  * @hier_lmax: most ranks on one host
+ * @hier_cpus: CPUs per host: the fewest over the hosts of their
+ *	machine's online CPUs divided by the (simulated) hosts sharing
+ *	that machine
+ * @hier_oversub: some host has fewer CPUs than ranks: the hierarchical
+ *	AllReduce is priced by CPU work, not by the critical path
+ * @why: the prices behind the latest hierarchical choice, for the log
  * @picks_seen: (collective, algorithm, protocol) choices made so far:
  *	each is logged once
  */
@@ -75,6 +81,9 @@ struct ccom_tune {
 	bool hier_rab;
 	bool hier_rail;
 	int hier_lmax;
+	double hier_cpus;
+	bool hier_oversub;
+	char why[192];
 	uint64_t picks_seen[(CCOM_TUNE_NPICKS + 63) / 64];
 };
 

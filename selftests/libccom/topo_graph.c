@@ -6,7 +6,10 @@
  * two-level tree has one root and parents inside the host or among host
  * leaders, cpulist parsing accepts sysfs syntax and rejects garbage, local
  * discovery finds CPUs, a NUMA node and the loopback interface, and the
- * JSON dump is written (with %r expanded) and holds the graphs.
+ * JSON dump is written (with %r expanded) and holds the graphs; the
+ * nearest-port rule (ccom_topo_nearest) takes a port on the rank's NUMA
+ * node, spreads the local ranks over equally near ports, and falls back to
+ * all ports when none is on the node or the node is unknown.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,11 +141,31 @@ static void test_discover_and_dump(void)
 	ccom_topo_free(t);
 }
 
+static void test_nearest(void)
+{
+	const int two_nodes[4] = { 1, 0, 1, 0 }, virt[3] = { -1, -1, -1 };
+	int nn = 0, r;
+
+	/* Ports 1 and 3 are on node 0: local ranks alternate between them. */
+	CHECK(ccom_topo_nearest(two_nodes, 4, 0, 0, &nn) == 1 && nn == 2, "node 0, rank 0");
+	CHECK(ccom_topo_nearest(two_nodes, 4, 0, 1, NULL) == 3, "node 0, rank 1");
+	CHECK(ccom_topo_nearest(two_nodes, 4, 0, 2, NULL) == 1, "node 0, rank 2 wraps");
+	CHECK(ccom_topo_nearest(two_nodes, 4, 1, 1, NULL) == 2, "node 1, rank 1");
+	/* No port on the rank's node, or the node unknown: all ports, spread by rank. */
+	CHECK(ccom_topo_nearest(two_nodes, 4, 2, 3, &nn) == 3 && nn == 4, "node 2: all ports");
+	CHECK(ccom_topo_nearest(two_nodes, 4, -1, 1, NULL) == 1, "node unknown");
+	for (r = 0; r < 6; r++)
+		CHECK(ccom_topo_nearest(virt, 3, 0, r, NULL) == r % 3, "virtual ports, rank %d", r);
+	CHECK(ccom_topo_nearest(virt, 0, 0, 0, NULL) == -1, "no port");
+	CHECK(ccom_topo_nearest(virt, 1, 0, -4, NULL) == 0, "a negative local rank counts as 0");
+}
+
 int main(void)
 {
 	test_ring_interleaved();
 	test_single_host();
 	test_cpulist();
+	test_nearest();
 	test_discover_and_dump();
 	printf("%s: topology graphs, discovery and dump\n", fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;
