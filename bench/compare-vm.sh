@@ -18,6 +18,7 @@
 # usage: bench/compare-vm.sh [--kernels "6.1 6.12"] [--reps N] [--ns "2 4"]
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
+#          [--variants "mpi auto kdev shm"] (a subset: e.g. no mpi at 256M)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
@@ -25,12 +26,14 @@ set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
+variants="mpi auto kdev shm"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--ns) ns=$2; shift 2 ;;
 	--colls) colls=$2; shift 2 ;;
+	--variants) variants=$2; shift 2 ;;
 	--min) min=$2; shift 2 ;;
 	--max) max=$2; shift 2 ;;
 	--factor) factor=$2; shift 2 ;;
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,22p' "$0"; exit 2 ;;
+	*) sed -n '3,23p' "$0"; exit 2 ;;
 	esac
 done
 B=$TREE/build
@@ -59,7 +62,7 @@ if [ -n "$in_guest" ]; then
 	for rep in $(seq 1 "$reps"); do
 		for coll in $colls; do
 			for n in $ns; do
-				for v in mpi auto kdev shm; do
+				for v in $variants; do
 					f="$in_guest/raw-$coll-n$n-$v-rep$rep.txt"
 					case $v in
 					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
@@ -110,7 +113,7 @@ summarize()
 							m = bw(s, med(t["mpi", s])); a = bw(s, med(t["auto", s]))
 							k = bw(s, med(t["kdev", s])); h = bw(s, med(t["shm", s]))
 							g = ""
-							if (s + 0 >= 1048576 && coll != "broadcast") g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
+							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
 							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
 							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
 							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), g
@@ -145,7 +148,7 @@ for k in $kernels; do
 		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
-			--in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
+			--variants "$variants" --in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
 		elapsed=$(( $(date +%s) - start ))
 	fi
 	summarize "$out" "$rel" "$elapsed"
