@@ -68,7 +68,9 @@ if [ -n "$in_guest" ]; then
 					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
 						--mca btl vader,self -np "$n" "$mpib" "$coll" -b "$min" -e "$max" \
 						-f "$factor" -w "$warmup" -i "$iters" > "$f" 2>&1 ;;
-					auto) env -u CCOM_KDEV timeout 900 "$perf" "$coll" -n "$n" -b "$min" \
+					# INFO from TUNE: the first size each choice took (which path auto ran)
+					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout 900 \
+						"$perf" "$coll" -n "$n" -b "$min" \
 						-e "$max" -f "$factor" -w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
 					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout 900 \
 						"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" \
@@ -92,14 +94,18 @@ summarize()
 		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
-		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s  %s\n" coll n bytes mpi auto kdev shm \
-			kdev/mpi auto/mpi kdev/shm auto/shm goals
+		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
+		echo "#   max/min time over the repetitions among auto, kdev and shm (the noise of the row)"
+		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s %4s %6s  %s\n" coll n bytes mpi auto kdev shm \
+			kdev/mpi auto/mpi kdev/shm auto/shm path spread goals
 		for coll in $colls; do
 			for n in $ns; do
+				eng=$(cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null |
+					sed -n 's/.* of \([0-9]*\) bytes on .* -> engine\/.*/\1/p' | sort -n | head -n 1)
 				for v in mpi auto kdev shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
 						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
-				done | awk -v coll=$coll -v n=$n '
+				done | awk -v coll=$coll -v n=$n -v eng="${eng:-0}" '
 					{ t[$1, $2] = t[$1, $2] " " $3; sizes[$2] = 1 }
 					function med(s,   a, c, i, j, x) {
 						c = split(s, a, " ")
@@ -108,6 +114,11 @@ summarize()
 					}
 					function bw(bytes, us) { return us + 0 > 0 ? bytes / us / 1000 * (coll == "allreduce" ? 2 * (n - 1) / n : coll == "broadcast" ? 1 : (n - 1) / n) : 0 }
 					function r(a, b) { return b > 0 ? a / b : 0 }
+					function spread(s,   a, c, i, lo, hi) {
+						c = split(s, a, " "); lo = hi = a[1] + 0
+						for (i = 2; i <= c; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
+						return lo > 0 ? hi / lo : 0
+					}
 					END {
 						for (s in sizes) {
 							m = bw(s, med(t["mpi", s])); a = bw(s, med(t["auto", s]))
@@ -116,7 +127,10 @@ summarize()
 							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
 							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
 							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
-							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), g
+							p = eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
+							sp = spread(t["auto", s]); if (spread(t["kdev", s]) > sp) sp = spread(t["kdev", s])
+							if (spread(t["shm", s]) > sp) sp = spread(t["shm", s])
+							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, g
 						}
 					}' | sort -k3,3n
 			done
