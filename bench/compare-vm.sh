@@ -108,6 +108,8 @@ summarize()
 			for n in $ns; do
 				eng=$(cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null |
 					sed -n 's/.* of \([0-9]*\) bytes on .* -> engine\/.*/\1/p' | sort -n | head -n 1)
+				# No TUNE log at all (a run from before it was recorded): path unknown.
+				cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null | grep -q ' CCOM INFO ' || eng=-1
 				for v in mpi auto kdev shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
 						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
@@ -133,7 +135,7 @@ summarize()
 							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
 							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
 							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
-							p = eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
+							p = eng + 0 < 0 ? "?" : eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
 							sp = spread(t["auto", s]); if (spread(t["kdev", s]) > sp) sp = spread(t["kdev", s])
 							if (spread(t["shm", s]) > sp) sp = spread(t["shm", s])
 							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, g
