@@ -73,8 +73,8 @@ struct ccom_kdev {
 	void *scratch;			/* Reduce: where non-root ranks leave their slice */
 	size_t scratch_size;
 	bool warned_fallback;
-	uint32_t engine_logged;		/* tune/engine.c: collective kinds whose first engine pick was logged */
 	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
+	uint32_t engine_logged;		/* tune/engine.c: collective kinds whose first engine pick was logged */
 };
 
 /*
