@@ -18,6 +18,7 @@
 # usage: bench/compare-vm.sh [--kernels "6.1 6.12"] [--reps N] [--ns "2 4"]
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
+#          [--variants "mpi auto kdev shm"] (a subset: e.g. no mpi at 256M)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
@@ -25,12 +26,14 @@ set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
+variants="mpi auto kdev shm"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--ns) ns=$2; shift 2 ;;
 	--colls) colls=$2; shift 2 ;;
+	--variants) variants=$2; shift 2 ;;
 	--min) min=$2; shift 2 ;;
 	--max) max=$2; shift 2 ;;
 	--factor) factor=$2; shift 2 ;;
@@ -39,7 +42,7 @@ while [ $# -gt 0 ]; do
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,22p' "$0"; exit 2 ;;
+	*) sed -n '3,23p' "$0"; exit 2 ;;
 	esac
 done
 B=$TREE/build
@@ -56,16 +59,24 @@ if [ -n "$in_guest" ]; then
 		-w 1 -i 1 -c 0 2>&1 | grep -o 'kdev: engine copy.*' | sort -u > "$in_guest/calibration.txt"
 	timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe --mca btl vader,self -np 2 \
 		"$mpib" allreduce -b 64K -e 64K -w 1 -i 1 > /dev/null 2>&1
+	# The order rotates per repetition: no variant always runs right after
+	# Open MPI (in the 16:00 run auto, which followed it, was below kdev in
+	# all 7 rows of 6.1 where both ran the engine).
+	nv=$(echo $variants | wc -w)
 	for rep in $(seq 1 "$reps"); do
+		rot=$(( (rep - 1) % nv ))
+		order=$(echo $variants | awk -v r="$rot" '{ for (i = 0; i < NF; i++) printf "%s ", $((i + r) % NF + 1) }')
 		for coll in $colls; do
 			for n in $ns; do
-				for v in mpi auto kdev shm; do
+				for v in $order; do
 					f="$in_guest/raw-$coll-n$n-$v-rep$rep.txt"
 					case $v in
 					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
 						--mca btl vader,self -np "$n" "$mpib" "$coll" -b "$min" -e "$max" \
 						-f "$factor" -w "$warmup" -i "$iters" > "$f" 2>&1 ;;
-					auto) env -u CCOM_KDEV timeout 900 "$perf" "$coll" -n "$n" -b "$min" \
+					# INFO from TUNE: the first size each choice took (which path auto ran)
+					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout 900 \
+						"$perf" "$coll" -n "$n" -b "$min" \
 						-e "$max" -f "$factor" -w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
 					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout 900 \
 						"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" \
@@ -89,14 +100,20 @@ summarize()
 		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
-		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s  %s\n" coll n bytes mpi auto kdev shm \
-			kdev/mpi auto/mpi kdev/shm auto/shm goals
+		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
+		echo "#   max/min time over the repetitions among auto, kdev and shm (the noise of the row)"
+		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s %4s %6s  %s\n" coll n bytes mpi auto kdev shm \
+			kdev/mpi auto/mpi kdev/shm auto/shm path spread goals
 		for coll in $colls; do
 			for n in $ns; do
+				eng=$(cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null |
+					sed -n 's/.* of \([0-9]*\) bytes on .* -> engine\/.*/\1/p' | sort -n | head -n 1)
+				# No TUNE log at all (a run from before it was recorded): path unknown.
+				cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null | grep -q ' CCOM INFO ' || eng=-1
 				for v in mpi auto kdev shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
 						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
-				done | awk -v coll=$coll -v n=$n '
+				done | awk -v coll=$coll -v n=$n -v eng="${eng:-0}" '
 					{ t[$1, $2] = t[$1, $2] " " $3; sizes[$2] = 1 }
 					function med(s,   a, c, i, j, x) {
 						c = split(s, a, " ")
@@ -105,15 +122,23 @@ summarize()
 					}
 					function bw(bytes, us) { return us + 0 > 0 ? bytes / us / 1000 * (coll == "allreduce" ? 2 * (n - 1) / n : coll == "broadcast" ? 1 : (n - 1) / n) : 0 }
 					function r(a, b) { return b > 0 ? a / b : 0 }
+					function spread(s,   a, c, i, lo, hi) {
+						c = split(s, a, " "); lo = hi = a[1] + 0
+						for (i = 2; i <= c; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
+						return lo > 0 ? hi / lo : 0
+					}
 					END {
 						for (s in sizes) {
 							m = bw(s, med(t["mpi", s])); a = bw(s, med(t["auto", s]))
 							k = bw(s, med(t["kdev", s])); h = bw(s, med(t["shm", s]))
 							g = ""
-							if (s + 0 >= 1048576 && coll != "broadcast") g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
+							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
 							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
 							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
-							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), g
+							p = eng + 0 < 0 ? "?" : eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
+							sp = spread(t["auto", s]); if (spread(t["kdev", s]) > sp) sp = spread(t["kdev", s])
+							if (spread(t["shm", s]) > sp) sp = spread(t["shm", s])
+							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, g
 						}
 					}' | sort -k3,3n
 			done
@@ -145,7 +170,7 @@ for k in $kernels; do
 		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
-			--in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
+			--variants "$variants" --in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
 		elapsed=$(( $(date +%s) - start ))
 	fi
 	summarize "$out" "$rel" "$elapsed"

@@ -27,6 +27,9 @@ MODULE_PARM_DESC(max_reg_size, "Largest registration in bytes (default 16 GiB)")
 module_param_named(turn_bytes, nccom_turn_bytes, uint, 0644);
 MODULE_PARM_DESC(turn_bytes, "Bytes an engine moves for one queue per turn (default 256 KiB)");
 
+module_param_named(doorbell_bytes, nccom_doorbell_bytes, uint, 0644);
+MODULE_PARM_DESC(doorbell_bytes, "Bytes a doorbell runs in the caller before waking the engine (default 4096, 0 = off)");
+
 module_param_named(fail_nth, nccom_fail_nth, uint, 0644);
 MODULE_PARM_DESC(fail_nth, "Test only: fail the Nth allocation or pin from now (0 = off)");
 

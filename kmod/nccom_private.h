@@ -48,6 +48,7 @@ extern unsigned int nccom_ndevs;
 extern unsigned int nccom_nengines;
 extern unsigned long nccom_max_reg_size;
 extern unsigned int nccom_turn_bytes;
+extern unsigned int nccom_doorbell_bytes;
 extern unsigned int nccom_fail_nth;
 
 /* Test-only fault injection (object.c): true for the fail_nth-th call. */

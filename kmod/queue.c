@@ -20,9 +20,16 @@
 /* The turn_bytes module parameter (main.c): the budget of nccom_queue_run(). */
 unsigned int nccom_turn_bytes = 256 * 1024;
 
+/*
+ * The doorbell_bytes module parameter (main.c): the budget a doorbell runs
+ * in the caller's context before it wakes the engine (0: never).
+ */
+unsigned int nccom_doorbell_bytes = 4096;
+
 static const struct nccom_obj_ops nccom_queue_ops;
 
 #define NCCOM_TURN_DESCS 64
+#define NCCOM_DOORBELL_DESCS 16
 
 static size_t nccom_ring_size(u32 depth, u32 *sq_off, u32 *cq_off)
 {
@@ -248,25 +255,22 @@ static int nccom_queue_fetch_locked(struct nccom_queue *q,
 	return 1;
 }
 
-/**
- * nccom_queue_run() - execute a queue for one engine turn
- * @q: the queue; called by its engine with no locks held
- *
- * Runs descriptors in order until the queue is empty, parked on a
- * semaphore, in error, or the turn's byte/descriptor budget is used.
+/*
+ * Run descriptors in order until the queue is empty, parked on a
+ * semaphore, in error, or @budget bytes / @max_descs descriptors are used.
  * Return: true if any progress was made.
  */
-bool nccom_queue_run(struct nccom_queue *q)
+static bool nccom_queue_run_locked(struct nccom_queue *q, u64 budget,
+				   unsigned int max_descs)
 {
-	u64 budget = max(READ_ONCE(nccom_turn_bytes), 4096U);
 	struct nccom_cur *cur = &q->cur;
 	unsigned int descs = 0;
 	bool progress = false;
 	int ret;
 
-	mutex_lock(&q->run_lock);
+	lockdep_assert_held(&q->run_lock);
 	while (!q->dying && q->state == NCCOM_QUEUE_ACTIVE &&
-	       descs < NCCOM_TURN_DESCS && budget) {
+	       descs < max_descs && budget) {
 		if (!cur->valid) {
 			ret = nccom_queue_fetch_locked(q, &cur->desc);
 			if (ret < 0)
@@ -298,8 +302,49 @@ bool nccom_queue_run(struct nccom_queue *q)
 	}
 	if (cur->valid && cur->done)
 		progress = true;
+	return progress;
+}
+
+/**
+ * nccom_queue_run() - execute a queue for one engine turn
+ * @q: the queue; called by its engine with no locks held
+ *
+ * Runs descriptors in order until the queue is empty, parked on a
+ * semaphore, in error, or the turn's byte/descriptor budget is used.
+ * Return: true if any progress was made.
+ */
+bool nccom_queue_run(struct nccom_queue *q)
+{
+	bool progress;
+
+	mutex_lock(&q->run_lock);
+	progress = nccom_queue_run_locked(q, max(READ_ONCE(nccom_turn_bytes), 4096U),
+					  NCCOM_TURN_DESCS);
 	mutex_unlock(&q->run_lock);
 	return progress;
+}
+
+/*
+ * A doorbell first runs a short batch itself (the registration cache's
+ * 1-byte probes, a small collective's semaphore steps): waking the engine
+ * thread and waiting for it to be scheduled costs more than the work, and
+ * the caller would only wait for it.  Return: true when nothing is left
+ * for the engine (the submission ring is empty, no descriptor in flight).
+ */
+static bool nccom_queue_run_inline(struct nccom_queue *q)
+{
+	unsigned int bytes = READ_ONCE(nccom_doorbell_bytes);
+	bool idle;
+
+	if (!bytes || !mutex_trylock(&q->run_lock))
+		return false;	/* off, or the engine is running it: kick it */
+	nccom_queue_run_locked(q, bytes, NCCOM_DOORBELL_DESCS);
+	idle = q->state == NCCOM_QUEUE_ACTIVE && !q->cur.valid;
+	/* Pairs with the user's store-release of sq_tail. */
+	if (idle && smp_load_acquire(&q->hdr->sq_tail) != q->sq_head)
+		idle = false;
+	mutex_unlock(&q->run_lock);
+	return idle;
 }
 
 int nccom_ioctl_queue_doorbell(struct nccom_ucmd *ucmd)
@@ -315,7 +360,7 @@ int nccom_ioctl_queue_doorbell(struct nccom_ucmd *ucmd)
 		return PTR_ERR(q);
 	if (READ_ONCE(q->state) != NCCOM_QUEUE_ACTIVE)
 		ret = -EIO;
-	else
+	else if (!nccom_queue_run_inline(q))
 		nccom_engine_kick(q->eng);
 	nccom_obj_put(&q->obj);
 	return ret;

@@ -56,6 +56,30 @@ static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind
 	return t > floor ? t : floor;
 }
 
+/*
+ * The first engine pick of each collective kind is logged at INFO (TUNE),
+ * as ccom_tune_pick_host() logs the host's: bench/compare-vm.sh reads it
+ * to say which path the automatic choice ran.
+ */
+static void log_first_engine_pick(struct ccomComm *comm, struct ccom_kdev *kd,
+				  const struct ccom_op *op)
+{
+	static const char *const names[CCOM_COLL_ALLTOALL + 1] = {
+		[CCOM_COLL_ALLREDUCE] = "AllReduce", [CCOM_COLL_BROADCAST] = "Broadcast",
+		[CCOM_COLL_REDUCE] = "Reduce", [CCOM_COLL_ALLGATHER] = "AllGather",
+		[CCOM_COLL_REDUCESCATTER] = "ReduceScatter", [CCOM_COLL_ALLTOALL] = "AlltoAll",
+	};
+	uint32_t bit = 1u << op->kind;
+
+	if (kd->engine_logged & bit)
+		return;
+	kd->engine_logged |= bit;
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> engine/kdev (first use of this choice%s)",
+		  comm->rank, names[op->kind] ? names[op->kind] : "collective",
+		  ccom_op_bytes(comm, op), comm->nranks, comm->nnodes,
+		  kd->forced ? ", forced by CCOM_KDEV=1" : "");
+}
+
 bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 {
 	struct ccom_kdev *kd = comm->kdev;
@@ -69,11 +93,12 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 		kd->warned_fallback = true;
 		return false;
 	}
-	if (kd->forced)
-		return true;
-	if (kd->engine_slow)
+	if (!kd->forced && kd->engine_slow)
 		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
-	return ccom_op_bytes(comm, op) >= kdev_auto_min(kd, op->kind);
+	if (!kd->forced && ccom_op_bytes(comm, op) < kdev_auto_min(kd, op->kind))
+		return false;
+	log_first_engine_pick(comm, kd, op);
+	return true;
 }
 
 /*

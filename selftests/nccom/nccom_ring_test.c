@@ -5,7 +5,8 @@
  * unaligned offsets, a bad descriptor in the middle of good ones (error
  * state, later descriptors held, other queues unaffected, reset and reset
  * with discard), a SEM_WAIT that parks only its own queue, queue teardown
- * with work pending, and two processes' queues progressing concurrently.
+ * with work pending, two processes' queues progressing concurrently, and
+ * copies split between a doorbell's own budget and the engine.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -121,6 +122,62 @@ TEST_F(ring, copy_unaligned)
 		if (cases[i].doff + cases[i].len < BUFSZ)
 			EXPECT_EQ(0xee, self->dst[cases[i].doff + cases[i].len]);
 	}
+}
+
+#define DOORBELL_PARAM "/sys/module/nccom/parameters/doorbell_bytes"
+
+/* Read (and, if @set >= 0, write) the doorbell_bytes module parameter. */
+static long doorbell_bytes(long set)
+{
+	FILE *f = fopen(DOORBELL_PARAM, "r");
+	long old = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld", &old) != 1)
+		old = -1;
+	fclose(f);
+	if (set >= 0) {
+		f = fopen(DOORBELL_PARAM, "w");
+		if (!f)
+			return -1;
+		fprintf(f, "%ld\n", set);
+		if (fclose(f))
+			return -1;
+	}
+	return old;
+}
+
+/*
+ * A doorbell runs up to doorbell_bytes itself and leaves the rest to the
+ * engine, also in the middle of one descriptor: off (0), 1 byte (every
+ * copy is split between the caller and the engine), a budget that ends
+ * inside the second page, and the default; the same copies must land.
+ */
+TEST_F(ring, doorbell_budget_split)
+{
+	static const long budgets[] = { 0, 1, 5000, 4096 };
+	/* Disjoint pieces that together cover the buffer: every one must land. */
+	static const uint64_t lens[] = { 1, 4096, 5000, BUFSZ - 1 - 4096 - 5000 };
+	struct nccom_desc d[ARRAY_SIZE(lens)];
+	struct nccom_cqe c[ARRAY_SIZE(lens)];
+	long orig = doorbell_bytes(-1);
+	unsigned int b, i;
+	uint64_t off;
+
+	ASSERT_LE(0, orig) TH_LOG("%s not readable", DOORBELL_PARAM);
+	for (b = 0; b < ARRAY_SIZE(budgets); b++) {
+		ASSERT_EQ(orig, doorbell_bytes(budgets[b])) TH_LOG("cannot write %s", DOORBELL_PARAM);
+		memset(self->dst, 0xee, BUFSZ);
+		for (i = 0, off = 0; i < ARRAY_SIZE(lens); off += lens[i], i++)
+			d[i] = desc_copy(self->hdst, off, self->hsrc, off, lens[i], i);
+		ASSERT_EQ(ARRAY_SIZE(lens), nccom_ring_run(&self->r, d, ARRAY_SIZE(lens), c, 60000));
+		for (i = 0; i < ARRAY_SIZE(lens); i++)
+			EXPECT_EQ(0, c[i].status) TH_LOG("budget %ld, copy %u", budgets[b], i);
+		EXPECT_EQ(0, memcmp(self->dst, self->src, BUFSZ)) TH_LOG("budget %ld", budgets[b]);
+		doorbell_bytes(orig);
+	}
+	EXPECT_EQ(orig, doorbell_bytes(-1));
 }
 
 /* Depth 4, thousands of descriptors: the indices wrap around many times. */

@@ -74,6 +74,7 @@ struct ccom_kdev {
 	size_t scratch_size;
 	bool warned_fallback;
 	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
+	uint32_t engine_logged;		/* tune/engine.c: collective kinds whose first engine pick was logged */
 };
 
 /*
