@@ -233,19 +233,24 @@ int ccom_coll_comm_abort(struct ccomComm *comm)
 	return 0;
 }
 
-void ccom_coll_comm_revoke(struct ccomComm *comm)
+/* Remote peers waiting in an op of this comm learn that it ended (a note, then shutdown). */
+static void coll_revoke_remote(struct ccomComm *comm)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	int p;
 
-	if (!cs)
-		return;
-	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
-	ccom_kdev_comm_abort(comm);
-	/* Remote peers waiting in an op of this comm learn it too (not only local ones). */
 	for (p = 0; cs->conns && p < comm->nranks; p++)
 		if (cs->conns[p] && cs->conns[p]->ops->revoke)
 			cs->conns[p]->ops->revoke(comm, cs->conns[p]);
+}
+
+void ccom_coll_comm_revoke(struct ccomComm *comm)
+{
+	if (!comm->coll)
+		return;
+	ccom_shm_mark_broken(comm->shm, CCOM_SHM_ABORTED);
+	ccom_kdev_comm_abort(comm);
+	coll_revoke_remote(comm);
 }
 
 void ccom_coll_comm_fini(struct ccomComm *comm)
@@ -366,6 +371,14 @@ static int coll_execute(struct ccomComm *comm, struct ccom_op *op)
 				     err == -ETIMEDOUT ? CCOM_SHM_FAILED | CCOM_SHM_TIMEDOUT :
 				     CCOM_SHM_FAILED);
 		ccom_comm_set_async_error(comm, ccom_result_from_errno(err));
+		/*
+		 * A mismatch ends the comm for every rank, but a rank on another
+		 * host whose own exchanges all matched may have completed this
+		 * op: without a word it would wait in its next one until this
+		 * process goes away.  The host's ranks see the segment's mark.
+		 */
+		if (sig && err == -EPERM)
+			coll_revoke_remote(comm);
 	}
 	return err;
 }

@@ -305,8 +305,8 @@ static int check_gone(struct ib_conn *c)
 	c->dead = true;
 	c->err = -ECONNRESET;
 	if (c->note_culprit == c->base.peer) {
-		/* Its own rank in the note: it revoked the comm (ccomCommRevoke), nobody died. */
-		ccom_set_last_error("net_ib: peer rank %d (host %s) revoked the communicator (ccomCommRevoke); this operation cannot complete",
+		/* Its own rank in the note: it ended the comm itself, nobody died. */
+		ccom_set_last_error("net_ib: peer rank %d (host %s) revoked the communicator (ccomCommRevoke, or an error of its own such as a collective mismatch: its log says which); this operation cannot complete",
 				    c->base.peer, peer_host(c));
 		return c->err;
 	}

@@ -191,8 +191,8 @@ static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
 	c->dead = true;
 	culprit = read_note(c);
 	if (culprit == c->base.peer) {
-		/* Its own rank in the note: it revoked the comm (ccomCommRevoke), nobody died. */
-		ccom_set_last_error("net_socket: peer rank %d revoked the communicator (ccomCommRevoke); this operation cannot complete",
+		/* Its own rank in the note: it ended the comm itself, nobody died. */
+		ccom_set_last_error("net_socket: peer rank %d revoked the communicator (ccomCommRevoke, or an error of its own such as a collective mismatch: its log says which); this operation cannot complete",
 				    c->base.peer);
 		return -ECONNRESET;
 	}
