@@ -13,7 +13,6 @@
  * CCOM_NET that differs between ranks and an unknown value are refused.
  * Skipped where an RDMA device is present (the forced case would work).
  */
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 
@@ -91,21 +90,6 @@ static int log_has(const char *what)
 	return strstr(buf, what) != NULL;
 }
 
-static int has_rdma_device(void)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
 static int run_case(struct ib_case *c)
 {
 	struct ct_job j = { 0 };
@@ -147,7 +131,7 @@ int main(void)
 	void *h;
 	int i, bad = 0;
 
-	if (has_rdma_device())
+	if (t_rdma_devices())
 		return t_skip("this host has an RDMA device (/sys/class/infiniband): forced ib would work; the VM test covers net_ib");
 	h = dlopen("libibverbs.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!h) {

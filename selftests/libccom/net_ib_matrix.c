@@ -31,7 +31,6 @@
  * once with CCOM_NET=ib and once with CCOM_NET=socket, median of the
  * iterations (see Documentation/libccom/net_ib.rst).
  */
-#include <dirent.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -108,21 +107,6 @@ static int nib_rank(int rank, int n, void *arg)
 	free(sb);
 	free(rb);
 	return rc;
-}
-
-static int has_rdma_device(void)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
 }
 
 /* ---------------------------------------------------------------- --big, --abort-big, --hca */
@@ -671,7 +655,7 @@ int main(int argc, char **argv)
 	int i, bad = 0;
 	double t0;
 
-	if (!has_rdma_device())
+	if (!t_rdma_devices())
 		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
 	if (!getenv("CCOM_OP_TIMEOUT"))
 		setenv("CCOM_OP_TIMEOUT", "120", 1);

@@ -12,27 +12,10 @@
  * (revoked) comm open until rank 1 is done, so no closed connection can
  * end the wait instead.
  */
-#include <dirent.h>
-
 #include "net_util.h"
 #include "test_util.h"
 
 #define COUNT (1u << 20)
-
-static int has_rdma_device(void)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 static int rank_main(int rank, int pipes[2], int done[2])
 {
@@ -95,7 +78,7 @@ int main(void)
 	int pipes[2], done[2], status, r, bad = 0;
 	pid_t pids[2];
 
-	if (!has_rdma_device())
+	if (!t_rdma_devices())
 		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
 	if (pipe(pipes) || pipe(done))
 		return T_FAIL;

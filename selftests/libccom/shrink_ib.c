@@ -12,31 +12,14 @@
  * AllReduce; fds then match one live comm.  Detection may take up to 30 s
  * (the guest is emulated).
  */
-#include <dirent.h>
-
 #include "shrink_util.h"
-
-static int has_rdma_device(void)
-{
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 int main(void)
 {
 	static const int hosts[] = { 0, 1, 0, 1 };
 	double t0 = t_now();
 
-	if (!has_rdma_device())
+	if (!t_rdma_devices())
 		return t_skip("no RDMA device (/sys/class/infiniband is empty): run it in the VM with soft-RoCE, selftests/libccom/ib/run-vm");
 	setenv("CCOM_NET", "ib", 1);
 	setenv("CCOM_TRANSPORT", "net", 1);

@@ -385,6 +385,22 @@ static inline int t_free_port(int family)
 	return port;
 }
 
+/* RDMA devices in /sys/class/infiniband (the net_ib tests need one: the VM's rxe). */
+static inline int t_rdma_devices(void)
+{
+	DIR *d = opendir("/sys/class/infiniband");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)))
+		if (e->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
 /* Number of open file descriptors of this process. */
 static inline int t_count_fds(void)
 {
