@@ -518,6 +518,8 @@ static int hier_leader(struct ccom_bootstrap *bs, const struct ccom_bootstrap_ar
 		goto out;
 	}
 	h->type = role;
+	/* From now: the election and the connection took some of it (the root's deadline). */
+	h->remaining_ms = deadline > ccom_now_us() ? (uint32_t)((deadline - ccom_now_us()) / 1000) : 0;
 	if (!rc)
 		rc = ccom_sock_send_all(L.rfd, h, sizeof(*h), deadline, a->abort);
 	if (!rc && ext) {

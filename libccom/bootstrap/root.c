@@ -232,6 +232,9 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 	rt->failed = err;
 	rt->linger = linger;
 	ccom_warn("Bootstrap root: %s", rt->msg);
+	/* Root 0 first: its own timeout is only half a margin later (a loaded host). */
+	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
+		root_sub_report(rt, err);
 	for (r = 0; rt->ranks && r < rt->nranks; r++) {
 		if (rt->ranks[r].fd < 0)
 			continue;
@@ -241,8 +244,6 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 	}
 	if (rt->nids > 1 && rt->idx == 0)
 		root_tell_subs(rt, err);
-	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
-		root_sub_report(rt, err);
 }
 
 /* One log line per dropped connection, naming the peer. */
