@@ -25,7 +25,9 @@
  * test checks both counts for every root; the missing rank 6 behind root
  * 1 (hosts of 2) is named on every present rank; the last rank passing
  * nIds 1 on the host of rank 3 (hosts r % 4: it shares the host socket of
- * root 0's ranks) gets "nIds mismatch", as do root 0's ranks.
+ * root 0's ranks) gets "nIds mismatch", as do root 0's ranks; root 1's
+ * ranks bootstrapping flat (CCOM_BOOTSTRAP_HIER=0) while root 0's go
+ * through leaders is "bootstrap mode mismatch" on every rank.
  */
 #include <errno.h>
 #include <signal.h>
@@ -42,7 +44,7 @@
 
 static ccomUniqueId ids[MAX_IDS];
 
-enum mode { GOOD, MISSING, MISMATCH };
+enum mode { GOOD, MISSING, MISMATCH, ROOTMODE };
 
 static int rank_main(int nranks, int rank, int nids, enum mode mode)
 {
@@ -82,6 +84,10 @@ static int rank_main(int nranks, int rank, int nids, enum mode mode)
 	}
 	if (mode == MISSING && !strstr(err, ": 6.")) {
 		fprintf(stderr, "rank %d: the error does not name rank 6: %s\n", rank, err);
+		return 1;
+	}
+	if (mode == ROOTMODE && !strstr(err, "bootstrap mode mismatch")) {
+		fprintf(stderr, "rank %d: expected a bootstrap mode mismatch: %s\n", rank, err);
 		return 1;
 	}
 	/* Root 0's ranks (and the odd one) hear of the mismatch; root 1's time out waiting for it. */
@@ -245,6 +251,8 @@ static int job(int nranks, int nids, enum mode mode, int per_host, int hier)
 			}
 			if (hier)
 				setenv("CCOM_DEBUG", mode == GOOD ? "WARN" : "NONE", 1);
+			if (mode == ROOTMODE && r >= nranks / 2)
+				setenv("CCOM_BOOTSTRAP_HIER", "0", 1);
 			_exit(rank_main(nranks, r, nids, mode));
 		}
 	}
@@ -267,7 +275,8 @@ static int job(int nranks, int nids, enum mode mode, int per_host, int hier)
 	}
 	printf("%s: %d ranks, %d id(s)%s%s (%.1f s)\n", bad ? "FAIL" : "ok", nranks, nids,
 	       hier ? ", hierarchical" : "",
-	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" : "", t_now() - t0);
+	       mode == MISSING ? ", rank 6 missing" : mode == MISMATCH ? ", last rank passes nIds 1" :
+	       mode == ROOTMODE ? ", root 1's ranks flat" : "", t_now() - t0);
 	fflush(stdout);
 	return bad;
 }
@@ -303,6 +312,7 @@ int main(void)
 	fails += job(8, 2, MISMATCH, 0, 0);
 	fails += job(8, 2, MISSING, 2, 1);
 	fails += job(8, 2, MISMATCH, -4, 1);
+	fails += job(8, 2, ROOTMODE, 2, 1);
 	unlink(logpath);
 	if (ccomCommInitRankScalable(&comm, 4, 0, 0, ids, NULL) != ccomInvalidArgument ||
 	    ccomCommInitRankScalable(&comm, 4, 0, 5, ids, NULL) != ccomInvalidArgument) {
