@@ -371,7 +371,7 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 
 		/* Only host leaders reach the root: no stagger. */
 		bs_make_hello(bs, a, &id, CCOM_BS_LOCAL, &h);
-		rc = ccom_bs_hier_init(bs, a, &id, &h);
+		rc = ccom_bs_hier_init(bs, a, &id, a->nids > 1 ? &ext : NULL, &h);
 		if (rc)
 			goto err_close;
 		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : %d ranks' addresses gathered through the host leaders",

@@ -145,17 +145,20 @@ int ccom_bs_msg_consume(struct ccom_bootstrap *bs, struct bs_msg *m, int tag, vo
 
 /*
  * hier.c: 1 if this job bootstraps hierarchically (CCOM_BOOTSTRAP_HIER,
- * else nranks >= CCOM_BOOTSTRAP_HIER_THRESHOLD; never with several ids).
+ * else nranks >= CCOM_BOOTSTRAP_HIER_THRESHOLD; with one id or several).
  */
 int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a);
 
 /*
  * hier.c: check in through this host's leader (or be it), fill every
- * rank's address in bs->addrs.  @h is this rank's check-in (its type is
- * set here).  0 or -errno after ccom_set_last_error().
+ * rank's address in bs->addrs.  @id is the id this rank checks in with
+ * (ids[rank * nids / nranks] with several, @ext then their shape, else
+ * NULL); @h is this rank's check-in (its type is set here).  0 or -errno
+ * after ccom_set_last_error().
  */
 int ccom_bs_hier_init(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
-		      const struct ccom_bs_id *id, struct ccom_bs_hello *h);
+		      const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
+		      struct ccom_bs_hello *h);
 
 /* allgather.c: the all-gathers of bootstrap.h, for a caller holding bs->lock. */
 int ccom_bs_ring_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t slot);

@@ -15,7 +15,11 @@
  * others (auth.h), every wait is bounded by the rank's deadline and polls
  * the abort flag; a leader reports its host's failures (skew, nranks
  * mismatch, a rank that hung up) to the root, which fails the job on
- * every host.  Calls msg.c, auth.c and id.c.
+ * every host.  With several ids (ccomCommInitRankScalable) the ranks of a
+ * host that check in with the same root elect one leader per (host, root)
+ * on the socket of that root's id, and each root runs this protocol for
+ * its range; root.c combines the roots' leaders into one ring.  Calls
+ * msg.c, auth.c and id.c.
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,8 +45,6 @@
 
 int ccom_bs_hier_wanted(const struct ccom_bootstrap_args *a)
 {
-	if (a->nids > 1)
-		return 0;
 	if (ccom_param_is_set("CCOM_BOOTSTRAP_HIER"))
 		return ccom_param_int("CCOM_BOOTSTRAP_HIER") != 0;
 	return a->nranks >= ccom_param_int("CCOM_BOOTSTRAP_HIER_THRESHOLD");
@@ -80,14 +82,15 @@ static socklen_t hier_sockname(const uint8_t *key, uint64_t magic, struct sockad
 /* A rank that is not its host's leader                               */
 
 static int hier_member(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
-		       const struct ccom_bs_id *id, const struct ccom_bs_hello *h, int fd,
-		       int64_t deadline, int64_t verdict_deadline)
+		       const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
+		       const struct ccom_bs_hello *h, int fd, int64_t deadline,
+		       int64_t verdict_deadline)
 {
 	struct ccom_bs_reply rep;
 	char msg[CCOM_BS_MAX_MSG + 1];
 	int rc;
 
-	rc = ccom_bs_auth_connect(fd, id->secret, id->magic, CCOM_BS_LOCAL, a->rank, deadline,
+	rc = ccom_bs_auth_connect(fd, id->secret, id->magic, h->type, a->rank, deadline,
 				  a->abort, NULL, NULL, &rep);
 	if (rc == 1 || rc == -EKEYREJECTED || rc == -EBADMSG) {
 		ccom_set_last_error("Bootstrap: rank %d: the process on this host's bootstrap socket failed authentication: %s",
@@ -96,6 +99,13 @@ static int hier_member(struct ccom_bootstrap *bs, const struct ccom_bootstrap_ar
 	}
 	if (!rc)
 		rc = ccom_sock_send_all(fd, h, sizeof(*h), deadline, a->abort);
+	if (!rc && ext) {
+		/* Its ids, for the leader to compare; the key towards root 0 stays here. */
+		struct ccom_bs_hello_ext x = *ext;
+
+		memset(x.subroot_key, 0, sizeof(x.subroot_key));
+		rc = ccom_sock_send_all(fd, &x, sizeof(x), deadline, a->abort);
+	}
 	if (!rc)
 		rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), verdict_deadline, a->abort);
 	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY))
@@ -146,6 +156,7 @@ struct hier_leader {
 	const struct ccom_bootstrap_args *a;
 	const struct ccom_bs_id *id;
 	const struct ccom_bs_hello *me;
+	const struct ccom_bs_hello_ext *ext;	/* several ids: this leader's, else NULL */
 	int lfd, rfd;
 	struct hier_local *loc;
 	int nloc, cap;
@@ -205,10 +216,11 @@ static int hier_forward(struct hier_leader *L)
 }
 
 /* A local rank's check-in is in: 0 (kept), or a sentence why this host fails. */
-static int hier_local_check(struct hier_leader *L, const struct ccom_bs_hello *h, char *why,
-			    size_t len)
+static int hier_local_check(struct hier_leader *L, const struct ccom_bs_hello *h,
+			    const struct ccom_bs_hello_ext *x, char *why, size_t len)
 {
 	const struct ccom_bs_hello *me = L->me;
+	unsigned int mine = L->ext ? L->ext->nids : 1, theirs = x ? x->nids : 1;
 
 	if (h->abi != me->abi || h->version != me->version || h->build_hash != me->build_hash) {
 		snprintf(why, len,
@@ -225,6 +237,13 @@ static int hier_local_check(struct hier_leader *L, const struct ccom_bs_hello *h
 			 me->nranks);
 		return -EPERM;
 	}
+	if (mine != theirs || (x && x->idx != L->ext->idx)) {
+		snprintf(why, len,
+			 "nIds mismatch: rank %d (%s pid %d) passed %u unique id(s) (its root ids[%u]) but its host leader rank %d (%s pid %d) passed %u (ids[%u]); every rank must pass the same nIds and ids",
+			 h->rank, h->host, h->pid, theirs, x ? x->idx : 0, me->rank, me->host,
+			 me->pid, mine, L->ext ? L->ext->idx : 0);
+		return -EPERM;
+	}
 	return 0;
 }
 
@@ -236,6 +255,7 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 	struct ccom_bs_auth_answer ans;
 	struct ccom_bs_auth_hello ah;
 	struct ccom_bs_hello h;
+	struct ccom_bs_hello_ext x;
 	const char *why = NULL;
 	char text[CCOM_BS_MAX_MSG];
 	int err;
@@ -243,7 +263,8 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 	if (ccom_sock_recv_all(fd, &ah, sizeof(ah), until, L->a->abort))
 		why = "no complete hello within 5 s";
 	else if (ah.magic != L->id->magic || ah.type != CCOM_BS_AUTH ||
-		 ah.wire != CCOM_BS_WIRE_VERSION || ah.role != CCOM_BS_LOCAL || ah.who < 0 ||
+		 ah.wire != CCOM_BS_WIRE_VERSION ||
+		 (ah.role != CCOM_BS_LOCAL && ah.role != CCOM_BS_LOCAL_MULTI) || ah.who < 0 ||
 		 ah.who >= L->a->nranks)
 		why = "malformed hello";
 	if (!why) {
@@ -255,8 +276,10 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 			why = CCOM_BS_AUTH_FAILED;
 	}
 	if (!why && (ccom_sock_recv_all(fd, &h, sizeof(h), until, L->a->abort) ||
-		     h.magic != L->id->magic || h.type != CCOM_BS_LOCAL || h.rank != ah.who ||
-		     h.size != sizeof(h)))
+		     h.magic != L->id->magic || h.type != ah.role || h.rank != ah.who ||
+		     h.size != sizeof(h) ||
+		     (h.type == CCOM_BS_LOCAL_MULTI &&
+		      ccom_sock_recv_all(fd, &x, sizeof(x), until, L->a->abort))))
 		why = "malformed check-in message";
 	if (why) {
 		ccom_warn("Bootstrap: rank %d (host leader) dropped a local connection: %s",
@@ -265,7 +288,8 @@ static void hier_accept_one(struct hier_leader *L, int fd)
 		return;
 	}
 	h.host[sizeof(h.host) - 1] = '\0';
-	err = hier_local_check(L, &h, text, sizeof(text));
+	err = hier_local_check(L, &h, h.type == CCOM_BS_LOCAL_MULTI ? &x : NULL, text,
+			       sizeof(text));
 	if (err)
 		hier_report(L, err, text);
 	if (L->nloc == L->cap) {
@@ -463,10 +487,14 @@ static int hier_leader_ring(struct hier_leader *L, const struct ccom_bs_host_inf
 }
 
 static int hier_leader(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
-		       const struct ccom_bs_id *id, struct ccom_bs_hello *h, int lfd,
-		       int64_t deadline, int64_t verdict_deadline)
+		       const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
+		       struct ccom_bs_hello *h, int lfd, int64_t deadline, int64_t verdict_deadline)
 {
-	struct hier_leader L = { .bs = bs, .a = a, .id = id, .me = h, .lfd = lfd, .rfd = -1 };
+	struct hier_leader L = { .bs = bs, .a = a, .id = id, .me = h, .ext = ext, .lfd = lfd,
+				 .rfd = -1 };
+	uint32_t role = ext ? CCOM_BS_HELLO_HOST_MULTI : CCOM_BS_HELLO_HOST;
+	uint8_t nonce_a[CCOM_BS_NONCE_BYTES];
+	struct ccom_bs_auth_hello ah;
 	struct ccom_bs_host_info hi;
 	struct ccom_bs_reply rep;
 	char ra[80], msg[CCOM_BS_MAX_MSG + 1];
@@ -480,8 +508,8 @@ static int hier_leader(struct ccom_bootstrap *bs, const struct ccom_bootstrap_ar
 		rc = rc == -ECONNREFUSED ? -ETIMEDOUT : rc;
 		goto out;
 	}
-	rc = ccom_bs_auth_connect(L.rfd, id->secret, id->magic, CCOM_BS_HELLO_HOST, a->rank,
-				  deadline, a->abort, NULL, NULL, &rep);
+	rc = ccom_bs_auth_connect(L.rfd, id->secret, id->magic, role, a->rank, deadline, a->abort,
+				  &ah, nonce_a, &rep);
 	if (rc == 1 || rc == -EKEYREJECTED) {
 		ccom_set_last_error("Bootstrap: rank %d: the bootstrap root at %s %s", a->rank, ra,
 				    rc == 1 ? "refused the check-in of a host leader (another bootstrap wire version: use the same libccom build on every rank)" :
@@ -489,16 +517,26 @@ static int hier_leader(struct ccom_bootstrap *bs, const struct ccom_bootstrap_ar
 		rc = rc == 1 ? -EBADE : -EBADMSG;
 		goto out;
 	}
-	h->type = CCOM_BS_HELLO_HOST;
+	h->type = role;
+	/* From now: the election and the connection took some of it (the root's deadline). */
+	h->remaining_ms = deadline > ccom_now_us() ? (uint32_t)((deadline - ccom_now_us()) / 1000) : 0;
 	if (!rc)
 		rc = ccom_sock_send_all(L.rfd, h, sizeof(*h), deadline, a->abort);
+	if (!rc && ext) {
+		struct ccom_bs_hello_ext x = *ext;
+
+		/* As a flat rank of several ids: only this root can unwrap its key towards root 0. */
+		ccom_bs_key_wrap(id->secret, &ah, nonce_a, ext->subroot_key, x.subroot_key);
+		rc = ccom_sock_send_all(L.rfd, &x, sizeof(x), deadline, a->abort);
+		memset(&x, 0, sizeof(x));
+	}
 	if (rc) {
 		ccom_set_last_error("Bootstrap: rank %d (host leader) could not check in with the root at %s: %s",
 				    a->rank, ra, ccom_bs_err_str(rc));
 		goto out;
 	}
-	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s as its host's leader",
-		  a->rank, a->nranks, ra);
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s (ids[%u] of %d) as its host's leader",
+		  a->rank, a->nranks, ra, ext ? ext->idx : 0, ext ? (int)ext->nids : 1);
 	rc = hier_wait_root(&L, verdict_deadline, &rep, &hi);
 	if (rc) {
 		int fd;
@@ -535,7 +573,8 @@ out:
 /* Entry                                                               */
 
 int ccom_bs_hier_init(struct ccom_bootstrap *bs, const struct ccom_bootstrap_args *a,
-		      const struct ccom_bs_id *id, struct ccom_bs_hello *h)
+		      const struct ccom_bs_id *id, const struct ccom_bs_hello_ext *ext,
+		      struct ccom_bs_hello *h)
 {
 	int64_t deadline = a->start_us + a->timeout_ms * 1000;
 	int64_t grace = a->timeout_ms * 100;
@@ -558,12 +597,12 @@ int ccom_bs_hier_init(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 			ccom_sock_setup(fd);
 			ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d is its host's leader (hierarchical bootstrap)",
 				  a->rank);
-			return hier_leader(bs, a, id, h, fd, deadline, verdict_deadline);
+			return hier_leader(bs, a, id, ext, h, fd, deadline, verdict_deadline);
 		}
 		if (errno == EADDRINUSE && !connect(fd, (struct sockaddr *)&sa, len)) {
 			ccom_sock_setup(fd);
-			h->type = CCOM_BS_LOCAL;
-			rc = hier_member(bs, a, id, h, fd, deadline, verdict_deadline);
+			h->type = ext ? CCOM_BS_LOCAL_MULTI : CCOM_BS_LOCAL;
+			rc = hier_member(bs, a, id, ext, h, fd, deadline, verdict_deadline);
 			close(fd);
 			if (rc != -EAGAIN)
 				return rc;

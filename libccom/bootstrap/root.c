@@ -29,6 +29,11 @@
  * every root, so every present rank gets the same sentence.  Root 0 waits
  * half a margin longer than the others, so that a root k's report of a
  * missing rank arrives before root 0 would time out on its own.
+ * Hierarchical with several roots, each root runs the hierarchical
+ * protocol for its own range (its host leaders forward runs of that
+ * range); in the combine step a root k > 0 reports only its leaders and
+ * root 0 sends every root the table of all leaders, from which each root
+ * tells its leaders their neighbours in the ring of all leaders.
  */
 #include <errno.h>
 #include <poll.h>
@@ -144,6 +149,12 @@ static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_so
 			     len < CCOM_BS_MAX_MSG ? len : CCOM_BS_MAX_MSG);
 }
 
+/* A host leader's check-in (hierarchical bootstrap), with one root or several. */
+static int is_host(uint32_t type)
+{
+	return type == CCOM_BS_HELLO_HOST || type == CCOM_BS_HELLO_HOST_MULTI;
+}
+
 /* First rank of root @idx's range: ceil(idx * nranks / nids). */
 static int range_lo(int idx, int nranks, int nids)
 {
@@ -183,6 +194,7 @@ static int root_sub_send(struct root *rt, int fd, int err, uint32_t count, const
 	m.count = count;
 	m.msg_len = err ? (uint32_t)len : 0;
 	m.remaining_ms = rt->latest > now ? (uint32_t)((rt->latest - now) / 1000) : 0;
+	m.hier = (uint32_t)is_host(rt->mode);
 	rc = ccom_sock_send_all(fd, &m, sizeof(m), deadline, NULL);
 	if (!rc && len)
 		rc = ccom_sock_send_all(fd, data, len, deadline, NULL);
@@ -220,6 +232,9 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 	rt->failed = err;
 	rt->linger = linger;
 	ccom_warn("Bootstrap root: %s", rt->msg);
+	/* Root 0 first: its own timeout is only half a margin later (a loaded host). */
+	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
+		root_sub_report(rt, err);
 	for (r = 0; rt->ranks && r < rt->nranks; r++) {
 		if (rt->ranks[r].fd < 0)
 			continue;
@@ -229,8 +244,6 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 	}
 	if (rt->nids > 1 && rt->idx == 0)
 		root_tell_subs(rt, err);
-	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
-		root_sub_report(rt, err);
 }
 
 /* One log line per dropped connection, naming the peer. */
@@ -280,10 +293,15 @@ static int root_check_skew(struct root *rt, const struct ccom_bs_hello *h)
 /* Hierarchical: every rank is in; tell each host leader its place in the leaders' ring. */
 static void root_all_in_hier(struct root *rt)
 {
-	int *lead = malloc(rt->nleaders * sizeof(*lead)), h = 0, r;
+	int *lead, h = 0, r, mine = rt->nleaders;
 
-	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root: all %d ranks checked in through %d host leaders after %.3f ms",
-		  rt->nranks, rt->nleaders, (ccom_now_us() - rt->first_us) / 1e3);
+	/* With several roots the leaders of the other roots are marked too (root 0's table). */
+	for (rt->nleaders = 0, r = 0; r < rt->nranks; r++)
+		rt->nleaders += rt->ranks[r].leader;
+	lead = malloc(rt->nleaders * sizeof(*lead));
+	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks of its range checked in through %d host leaders (%d in the job) after %.3f ms",
+		  rt->idx, rt->nids, rt->hi - rt->lo, mine, rt->nleaders,
+		  (ccom_now_us() - rt->first_us) / 1e3);
 	for (r = 0; lead && r < rt->nranks; r++)
 		if (rt->ranks[r].leader)
 			lead[h++] = r;
@@ -296,6 +314,8 @@ static void root_all_in_hier(struct root *rt)
 		};
 		int fd = rt->ranks[lead[h]].fd;
 
+		if (fd < 0)
+			continue;	/* a leader of another root */
 		root_send_reply_data(fd, rt->magic, 0, &rt->addrs[hi.next_leader], &hi, sizeof(hi));
 		close(fd);
 		rt->ranks[lead[h]].fd = -1;
@@ -307,7 +327,7 @@ static void root_all_in(struct root *rt)
 {
 	int r;
 
-	if (rt->mode == CCOM_BS_HELLO_HOST) {
+	if (is_host(rt->mode)) {
 		root_all_in_hier(rt);
 		return;
 	}
@@ -380,7 +400,7 @@ static void root_checkin(struct root *rt, int i)
 {
 	struct root_pending p = rt->pend[i];
 	const struct ccom_bs_hello *h = &p.hello;
-	int multi = h->type == CCOM_BS_HELLO_MULTI;
+	int multi = h->type == CCOM_BS_HELLO_MULTI || h->type == CCOM_BS_HELLO_HOST_MULTI;
 	int nids = multi ? (int)p.ext.nids : 1, idx = multi ? (int)p.ext.idx : 0;
 	int64_t now = ccom_now_us();
 	int64_t dl = rank_deadline(h, now, nids > 1 && idx == 0);
@@ -432,13 +452,18 @@ static void root_checkin(struct root *rt, int i)
 		err = -EPERM;
 	} else if (!err && (err = root_check_multi(rt, h, nids, idx))) {
 		/* rt->msg says which */
-	} else if (!err && rt->mode && (rt->mode == CCOM_BS_HELLO_HOST) != (h->type == CCOM_BS_HELLO_HOST)) {
+	} else if (!err && rt->mode && is_host(rt->mode) != is_host(h->type)) {
+		char who[64];
+
+		if (rt->first_rank >= 0)
+			snprintf(who, sizeof(who), "rank %d", rt->first_rank);
+		else
+			snprintf(who, sizeof(who), "the ranks of another root");
 		snprintf(rt->msg, sizeof(rt->msg),
-			 "bootstrap mode mismatch: rank %d (%s pid %d) checked in %s but rank %d %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
+			 "bootstrap mode mismatch: rank %d (%s pid %d) checked in %s but %s %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
 			 h->rank, h->host, h->pid,
-			 h->type == CCOM_BS_HELLO_HOST ? "as a host leader (hierarchical bootstrap)" : "flat",
-			 rt->first_rank,
-			 rt->mode == CCOM_BS_HELLO_HOST ? "as a host leader" : "flat");
+			 is_host(h->type) ? "as a host leader (hierarchical bootstrap)" : "flat", who,
+			 is_host(rt->mode) ? "as host leaders" : "flat");
 		err = -EPERM;
 	} else if (!err && rt->ranks[h->rank].in) {
 		const struct ccom_bs_hello *o = &rt->ranks[h->rank].hello;
@@ -459,11 +484,11 @@ static void root_checkin(struct root *rt, int i)
 	}
 	rt->ranks[h->rank].fd = p.fd;
 	rt->ranks[h->rank].in = 1;
-	rt->ranks[h->rank].leader = h->type == CCOM_BS_HELLO_HOST;
+	rt->ranks[h->rank].leader = is_host(h->type);
 	rt->ranks[h->rank].via = h->rank;
 	rt->ranks[h->rank].hello = *h;
 	rt->addrs[h->rank] = h->listen;
-	rt->nleaders += h->type == CCOM_BS_HELLO_HOST;
+	rt->nleaders += is_host(h->type);
 	if (!rt->mode)
 		rt->mode = (int)h->type;
 	rt->count++;
@@ -546,7 +571,8 @@ static int root_challenge(struct root *rt, int i)
 		return -1;
 	}
 	if ((p->ah.role != CCOM_BS_HELLO && p->ah.role != CCOM_BS_HELLO_MULTI &&
-	     p->ah.role != CCOM_BS_HELLO_HOST && p->ah.role != CCOM_BS_SUBROOT) ||
+	     p->ah.role != CCOM_BS_HELLO_HOST && p->ah.role != CCOM_BS_HELLO_HOST_MULTI &&
+	     p->ah.role != CCOM_BS_SUBROOT) ||
 	    p->ah.who < (p->ah.role == CCOM_BS_SUBROOT ? 1 : 0)) {
 		root_drop(rt, i, "malformed authentication hello");
 		return -1;
@@ -655,7 +681,7 @@ static int root_head_in(struct root *rt, int i)
 static int root_checkin_in(struct root *rt, int i)
 {
 	struct root_pending *p = &rt->pend[i];
-	int multi = p->ah.role == CCOM_BS_HELLO_MULTI;
+	int multi = p->ah.role == CCOM_BS_HELLO_MULTI || p->ah.role == CCOM_BS_HELLO_HOST_MULTI;
 
 	if (p->got < RP_HEAD_BYTES + 2 * sizeof(uint32_t))
 		return 0;
@@ -771,6 +797,16 @@ static void root_subroot_in(struct root *rt, int i)
 	if (rt->nranks < 0) {
 		err = root_setup(rt, m.nranks, m.nids, 0);
 		rt->first_rank = -1;
+	}
+	if (!err && rt->nranks == (int)m.nranks && rt->mode &&
+	    is_host(rt->mode) != (m.hier != 0)) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "bootstrap mode mismatch: the ranks of root %d of %d (ranks %d-%d) checked in %s but those of root 0 %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
+			 m.idx, m.nids, lo, hi - 1, m.hier ? "through host leaders" : "flat",
+			 is_host(rt->mode) ? "through host leaders" : "flat");
+		err = -EPERM;
+	} else if (err) {
+		/* rt->msg says which */
 	} else if (m.nranks != rt->nranks || m.nids != rt->nids || rt->idx != 0) {
 		snprintf(rt->msg, sizeof(rt->msg),
 			 "root %d of a job of %d ranks and %d ids reported to the root of ids[%d] of a job of %d ranks and %d ids; every rank must pass the same nranks, nIds and ids in the same order",
@@ -779,11 +815,15 @@ static void root_subroot_in(struct root *rt, int i)
 	} else if (rt->sub_fd[m.idx] >= 0) {
 		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported twice", m.idx, m.nids);
 		err = -EPERM;
-	} else if (m.count != (uint32_t)(hi - lo)) {
-		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported %u ranks instead of %d",
-			 m.idx, m.nids, m.count, hi - lo);
+	} else if (m.hier ? m.count < 1 || m.count > (uint32_t)(hi - lo) :
+			    m.count != (uint32_t)(hi - lo)) {
+		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported %u %s instead of %s%d",
+			 m.idx, m.nids, m.count, m.hier ? "host leaders" : "ranks",
+			 m.hier ? "1 to " : "", hi - lo);
 		err = -EPROTO;
 	}
+	if (!err && !rt->mode)
+		rt->mode = m.hier ? CCOM_BS_HELLO_HOST_MULTI : CCOM_BS_HELLO_MULTI;
 	if (!err) {
 		e = calloc(m.count, sizeof(*e));
 		if (!e || ccom_sock_recv_all(p.fd, e, m.count * sizeof(*e), until, NULL)) {
@@ -800,6 +840,8 @@ static void root_subroot_in(struct root *rt, int i)
 			break;
 		}
 		rt->addrs[e[k].rank] = e[k].addr;
+		/* Hierarchical: the leaders of root k join the ring of all leaders. */
+		rt->ranks[e[k].rank].leader = m.hier != 0;
 	}
 	free(e);
 	if (err) {
@@ -816,23 +858,52 @@ static void root_subroot_in(struct root *rt, int i)
 		   m.nids, lo, hi - 1);
 }
 
+/* Root k > 0, hierarchical: root 0's table of every host leader (@len bytes); 0 or -errno. */
+static int root_sub_leaders_in(struct root *rt, int fd, uint32_t len, int64_t deadline)
+{
+	size_t n = len / sizeof(struct ccom_bs_addr_entry), k;
+	struct ccom_bs_addr_entry *e;
+	int rc;
+
+	if (!n || n > (size_t)rt->nranks || len % sizeof(*e))
+		return -EBADMSG;
+	e = malloc(len);
+	if (!e)
+		return -ENOMEM;
+	rc = ccom_sock_recv_all(fd, e, len, deadline, NULL);
+	for (k = 0; !rc && k < n; k++) {
+		if (e[k].rank < 0 || e[k].rank >= rt->nranks) {
+			rc = -EBADMSG;
+			break;
+		}
+		rt->addrs[e[k].rank] = e[k].addr;
+		rt->ranks[e[k].rank].leader = 1;
+	}
+	free(e);
+	return rc;
+}
+
 /*
  * Root k > 0, its ranks in: send them to root 0 and get every rank's
  * address (or root 0's verdict) back.  0, or -1 after root_fail().
  */
 static int root_sub_exchange(struct root *rt)
 {
-	int n = rt->hi - rt->lo, fd = -1, rc, err = 0, r;
+	int hier = is_host(rt->mode);
+	int fd = -1, rc, err = 0, r, k = 0;
 	int64_t deadline = rt->latest;
-	struct ccom_bs_addr_entry *e = calloc(n, sizeof(*e));
+	struct ccom_bs_addr_entry *e = calloc(rt->hi - rt->lo, sizeof(*e));
 	struct ccom_bs_reply rep;
 	char text[CCOM_BS_MAX_MSG + 1], a[80];
 
 	rt->reported = 1;
 	rc = e ? 0 : -ENOMEM;
-	for (r = 0; e && r < n; r++) {
-		e[r].rank = rt->lo + r;
-		e[r].addr = rt->addrs[rt->lo + r];
+	/* Hierarchical: only the leaders (the ranks' addresses travel on their ring). */
+	for (r = rt->lo; e && r < rt->hi; r++) {
+		if (hier && !rt->ranks[r].leader)
+			continue;
+		e[k].rank = r;
+		e[k++].addr = rt->addrs[r];
 	}
 	if (!rc)
 		rc = ccom_sock_connect(&rt->root0, deadline, NULL, &fd);
@@ -845,7 +916,7 @@ static int root_sub_exchange(struct root *rt)
 					deadline, NULL);
 	} else {
 		if (!rc)
-			rc = root_sub_send(rt, fd, 0, n, e, n * sizeof(*e), deadline);
+			rc = root_sub_send(rt, fd, 0, k, e, k * sizeof(*e), deadline);
 		if (!rc)
 			rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, NULL);
 	}
@@ -859,6 +930,8 @@ static int root_sub_exchange(struct root *rt)
 		text[len] = '\0';
 		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "root 0 refused the job");
 		err = rep.err;
+	} else if (!rc && hier) {
+		rc = root_sub_leaders_in(rt, fd, rep.msg_len, deadline);
 	} else if (!rc && rep.msg_len != rt->nranks * sizeof(*rt->addrs)) {
 		rc = -EBADMSG;
 	} else if (!rc) {
@@ -884,19 +957,34 @@ static int root_sub_exchange(struct root *rt)
 static void root_send_tables(struct root *rt)
 {
 	int64_t deadline = ccom_now_us() + 2000000;
+	struct ccom_bs_addr_entry *e = NULL;
+	const void *table = rt->addrs;
 	struct ccom_bs_reply r;
-	int k;
+	int k, n = 0;
 
 	memset(&r, 0, sizeof(r));
 	r.magic = rt->magic;
 	r.type = CCOM_BS_REPLY;
 	r.msg_len = rt->nranks * sizeof(*rt->addrs);
+	if (is_host(rt->mode)) {
+		/* Hierarchical: every host leader, sorted by rank (the ring of all leaders). */
+		e = calloc(rt->nranks, sizeof(*e));
+		for (k = 0; e && k < rt->nranks; k++) {
+			if (!rt->ranks[k].leader)
+				continue;
+			e[n].rank = k;
+			e[n++].addr = rt->addrs[k];
+		}
+		r.msg_len = n * sizeof(*e);
+		table = e;
+	}
 	for (k = 1; k < rt->nids; k++) {
-		if (!ccom_sock_send_all(rt->sub_fd[k], &r, sizeof(r), deadline, NULL))
-			ccom_sock_send_all(rt->sub_fd[k], rt->addrs, r.msg_len, deadline, NULL);
+		if (table && !ccom_sock_send_all(rt->sub_fd[k], &r, sizeof(r), deadline, NULL))
+			ccom_sock_send_all(rt->sub_fd[k], table, r.msg_len, deadline, NULL);
 		close(rt->sub_fd[k]);
 		rt->sub_fd[k] = -1;
 	}
+	free(e);
 }
 
 static int root_grow(struct root *rt)
@@ -991,12 +1079,13 @@ static void root_members_in(struct root *rt, int l)
 		return;
 	}
 	for (k = 0; k < m.count; k++) {
-		if (run[k].first < 0 || run[k].n < 1 || run[k].first >= rt->nranks ||
-		    run[k].n > rt->nranks - run[k].first) {
+		/* With several roots a leader's members check in with its root: its range. */
+		if (run[k].first < rt->lo || run[k].n < 1 || run[k].first >= rt->hi ||
+		    run[k].n > rt->hi - run[k].first) {
 			snprintf(rt->msg, sizeof(rt->msg),
-				 "host leader rank %d (%s pid %d) reported ranks %d-%d of a job of %d",
+				 "host leader rank %d (%s pid %d) reported ranks %d-%d to the root of ranks %d-%d of a job of %d",
 				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
-				 rt->nranks);
+				 rt->lo, rt->hi - 1, rt->nranks);
 			root_fail(rt, -EINVAL, rt->deadline);
 			return;
 		}

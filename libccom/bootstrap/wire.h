@@ -6,7 +6,9 @@
  * Since version 2 every connection is first authenticated (struct
  * ccom_bs_auth_*: a challenge-response keyed by the unique id's secret,
  * which is never sent; Documentation/libccom/bootstrap.rst); version 1
- * started with the check-in or hello itself.  Layout changes bump
+ * started with the check-in or hello itself.  Version 3 added the
+ * hierarchical multi-root check-ins (CCOM_BS_HELLO_HOST_MULTI,
+ * CCOM_BS_LOCAL_MULTI) and struct ccom_bs_subroot's @hier.  Layout changes bump
  * CCOM_BS_WIRE_VERSION; the first fields of struct ccom_bs_hello and struct
  * ccom_bs_reply never change, so that a rank of another version can still
  * be told why it was refused.
@@ -22,7 +24,7 @@
 #define CCOM_BS_FIXED_MAGIC 0x63636f6d2d636f6dULL /* "ccom-com", ids from CCOM_COMM_ID */
 #define CCOM_BS_ID_VERSION 2
 #define CCOM_BS_ID_ROOT_AT_RANK0 0x1u
-#define CCOM_BS_WIRE_VERSION 2
+#define CCOM_BS_WIRE_VERSION 3
 #define CCOM_BS_KEY_BYTES 32
 #define CCOM_BS_NONCE_BYTES 16
 #define CCOM_BS_MAC_BYTES 32
@@ -39,6 +41,8 @@ enum ccom_bs_msg {
 	CCOM_BS_MEMBERS = 0x424d4d32,	/* host leader -> root: ranks of its host, or its failure */
 	CCOM_BS_AUTH = 0x48545532,	/* connector -> acceptor: first message of every connection */
 	CCOM_BS_CHALLENGE = 0x4c484332,	/* acceptor -> connector: its nonce and proof */
+	CCOM_BS_HELLO_HOST_MULTI = 0x4d534833, /* host leader -> root k, struct ccom_bs_hello_ext follows */
+	CCOM_BS_LOCAL_MULTI = 0x4d434c33, /* rank -> its host leader, several ids: ext follows */
 };
 
 /*
@@ -113,6 +117,18 @@ struct ccom_bs_hello {
  * gets back a struct ccom_bs_reply followed by every rank's listen address
  * (msg_len = nranks * sizeof(union ccom_sockaddr)) or root 0's verdict;
  * every root then answers its own ranks as a single root does.
+ *
+ * Hierarchical and several roots (wire version 3): the ranks of a host
+ * that check in with the same root k elect one leader per (host, k) on
+ * the socket derived from ids[k]'s secret; a member checks in with
+ * CCOM_BS_LOCAL_MULTI followed by this (the leader refuses other nids or
+ * idx), the leader with the root with CCOM_BS_HELLO_HOST_MULTI followed
+ * by this, then forwards runs of its members as in the one-root case (all
+ * in root k's range).  Root k > 0, once its range is in, reports only its
+ * leaders (@hier 1, @count leader entries); root 0 answers each root with
+ * a reply followed by every leader's entry (msg_len = nleaders * sizeof(
+ * struct ccom_bs_addr_entry), sorted by rank), and every root answers its
+ * own leaders with their place in the ring of all leaders.
  */
 struct ccom_bs_hello_ext {
 	uint32_t nids;
@@ -138,7 +154,7 @@ struct ccom_bs_subroot {
 	uint32_t count;
 	uint32_t msg_len;
 	uint32_t remaining_ms;	/* until the last of its ranks gives up */
-	uint32_t pad;
+	uint32_t hier;		/* 1: hierarchical; @count entries are its host leaders */
 };
 
 struct ccom_bs_reply {

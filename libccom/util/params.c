@@ -56,7 +56,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_UID_STAGGER_THRESHOLD", "256", "Above this many ranks, ranks spread their root check-ins over time." },
 	{ "CCOM_UID_STAGGER_RATE", "7000", "Check-ins per second the root is offered when staggering." },
 	{ "CCOM_BOOTSTRAP_HIER", NULL,
-	  "1 forces the hierarchical bootstrap (ranks check in with a leader per host, only leaders with the root), 0 the flat one; unset: hierarchical from CCOM_BOOTSTRAP_HIER_THRESHOLD ranks (never with several unique ids). Same on every rank." },
+	  "1 forces the hierarchical bootstrap (ranks check in with a leader per host, only leaders with the root), 0 the flat one; unset: hierarchical from CCOM_BOOTSTRAP_HIER_THRESHOLD ranks (also with several unique ids: one leader per host and root). Same on every rank." },
 	{ "CCOM_BOOTSTRAP_HIER_THRESHOLD", "128", "With CCOM_BOOTSTRAP_HIER unset, jobs of at least this many ranks bootstrap hierarchically." },
 	{ "CCOM_HOSTID", NULL, "Overrides the host identity used to group ranks into nodes (default: hostname + boot id)." },
 	/* Launchers (ccomCommInitFromEnv) */
