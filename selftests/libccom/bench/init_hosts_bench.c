@@ -21,12 +21,24 @@
  * mode the median (min, max) over REPS jobs (default 11) in milliseconds,
  * the median over jobs of the slowest rank's time in each init stage, and
  * the median of the slowest rank's first AllReduce.
+ *
+ * Built with -DINIT_BENCH_SPLIT and the linker wraps below, it also splits
+ * the connect stage (the slowest rank per part, median over jobs):
+ *
+ *   gcc -std=gnu11 -O2 -DINIT_BENCH_SPLIT -D_GNU_SOURCE -Ilibccom/include -Ilibccom \
+ *       -Iselftests/libccom -o build/bench/init_hosts_bench_split \
+ *       selftests/libccom/bench/init_hosts_bench.c build/lib/libccom.a -pthread -lm \
+ *       -Wl,--wrap=ccom_proxy_create,--wrap=ccom_shm_init,--wrap=ccom_channels_start \
+ *       -Wl,--wrap=ccom_transport_net_agree,--wrap=ccom_bootstrap_send \
+ *       -Wl,--wrap=ccom_bootstrap_recv,--wrap=ccom_kdev_comm_init \
+ *       -Wl,--wrap=ccom_tune_init,--wrap=ccom_proxy_start
  */
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "init/init.h"
 #include "test_util.h"
@@ -53,9 +65,88 @@ struct slot {
 	int64_t allreduce_us;		/* first AllReduce, call to synchronized */
 	int64_t stage_us[CCOM_INIT_NSTAGES];
 	int ok;				/* init and AllReduce correct */
+	int64_t part_us[8];		/* INIT_BENCH_SPLIT: the connect stage's parts */
 };
 
 static struct slot *slots;
+
+static const char *const part_name[8] = {
+	"proxy-create", "net-agree", "shm-init", "channels", "net-cards(bootstrap p2p)",
+	"kdev", "tune", "proxy-start",
+};
+
+#ifdef INIT_BENCH_SPLIT
+/*
+ * The connect stage's external calls, timed per rank thread.  What the
+ * stage spends outside them is the ring setup, the TCP full mesh
+ * (connect_all) and the shm FIFOs; net-cards is the bootstrap p2p time
+ * spent inside the stage (net_socket's address exchange).
+ */
+static __thread int64_t *part_acc;
+static __thread int in_connect;
+
+#define WRAP(ret, name, idx, params, args)				\
+	ret __real_##name params;					\
+	ret __wrap_##name params;					\
+	ret __wrap_##name params					\
+	{								\
+		int64_t t0 = ccom_now_us();				\
+		ret r = __real_##name args;				\
+									\
+		if (part_acc && in_connect)				\
+			part_acc[idx] += ccom_now_us() - t0;		\
+		return r;						\
+	}
+
+struct ccom_shm;
+struct ccom_channels;
+struct ccom_op;
+typedef int (*bench_exec_fn)(struct ccomComm *, struct ccom_op *);
+
+int __real_ccom_proxy_create(struct ccomComm *comm);
+int __wrap_ccom_proxy_create(struct ccomComm *comm);
+int __wrap_ccom_proxy_create(struct ccomComm *comm)
+{
+	int64_t t0 = ccom_now_us();
+	int r;
+
+	in_connect = 1;
+	r = __real_ccom_proxy_create(comm);
+	if (part_acc)
+		part_acc[0] += ccom_now_us() - t0;
+	return r;
+}
+
+WRAP(int, ccom_transport_net_agree, 1, (struct ccomComm *comm), (comm))
+WRAP(int, ccom_shm_init, 2, (struct ccomComm *comm, struct ccom_shm **out), (comm, out))
+WRAP(int, ccom_channels_start, 3, (struct ccomComm *comm, struct ccom_channels **out),
+     (comm, out))
+WRAP(int, ccom_bootstrap_send, 4,
+     (struct ccom_bootstrap *bs, int peer, int tag, const void *buf, size_t len),
+     (bs, peer, tag, buf, len))
+WRAP(int, ccom_bootstrap_recv, 4,
+     (struct ccom_bootstrap *bs, int peer, int tag, void *buf, size_t len),
+     (bs, peer, tag, buf, len))
+WRAP(int, ccom_kdev_comm_init, 5, (struct ccomComm *comm), (comm))
+WRAP(int, ccom_tune_init, 6, (struct ccomComm *comm, size_t scratch_bytes),
+     (comm, scratch_bytes))
+
+int __real_ccom_proxy_start(struct ccomComm *comm, bench_exec_fn exec);
+int __wrap_ccom_proxy_start(struct ccomComm *comm, bench_exec_fn exec);
+int __wrap_ccom_proxy_start(struct ccomComm *comm, bench_exec_fn exec)
+{
+	int64_t t0 = ccom_now_us();
+	int r = __real_ccom_proxy_start(comm, exec);
+
+	if (part_acc)
+		part_acc[7] += ccom_now_us() - t0;
+	in_connect = 0;
+	return r;
+}
+#define SPLIT 1
+#else
+#define SPLIT 0
+#endif
 
 struct thr {
 	const struct start *s;
@@ -72,6 +163,9 @@ static void *rank_thread(void *arg)
 	int32_t v = t->rank, sum = -1;
 	int64_t now;
 
+#ifdef INIT_BENCH_SPLIT
+	part_acc = sl->part_us;
+#endif
 	pthread_barrier_wait(t->bar);
 	while ((now = ccom_now_us()) < t->s->t0)
 		usleep((t->s->t0 - now) > 2000 ? 1000 : 50);
@@ -139,6 +233,7 @@ struct result {
 	int64_t total_us;
 	int64_t stage_us[CCOM_INIT_NSTAGES];	/* slowest rank per stage */
 	int64_t allreduce_us;			/* slowest rank */
+	int64_t part_us[8];			/* slowest rank per part */
 };
 
 /* One job; 0 and *r filled, or -1. */
@@ -191,6 +286,9 @@ static int job(int nranks, int local, int nids, enum mode mode, struct result *r
 		for (k = 0; k < CCOM_INIT_NSTAGES; k++)
 			if (sl->stage_us[k] > r->stage_us[k])
 				r->stage_us[k] = sl->stage_us[k];
+		for (k = 0; k < 8; k++)
+			if (sl->part_us[k] > r->part_us[k])
+				r->part_us[k] = sl->part_us[k];
 	}
 	return bad ? -1 : 0;
 }
@@ -227,6 +325,14 @@ static void report(int n, int local, int nids, enum mode m, struct result *res, 
 					  k * sizeof(int64_t)) / 1000.0);
 	printf("; first allreduce %.1f\n",
 	       median_of(res, ok, offsetof(struct result, allreduce_us)) / 1000.0);
+	if (!SPLIT)
+		return;
+	printf("      connect parts, slowest rank, median ms:");
+	for (k = 0; k < 8; k++)
+		printf(" %s %.1f", part_name[k],
+		       median_of(res, ok, offsetof(struct result, part_us) +
+					  k * sizeof(int64_t)) / 1000.0);
+	printf("\n");
 }
 
 int main(int argc, char **argv)
