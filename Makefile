@@ -92,6 +92,12 @@ $(BUILD)/selftests/libccom/%: selftests/libccom/%.c $(wildcard selftests/libccom
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
 
+# Benchmarks, not tests (not in make check): make build/bench/NAME for
+# selftests/libccom/bench/NAME.c.
+$(BUILD)/bench/%: selftests/libccom/bench/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
+
 run: $(PERF_BIN)
 	$(PERF_BIN) allreduce -n 4 -b 8 -e 64M -f 4
 
