@@ -7,6 +7,7 @@
 #ifndef CCOM_CORE_OP_H
 #define CCOM_CORE_OP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,6 +16,7 @@
 #include "ccom.h"
 #include "core/comm.h"
 #include "reduce/reduce.h"
+#include "util/err.h"
 
 struct ccomStream;
 
@@ -132,6 +134,22 @@ static inline const char *ccom_op_sig_str(const struct ccom_op_sig *sig, char *b
 	if (n > 0 && (size_t)n < len)
 		snprintf(buf + n, len - (size_t)n, ")");
 	return buf;
+}
+
+/*
+ * The mismatch sentence (one host's board and the network's in-band
+ * check say it alike): rank @me called @mine but @peer @theirs as its
+ * collective @mine->seq, and @why.  Returns -EPERM (ccomInvalidUsage).
+ */
+static inline int ccom_op_sig_mismatch(int me, const struct ccom_op_sig *mine, int peer,
+				       const struct ccom_op_sig *theirs, const char *why)
+{
+	char a[128], b[128];
+
+	ccom_set_last_error("collective mismatch: rank %d called %s but rank %d %s as collective %llu (%s); call the same collectives in the same order on every rank",
+			    me, ccom_op_sig_str(mine, a, sizeof(a)), peer,
+			    ccom_op_sig_str(theirs, b, sizeof(b)), (unsigned long long)mine->seq, why);
+	return -EPERM;
 }
 
 /* Bytes one rank contributes ("size" in ccom-perf terms) for @op. */

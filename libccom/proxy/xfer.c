@@ -140,13 +140,7 @@ static int sig_check(struct ccom_transport_conn *c)
 		return -EPERM;
 	}
 	why = ccom_op_sig_diff(&s->sig, &theirs);
-	if (!why)
-		return 0;
-	ccom_set_last_error("collective mismatch: rank %d called %s but rank %d %s as collective %llu (%s); call the same collectives in the same order on every rank",
-			    s->rank, ccom_op_sig_str(&s->sig, mine, sizeof(mine)), c->peer,
-			    ccom_op_sig_str(&theirs, theirs_s, sizeof(theirs_s)),
-			    (unsigned long long)s->sig.seq, why);
-	return -EPERM;
+	return why ? ccom_op_sig_mismatch(s->rank, &s->sig, c->peer, &theirs, why) : 0;
 }
 
 /* Send the rest of this op's signature: 1 when all out, 0 not yet, -errno. */

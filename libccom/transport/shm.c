@@ -598,7 +598,6 @@ static bool sig_read(struct ccom_shm *s, int l, uint64_t seq, struct ccom_op_sig
 
 int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *theirs)
 {
-	char mine_s[128], theirs_s[128];
 	struct ccom_op_sig mine = s->sig;
 	const char *why;
 
@@ -609,11 +608,7 @@ int ccom_shm_sig_compare(struct ccom_shm *s, int l, const struct ccom_op_sig *th
 
 	if (!why)
 		return 0;
-	ccom_set_last_error("collective mismatch: rank %d called %s but rank %d %s as collective %llu (%s); call the same collectives in the same order on every rank",
-			    s->comm->rank, ccom_op_sig_str(&s->sig, mine_s, sizeof(mine_s)),
-			    s->comm->local_to_rank[l], ccom_op_sig_str(theirs, theirs_s, sizeof(theirs_s)),
-			    (unsigned long long)s->sig.seq, why);
-	return -EPERM;
+	return ccom_op_sig_mismatch(s->comm->rank, &s->sig, s->comm->local_to_rank[l], theirs, why);
 }
 
 int ccom_shm_sig_compare_ab(struct ccom_shm *s, int l, uint64_t a, uint64_t b)
