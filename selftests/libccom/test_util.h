@@ -385,26 +385,10 @@ static inline int t_free_port(int family)
 	return port;
 }
 
-/* RDMA devices in /sys/class/infiniband (the net_ib tests need one: the VM's rxe). */
-static inline int t_rdma_devices(void)
+/* Entries of the directory @path other than dot files, -1 if it cannot be read. */
+static inline int t_dir_entries(const char *path)
 {
-	DIR *d = opendir("/sys/class/infiniband");
-	struct dirent *e;
-	int n = 0;
-
-	if (!d)
-		return 0;
-	while ((e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
-
-/* Number of open file descriptors of this process. */
-static inline int t_count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(path);
 	struct dirent *e;
 	int n = 0;
 
@@ -413,7 +397,23 @@ static inline int t_count_fds(void)
 	while ((e = readdir(d)))
 		n += e->d_name[0] != '.';
 	closedir(d);
-	return n - 1; /* the DIR's own fd */
+	return n;
+}
+
+/* RDMA devices in /sys/class/infiniband (the net_ib tests need one: the VM's rxe). */
+static inline int t_rdma_devices(void)
+{
+	int n = t_dir_entries("/sys/class/infiniband");
+
+	return n > 0 ? n : 0;
+}
+
+/* Number of open file descriptors of this process. */
+static inline int t_count_fds(void)
+{
+	int n = t_dir_entries("/proc/self/fd");
+
+	return n < 0 ? -1 : n - 1;	/* not the DIR's own fd */
 }
 
 /* Resident set size in KiB. */
