@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 
 #include "bootstrap/bootstrap.h"
+#include "bench/hosts.h"
 #include "test_util.h"
 #include "util/misc.h"
 
@@ -107,7 +108,7 @@ static int cmp_d(const void *a, const void *b)
 /* One job: its time in ms, or -1. */
 static double job(int nranks, int local, int nids)
 {
-	int hosts = nranks / local, h, st, bad = 0, pfd[4096][2], i;
+	int hosts = nranks / local, bad = 0, wfd[4096], i;
 	pid_t pid[4096];
 	struct start s;
 	int64_t last = 0;
@@ -117,30 +118,15 @@ static double job(int nranks, int local, int nids)
 	for (i = 0; i < nranks; i++)
 		done_us[i] = 0;
 	fflush(NULL);
-	for (h = 0; h < hosts; h++) {
-		if (pipe(pfd[h]))
-			return -1;
-		pid[h] = fork();
-		if (pid[h] == 0) {
-			close(pfd[h][1]);
-			_exit(host_main(h, local, nranks, pfd[h][0]));
-		}
-		close(pfd[h][0]);
-	}
+	if (bench_hosts_fork(hosts, local, nranks, host_main, pid, wfd))
+		return -1;
 	s.nids = nids;
 	for (i = 0; i < nids; i++)
 		if (ccomGetUniqueId(&s.ids[i]) != ccomSuccess)
 			return -1;
 	/* Everyone starts together, once every host process is up. */
 	s.t0 = ccom_now_us() + 200000 + hosts * 2000;
-	for (h = 0; h < hosts; h++) {
-		if (write(pfd[h][1], &s, sizeof(s)) != (ssize_t)sizeof(s))
-			bad = 1;
-		close(pfd[h][1]);
-	}
-	for (h = 0; h < hosts; h++)
-		if (waitpid(pid[h], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-			bad = 1;
+	bad = !bench_hosts_run(hosts, wfd, pid, &s, sizeof(s), false);
 	for (i = 0; i < nranks; i++) {
 		if (!done_us[i])
 			bad = 1;

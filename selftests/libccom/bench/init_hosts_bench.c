@@ -41,6 +41,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "init/init.h"
+#include "bench/hosts.h"
 #include "test_util.h"
 #include "util/misc.h"
 
@@ -239,26 +240,18 @@ struct result {
 /* One job; 0 and *r filled, or -1. */
 static int job(int nranks, int local, int nids, enum mode mode, struct result *r)
 {
-	static int pfd[MAX_HOSTS][2];
+	static int wfd[MAX_HOSTS];
 	static pid_t pid[MAX_HOSTS];
 	static struct start s;
-	int hosts = nranks / local, h, st, bad = 0, i, k;
+	int hosts = nranks / local, bad = 0, i, k;
 
 	memset(&s, 0, sizeof(s));
 	memset(r, 0, sizeof(*r));
 	memset(slots, 0, nranks * sizeof(*slots));
 	setenv("CCOM_BOOTSTRAP_HIER", mode == HIER ? "1" : "0", 1);
 	fflush(NULL);
-	for (h = 0; h < hosts; h++) {
-		if (pipe(pfd[h]))
-			return -1;
-		pid[h] = fork();
-		if (pid[h] == 0) {
-			close(pfd[h][1]);
-			_exit(host_main(h, local, nranks, pfd[h][0]));
-		}
-		close(pfd[h][0]);
-	}
+	if (bench_hosts_fork(hosts, local, nranks, host_main, pid, wfd))
+		return -1;
 	s.mode = mode;
 	s.nids = mode == MULTI ? nids : 1;
 	for (i = 0; i < s.nids; i++)
@@ -266,14 +259,7 @@ static int job(int nranks, int local, int nids, enum mode mode, struct result *r
 			bad = 1;
 	/* Everyone starts together, once every host process is up. */
 	s.t0 = ccom_now_us() + 200000 + hosts * 2000;
-	for (h = 0; h < hosts; h++) {
-		if (bad || write(pfd[h][1], &s, sizeof(s)) != (ssize_t)sizeof(s))
-			bad = 1;
-		close(pfd[h][1]);
-	}
-	for (h = 0; h < hosts; h++)
-		if (waitpid(pid[h], &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
-			bad = 1;
+	bad = !bench_hosts_run(hosts, wfd, pid, &s, sizeof(s), bad);
 	for (i = 0; i < nranks; i++) {
 		const struct slot *sl = &slots[i];
 
