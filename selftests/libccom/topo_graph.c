@@ -9,7 +9,10 @@
  * JSON dump is written (with %r expanded) and holds the graphs; the
  * nearest-port rule (ccom_topo_nearest) takes a port on the rank's NUMA
  * node, spreads the local ranks over equally near ports, and falls back to
- * all ports when none is on the node or the node is unknown.
+ * all ports when none is on the node or the node is unknown; the TCP
+ * interface rule (ccom_topo_tcp_rule) applies it to the interfaces by local
+ * rank (rails) and keeps the bootstrap address for one candidate, one
+ * host, or a bootstrap interface outside the candidates.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,12 +163,60 @@ static void test_nearest(void)
 	CHECK(ccom_topo_nearest(virt, 1, 0, -4, NULL) == 0, "a negative local rank counts as 0");
 }
 
+/* A TCP candidate for ccom_topo_tcp_rule(). */
+static struct ccom_topo_tcp_nic tcp_nic(const char *name, int node)
+{
+	struct ccom_topo_tcp_nic c = { .numa_node = node, .prefix = 24 };
+
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	snprintf(c.addr, sizeof(c.addr), "10.0.%s.1", name + strlen(name) - 1);
+	return c;
+}
+
+static void test_tcp_rule(void)
+{
+	struct ccom_topo_tcp_nic virt[2] = { tcp_nic("eth0", -1), tcp_nic("eth1", -1) };
+	struct ccom_topo_tcp_nic numa[4] = { tcp_nic("eth0", 0), tcp_nic("eth1", 1),
+					     tcp_nic("eth2", 0), tcp_nic("eth3", 1) };
+	char why[256];
+	int r;
+
+	/* Rail-aligned: local rank l takes interface l mod n, whichever the bootstrap one is. */
+	for (r = 0; r < 4; r++) {
+		CHECK(ccom_topo_tcp_rule(virt, 2, 0, -1, r, 2, NULL, why, sizeof(why)) == r % 2,
+		      "virtual interfaces, local rank %d: %s", r, why);
+		CHECK(ccom_topo_tcp_rule(virt, 2, 1, 0, r, 3, "eth", why, sizeof(why)) == r % 2,
+		      "bootstrap on eth1, local rank %d: %s", r, why);
+	}
+	CHECK(strstr(why, "eth1 10.0.1.1") && strstr(why, "local rank 3 of 2 interfaces") &&
+	      strstr(why, "CCOM_SOCKET_IFNAME=eth allows 2"), "sentence: %s", why);
+	/* On the rank's NUMA node first, spread among those. */
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 1, 0, 2, NULL, why, sizeof(why)) == 1, "node 1, lrank 0");
+	CHECK(strstr(why, "on this rank's node"), "sentence: %s", why);
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 1, 1, 2, NULL, why, sizeof(why)) == 3, "node 1, lrank 1");
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 0, 3, 2, NULL, why, sizeof(why)) == 2, "node 0, lrank 3");
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, -1, 3, 2, NULL, why, sizeof(why)) == 3,
+	      "node unknown: all four");
+	CHECK(strstr(why, "none nearer"), "sentence: %s", why);
+	/* Today's behaviour: one candidate, one host, or a bootstrap interface not among them. */
+	CHECK(ccom_topo_tcp_rule(virt, 1, 0, -1, 1, 2, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "eth0 10.0.0.1 (the only interface)"), "one candidate: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt + 1, 1, 0, -1, 1, 2, "=eth1", why, sizeof(why)) == -1 &&
+	      strstr(why, "the only interface CCOM_SOCKET_IFNAME allows"), "forced: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 2, 0, -1, 1, 1, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "one host"), "one host: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 2, -1, -1, 1, 2, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "not one of the 2"), "bootstrap elsewhere: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 0, -1, -1, 0, 2, NULL, why, sizeof(why)) == -1, "none");
+}
+
 int main(void)
 {
 	test_ring_interleaved();
 	test_single_host();
 	test_cpulist();
 	test_nearest();
+	test_tcp_rule();
 	test_discover_and_dump();
 	printf("%s: topology graphs, discovery and dump\n", fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;

@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the TCP interface per rank (topo/nic_tcp.c) between two
+ * simulated hosts joined by TWO veth pairs, ccv0 on 10.236.P.0/24 and ccv1
+ * on 10.237.P.0/24 (P = pid mod 250), strict reverse-path filtering on
+ * (rp_filter=1: a connection whose source address is on the other subnet
+ * than its route would be dropped), 2 ranks per host, a 16 MiB int32
+ * AllReduce forced to the split-rail schedule (CCOM_ALGO=rail).  The veth
+ * counters (tx_bytes of ccv0 and ccv1 in each host's namespace, through its
+ * own sysfs) must show, with CCOM_SOCKET_IFNAME=ccv, each interface
+ * carrying at least 30% of the host's bytes (local rank l on ccvl), and
+ * with CCOM_SOCKET_IFNAME=ccv1 at least 99% on ccv1 (the bootstrap's
+ * single interface, as before the rule existed).  Each rank's topology
+ * dump (CCOM_TOPO_DUMP_FILE) must name the interface it selected, with the
+ * reason, under placement.tcp.  Needs root and iproute2; skipped otherwise.
+ */
+#include <time.h>
+
+#include "hier_util.h"
+
+#define H 2
+#define L 2
+#define S (16u << 20)
+
+static int tcp_hosts_up(void)
+{
+	int h, r, pid = (int)getpid();
+
+	if (geteuid() != 0) {
+		printf("SKIP: network namespaces need root (run as root to test TCP rails)\n");
+		return NETT_SKIP;
+	}
+	if (nett_sh("command -v ip >/dev/null 2>&1")) {
+		printf("SKIP: ip(8) is missing (install iproute2)\n");
+		return NETT_SKIP;
+	}
+	atexit(ht_hosts_down);
+	signal(SIGINT, ht_on_signal);
+	signal(SIGTERM, ht_on_signal);
+	for (h = 0; h < H; h++) {
+		snprintf(ht_ns[h], sizeof(ht_ns[h]), "cctr%dh%d", pid, h);
+		if (nett_sh("ip netns add %s", ht_ns[h])) {
+			printf("SKIP: cannot create a network namespace (no CAP_SYS_ADMIN or no CONFIG_NET_NS)\n");
+			return NETT_SKIP;
+		}
+		ht_nhosts++;
+		if (nett_sh("ip -n %s link set lo up && ip netns exec %s sh -c 'sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1'",
+			    ht_ns[h], ht_ns[h]))
+			return 1;
+	}
+	for (r = 0; r < 2; r++) {
+		if (nett_sh("ip link add ctr%dr%d type veth peer name ctr%dr%db", pid % 100000, r,
+			    pid % 100000, r)) {
+			printf("SKIP: cannot create a veth pair (no CONFIG_VETH)\n");
+			return NETT_SKIP;
+		}
+		if (nett_sh("ip link set ctr%dr%d netns %s && ip link set ctr%dr%db netns %s",
+			    pid % 100000, r, ht_ns[0], pid % 100000, r, ht_ns[1]))
+			return 1;
+		for (h = 0; h < H; h++)
+			if (nett_sh("ip -n %s link set ctr%dr%d%s name ccv%d && ip -n %s addr add 10.%d.%d.%d/24 dev ccv%d && ip -n %s link set ccv%d up",
+				    ht_ns[h], pid % 100000, r, h ? "b" : "", r, ht_ns[h], 236 + r,
+				    pid % 250, h + 1, r, ht_ns[h], r))
+				return 1;
+	}
+	return 0;
+}
+
+/* tx_bytes of this host's ccv@i, or -1. */
+static long long tx_bytes(int i)
+{
+	char path[64];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/ccv%d/statistics/tx_bytes", i);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = -1;
+	fclose(f);
+	return v;
+}
+
+static int barrier(ccomComm_t comm, int rank, char *buf)
+{
+	return nett_sync(comm, ccomAllReduce(buf, buf, 1, ccomInt32, ccomSum, comm, NULL), "barrier",
+			 rank);
+}
+
+/* Local rank 0 of each host reports (ccv0 bytes << 32) | ccv1 bytes sent by the AllReduce. */
+static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *result)
+{
+	size_t count = S / 4;
+	char *in = malloc(S), *out = malloc(S), one[8] = { 0 };
+	long long b[2][2] = { { 0 } };
+	int lead = rank % L == 0, i;
+	long bad;
+
+	(void)arg;
+	if (!in || !out)
+		return 1;
+	nett_fill(in, ccomInt32, count, rank, 0, ccomSum);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL), "warm-up",
+		      rank) || barrier(comm, rank, one))
+		return 1;
+	for (i = 0; lead && i < 2; i++)
+		b[0][i] = tx_bytes(i);
+	memset(out, 0, S);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL),
+		      "allreduce", rank) || barrier(comm, rank, one))
+		return 1;
+	for (i = 0; lead && i < 2; i++)
+		b[1][i] = tx_bytes(i);
+	bad = nett_mismatches(out, ccomInt32, count, 0, nranks, ccomSum, "allreduce", rank);
+	if (lead) {
+		if (b[0][0] < 0 || b[0][1] < 0 || b[1][0] < 0 || b[1][1] < 0) {
+			fprintf(stderr, "rank %d: cannot read /sys/class/net/ccv{0,1}/statistics/tx_bytes\n",
+				rank);
+			return 1;
+		}
+		printf("  host %d: ccv0 tx_bytes %lld -> %lld, ccv1 tx_bytes %lld -> %lld\n",
+		       rank / L, b[0][0], b[1][0], b[0][1], b[1][1]);
+		fflush(stdout);	/* the rank leaves with _exit() */
+		*result = (uint64_t)(b[1][0] - b[0][0]) << 32 | (uint64_t)(b[1][1] - b[0][1]);
+	}
+	free(in);
+	free(out);
+	return bad ? 1 : 0;
+}
+
+/*
+ * Rank @rank's dump must select exactly interface @want under
+ * placement.tcp, and its choice must contain @why.
+ */
+static int check_dump(const char *pattern, int rank, const char *want, const char *why)
+{
+	char path[128], buf[65536], name[32] = "", *p, *q;
+	int nsel = 0, rc = 0;
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), pattern, rank);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "FAIL: rank %d wrote no topology dump %s\n", rank, path);
+		return 1;
+	}
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	unlink(path);
+	p = strstr(buf, "\"tcp\": {\"choice\": \"");
+	if (!p) {
+		fprintf(stderr, "FAIL: rank %d's dump has no placement.tcp\n", rank);
+		return 1;
+	}
+	q = strchr(p + 19, '"');
+	if (!q || !memmem(p, (size_t)(q - p), why, strlen(why))) {
+		fprintf(stderr, "FAIL: rank %d's placement.tcp choice lacks \"%s\": %.200s\n", rank,
+			why, p);
+		rc = 1;
+	}
+	for (q = strstr(p, "{\"name\": \""); q; q = strstr(q + 1, "{\"name\": \"")) {
+		char *end = strchr(q, '}');
+
+		if (!end)
+			break;
+		if (memmem(q, (size_t)(end - q), "\"selected\": true", 16)) {
+			nsel++;
+			sscanf(q + 10, "%31[^\"]", name);
+		}
+		if (!memmem(q, (size_t)(end - q), "\"numa_node\": -1", 15)) {
+			fprintf(stderr, "FAIL: rank %d: a veth with a NUMA node: %.*s\n", rank,
+				(int)(end - q), q);
+			rc = 1;
+		}
+	}
+	if (nsel != 1 || strcmp(name, want)) {
+		fprintf(stderr, "FAIL: rank %d's dump selects %d interface(s) (%s), want %s\n", rank,
+			nsel, name, want);
+		rc = 1;
+	}
+	return rc;
+}
+
+int main(void)
+{
+	static const char *const ifname[2] = { "CCOM_SOCKET_IFNAME=ccv", "CCOM_SOCKET_IFNAME=ccv1" };
+	char pattern[96], dumpenv[128];
+	int m, h, r, rc, fails = 0;
+
+	rc = tcp_hosts_up();
+	if (rc)
+		return rc;
+	snprintf(pattern, sizeof(pattern), "/tmp/ccom-tcp-rails-%d-%%d.json", (int)getpid());
+	snprintf(dumpenv, sizeof(dumpenv), "CCOM_TOPO_DUMP_FILE=/tmp/ccom-tcp-rails-%d-%%r.json",
+		 (int)getpid());
+	for (m = 0; m < 2; m++) {
+		struct ht_job j = { .nranks = H * L, .fn = body, .own_sysfs = 1 };
+
+		for (r = 0; r < H * L; r++)
+			j.host_of[r] = r / L;
+		j.env[0] = "CCOM_ALGO=rail";
+		j.env[1] = "CCOM_OP_TIMEOUT=60";
+		j.env[2] = ifname[m];
+		j.env[3] = dumpenv;
+		printf("%s, CCOM_ALGO=rail, %d hosts x %d ranks, AllReduce of %u bytes:\n", ifname[m],
+		       H, L, S);
+		if (ht_run(&j)) {
+			fprintf(stderr, "FAIL: %s: a rank failed\n", ifname[m]);
+			return 1;
+		}
+		for (h = 0; h < H; h++) {
+			double b0 = (double)(j.result[h * L] >> 32);
+			double b1 = (double)(j.result[h * L] & 0xffffffffu), tot = b0 + b1;
+
+			printf("  host %d sent %.0f bytes: ccv0 %.0f (%.1f%%), ccv1 %.0f (%.1f%%)\n", h,
+			       tot, b0, tot > 0 ? 100 * b0 / tot : 0, b1, tot > 0 ? 100 * b1 / tot : 0);
+			if (tot < S / 2) {
+				fprintf(stderr, "FAIL: host %d sent %.0f bytes, less than S/2: the counters do not see the AllReduce\n",
+					h, tot);
+				fails++;
+			} else if (m == 0 && (b0 < 0.3 * tot || b1 < 0.3 * tot)) {
+				fprintf(stderr, "FAIL: host %d: an interface carried under 30%% of the bytes\n",
+					h);
+				fails++;
+			} else if (m == 1 && b1 < 0.99 * tot) {
+				fprintf(stderr, "FAIL: host %d: CCOM_SOCKET_IFNAME=ccv1 but ccv1 carried under 99%% of the bytes\n",
+					h);
+				fails++;
+			}
+		}
+		for (r = 0; r < H * L; r++) {
+			char want[8], why[64];
+
+			snprintf(want, sizeof(want), "ccv%d", m ? 1 : r % L);
+			if (m)
+				snprintf(why, sizeof(why), "the only interface CCOM_SOCKET_IFNAME allows");
+			else
+				snprintf(why, sizeof(why), "local rank %d of 2 interfaces", r % L);
+			fails += check_dump(pattern, r, want, why);
+		}
+	}
+	printf("%s\n", fails ? "FAIL" : "PASS");
+	return fails ? 1 : 0;
+}
