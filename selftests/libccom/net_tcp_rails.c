@@ -22,9 +22,16 @@
 #define L 2
 #define S (16u << 20)
 
-static int tcp_hosts_up(void)
+/*
+ * Two hosts, two rails.  Two subnets: rail r is a veth pair, 10.(236+r).P.h+1/24.
+ * One subnet: every veth on one bridge (a switch namespace), rail r of host h at
+ * 10.238.P.(2r+h+1)/24, a routing table per rail chosen by source address and
+ * arp_ignore=1 (the usual multi-rail setup), so that only a connection bound
+ * to a rail's address leaves through that rail.
+ */
+static int tcp_hosts_up(int one_subnet)
 {
-	int h, r, pid = (int)getpid();
+	int h, r, pid = (int)getpid(), p = pid % 100000, net = pid % 250;
 
 	if (geteuid() != 0) {
 		printf("SKIP: network namespaces need root (run as root to test TCP rails)\n");
@@ -44,25 +51,59 @@ static int tcp_hosts_up(void)
 			return NETT_SKIP;
 		}
 		ht_nhosts++;
-		if (nett_sh("ip -n %s link set lo up && ip netns exec %s sh -c 'sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1'",
+		if (nett_sh("ip -n %s link set lo up && ip netns exec %s sh -c 'sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1'",
 			    ht_ns[h], ht_ns[h]))
 			return 1;
 	}
-	for (r = 0; r < 2; r++) {
-		if (nett_sh("ip link add ctr%dr%d type veth peer name ctr%dr%db", pid % 100000, r,
-			    pid % 100000, r)) {
-			printf("SKIP: cannot create a veth pair (no CONFIG_VETH)\n");
+	if (one_subnet) {
+		snprintf(ht_sw, sizeof(ht_sw), "cctr%dsw", pid);
+		if (nett_sh("ip netns add %s", ht_sw))
+			return 1;
+		ht_sw_up = 1;
+		if (nett_sh("ip -n %s link add br0 type bridge && ip -n %s link set br0 up", ht_sw,
+			    ht_sw)) {
+			printf("SKIP: cannot create a bridge (no CONFIG_BRIDGE)\n");
 			return NETT_SKIP;
 		}
-		if (nett_sh("ip link set ctr%dr%d netns %s && ip link set ctr%dr%db netns %s",
-			    pid % 100000, r, ht_ns[0], pid % 100000, r, ht_ns[1]))
-			return 1;
-		for (h = 0; h < H; h++)
-			if (nett_sh("ip -n %s link set ctr%dr%d%s name ccv%d && ip -n %s addr add 10.%d.%d.%d/24 dev ccv%d && ip -n %s link set ccv%d up",
-				    ht_ns[h], pid % 100000, r, h ? "b" : "", r, ht_ns[h], 236 + r,
-				    pid % 250, h + 1, r, ht_ns[h], r))
-				return 1;
 	}
+	for (r = 0; r < 2; r++) {
+		for (h = 0; h < H; h++) {
+			const char *peer_ns = one_subnet ? ht_sw : ht_ns[1];
+			char addr[32];
+
+			if (one_subnet || h == 0) {
+				if (nett_sh("ip link add ctr%dr%dh%d type veth peer name ctr%dr%dp%d", p, r,
+					    h, p, r, h)) {
+					printf("SKIP: cannot create a veth pair (no CONFIG_VETH)\n");
+					return NETT_SKIP;
+				}
+				if (nett_sh("ip link set ctr%dr%dh%d netns %s && ip link set ctr%dr%dp%d netns %s",
+					    p, r, h, ht_ns[h], p, r, h, peer_ns))
+					return 1;
+			}
+			if (one_subnet)
+				snprintf(addr, sizeof(addr), "10.238.%d.%d", net, 2 * r + h + 1);
+			else
+				snprintf(addr, sizeof(addr), "10.%d.%d.%d", 236 + r, net, h + 1);
+			if (nett_sh("ip -n %s link set ctr%dr%d%c%d name ccv%d && ip -n %s addr add %s/24 dev ccv%d && ip -n %s link set ccv%d up",
+				    ht_ns[h], p, r, one_subnet || !h ? 'h' : 'p', one_subnet ? h : 0, r,
+				    ht_ns[h], addr, r, ht_ns[h], r))
+				return 1;
+			if (one_subnet &&
+			    (nett_sh("ip -n %s link set ctr%dr%dp%d master br0 && ip -n %s link set ctr%dr%dp%d up",
+				     ht_sw, p, r, h, ht_sw, p, r, h) ||
+			     nett_sh("ip -n %s rule add from %s table %d && ip -n %s route add 10.238.%d.0/24 dev ccv%d src %s table %d",
+				     ht_ns[h], addr, 100 + r, ht_ns[h], net, r, addr, 100 + r)))
+				return 1;
+		}
+	}
+	/* Carrier on both rails of each host before the job (up to 5 s; a veth needs both ends up). */
+	for (h = 0; h < H; h++)
+		if (nett_sh("for i in $(seq 50); do [ $(ip -n %s -o link show | grep -c 'ccv[01]@.*LOWER_UP') = 2 ] && exit 0; sleep 0.1; done; exit 1",
+			    ht_ns[h])) {
+			fprintf(stderr, "host %d: ccv0 and ccv1 have no carrier after 5 s\n", h);
+			return 1;
+		}
 	return 0;
 }
 
@@ -187,31 +228,49 @@ static int check_dump(const char *pattern, int rank, const char *want, const cha
 
 int main(void)
 {
-	static const char *const ifname[2] = { "CCOM_SOCKET_IFNAME=ccv", "CCOM_SOCKET_IFNAME=ccv1" };
+	static const struct {
+		int one_subnet;
+		const char *ifname;
+	} cases[3] = {
+		{ 0, "CCOM_SOCKET_IFNAME=ccv" }, { 0, "CCOM_SOCKET_IFNAME=ccv1" },
+		{ 1, "CCOM_SOCKET_IFNAME=ccv" },
+	};
 	char pattern[96], dumpenv[128];
+	struct timespec t0, t1;
 	int m, h, r, rc, fails = 0;
 
-	rc = tcp_hosts_up();
-	if (rc)
-		return rc;
 	snprintf(pattern, sizeof(pattern), "/tmp/ccom-tcp-rails-%d-%%d.json", (int)getpid());
 	snprintf(dumpenv, sizeof(dumpenv), "CCOM_TOPO_DUMP_FILE=/tmp/ccom-tcp-rails-%d-%%r.json",
 		 (int)getpid());
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < 3; m++) {
 		struct ht_job j = { .nranks = H * L, .fn = body, .own_sysfs = 1 };
+		int single = !strcmp(cases[m].ifname, "CCOM_SOCKET_IFNAME=ccv1");
 
+		if (m == 0 || cases[m].one_subnet != cases[m - 1].one_subnet) {
+			ht_hosts_down();
+			rc = tcp_hosts_up(cases[m].one_subnet);
+			if (rc)
+				return rc;
+		}
 		for (r = 0; r < H * L; r++)
 			j.host_of[r] = r / L;
 		j.env[0] = "CCOM_ALGO=rail";
 		j.env[1] = "CCOM_OP_TIMEOUT=60";
-		j.env[2] = ifname[m];
+		j.env[2] = cases[m].ifname;
 		j.env[3] = dumpenv;
-		printf("%s, CCOM_ALGO=rail, %d hosts x %d ranks, AllReduce of %u bytes:\n", ifname[m],
-		       H, L, S);
+		/* A connection that cannot be made (a source address rp_filter drops) fails in time. */
+		j.env[4] = "CCOM_BOOTSTRAP_TIMEOUT=15";
+		printf("%s, %s, CCOM_ALGO=rail, %d hosts x %d ranks, AllReduce of %u bytes:\n",
+		       cases[m].one_subnet ? "one subnet, a routing table per rail" : "two subnets",
+		       cases[m].ifname, H, L, S);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (ht_run(&j)) {
-			fprintf(stderr, "FAIL: %s: a rank failed\n", ifname[m]);
+			fprintf(stderr, "FAIL: %s: a rank failed\n", cases[m].ifname);
 			return 1;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		printf("  job (init, 2 AllReduces, finalize) took %.1f s\n",
+		       (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 		for (h = 0; h < H; h++) {
 			double b0 = (double)(j.result[h * L] >> 32);
 			double b1 = (double)(j.result[h * L] & 0xffffffffu), tot = b0 + b1;
@@ -222,11 +281,11 @@ int main(void)
 				fprintf(stderr, "FAIL: host %d sent %.0f bytes, less than S/2: the counters do not see the AllReduce\n",
 					h, tot);
 				fails++;
-			} else if (m == 0 && (b0 < 0.3 * tot || b1 < 0.3 * tot)) {
+			} else if (!single && (b0 < 0.3 * tot || b1 < 0.3 * tot)) {
 				fprintf(stderr, "FAIL: host %d: an interface carried under 30%% of the bytes\n",
 					h);
 				fails++;
-			} else if (m == 1 && b1 < 0.99 * tot) {
+			} else if (single && b1 < 0.99 * tot) {
 				fprintf(stderr, "FAIL: host %d: CCOM_SOCKET_IFNAME=ccv1 but ccv1 carried under 99%% of the bytes\n",
 					h);
 				fails++;
@@ -235,8 +294,8 @@ int main(void)
 		for (r = 0; r < H * L; r++) {
 			char want[8], why[64];
 
-			snprintf(want, sizeof(want), "ccv%d", m ? 1 : r % L);
-			if (m)
+			snprintf(want, sizeof(want), "ccv%d", single ? 1 : r % L);
+			if (single)
 				snprintf(why, sizeof(why), "the only interface CCOM_SOCKET_IFNAME allows");
 			else
 				snprintf(why, sizeof(why), "local rank %d of 2 interfaces", r % L);
