@@ -188,6 +188,6 @@ void ccom_topo_pick_tcp(struct ccom_topo *topo, struct ccomComm *comm)
 	} else if (boot >= 0) {
 		topo->tcp[boot].selected = true;
 	}
-	ccom_info(CCOM_SUBSYS_TOPO | CCOM_SUBSYS_NET, "rank %d: TCP interface %s", comm->rank,
+	ccom_info(CCOM_SUBSYS_TOPO | CCOM_SUBSYS_NET, "rank %d: TCP interface: %s", comm->rank,
 		  topo->tcp_choice);
 }
