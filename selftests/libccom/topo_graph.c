@@ -12,8 +12,11 @@
  * all ports when none is on the node or the node is unknown; the TCP
  * interface rule (ccom_topo_tcp_rule) applies it to the interfaces by local
  * rank (rails) and keeps the bootstrap address for one candidate, one
- * host, or a bootstrap interface outside the candidates.
+ * host, or a bootstrap interface outside the candidates; the helpers it
+ * and net_socket use (ccom_iface_allowed: CCOM_SOCKET_IFNAME prefixes,
+ * ^ and =; ccom_addr_in_subnet: IPv4/IPv6 prefixes) answer as documented.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 
 #include "core/comm.h"
 #include "topo/topo.h"
+#include "util/socket.h"
 
 static int fails;
 
@@ -210,6 +214,46 @@ static void test_tcp_rule(void)
 	CHECK(ccom_topo_tcp_rule(virt, 0, -1, -1, 0, 2, NULL, why, sizeof(why)) == -1, "none");
 }
 
+static union ccom_sockaddr addr4(const char *s)
+{
+	union ccom_sockaddr a = { .sin = { .sin_family = AF_INET } };
+
+	inet_pton(AF_INET, s, &a.sin.sin_addr);
+	return a;
+}
+
+/* The util/socket.c helpers nic_tcp.c and net_socket rely on. */
+static void test_tcp_helpers(void)
+{
+	union ccom_sockaddr a = addr4("10.1.2.3"), n = addr4("10.1.3.1");
+	union ccom_sockaddr v6 = { .sin6 = { .sin6_family = AF_INET6 } };
+	union ccom_sockaddr w6 = { .sin6 = { .sin6_family = AF_INET6 } };
+
+	CHECK(ccom_addr_in_subnet(&a, &n, 16) && ccom_addr_in_subnet(&a, &n, 23) &&
+	      !ccom_addr_in_subnet(&a, &n, 24) && ccom_addr_in_subnet(&a, &n, 0),
+	      "IPv4 prefixes 16/23/24/0");
+	CHECK(ccom_addr_in_subnet(&a, &a, 32) && !ccom_addr_in_subnet(&a, &a, 33) &&
+	      !ccom_addr_in_subnet(&a, &a, -1), "IPv4 /32 and bad prefixes");
+	inet_pton(AF_INET6, "fd00:1::5", &v6.sin6.sin6_addr);
+	inet_pton(AF_INET6, "fd00:1::9", &w6.sin6.sin6_addr);
+	CHECK(ccom_addr_in_subnet(&v6, &w6, 64) && !ccom_addr_in_subnet(&v6, &w6, 127) &&
+	      !ccom_addr_in_subnet(&v6, &a, 0), "IPv6 /64, /127, family mismatch");
+	unsetenv("CCOM_SOCKET_IFNAME");
+	CHECK(ccom_iface_allowed("eth0") && !ccom_iface_allowed("lo") &&
+	      !ccom_iface_allowed("docker0"), "default rule");
+	setenv("CCOM_SOCKET_IFNAME", "ccv,ib", 1);
+	CHECK(ccom_iface_allowed("ccv1") && ccom_iface_allowed("ib0") && !ccom_iface_allowed("eth0"),
+	      "prefixes");
+	setenv("CCOM_SOCKET_IFNAME", "^ccv1,lo", 1);
+	CHECK(!ccom_iface_allowed("ccv1") && !ccom_iface_allowed("lo") && ccom_iface_allowed("ccv0"),
+	      "exclusion");
+	setenv("CCOM_SOCKET_IFNAME", "=ccv1", 1);
+	CHECK(ccom_iface_allowed("ccv1") && !ccom_iface_allowed("ccv10"), "exact name");
+	setenv("CCOM_SOCKET_IFNAME", "^=ccv1", 1);
+	CHECK(!ccom_iface_allowed("ccv1") && ccom_iface_allowed("ccv10"), "exact exclusion");
+	unsetenv("CCOM_SOCKET_IFNAME");
+}
+
 int main(void)
 {
 	test_ring_interleaved();
@@ -217,6 +261,7 @@ int main(void)
 	test_cpulist();
 	test_nearest();
 	test_tcp_rule();
+	test_tcp_helpers();
 	test_discover_and_dump();
 	printf("%s: topology graphs, discovery and dump\n", fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;
