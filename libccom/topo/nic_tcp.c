@@ -9,7 +9,8 @@
  * that on hosts built alike the split-rail schedule's per-local-rank
  * inter-host traffic stays on one rail.  net_socket listens on the chosen
  * address (comm->tcp_nic) and binds its connections' source to it when
- * the peer's address is on the same subnet.  One host, one candidate, or
+ * the peer's address is on the same subnet.  Without CCOM_SOCKET_IFNAME
+ * only interfaces backed by a device (and the bootstrap's) are candidates.  One host, one candidate, or
  * a bootstrap address outside the candidates: nothing chosen, net_socket
  * stays on the bootstrap address.
  */
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/comm.h"
 #include "topo/topo.h"
@@ -46,7 +48,8 @@ int ccom_topo_tcp_rule(const struct ccom_topo_tcp_nic *c, int n, int boot, int n
 	}
 	if (n < 2) {
 		snprintf(why, len, "%s %s (the only interface%s)", c[boot].name, c[boot].addr,
-			 spec ? " CCOM_SOCKET_IFNAME allows" : "");
+			 spec ? " CCOM_SOCKET_IFNAME allows" :
+			 "; without CCOM_SOCKET_IFNAME a virtual one counts only if the bootstrap uses it");
 		return -1;
 	}
 	n = n > CCOM_TOPO_TCP_NICS ? CCOM_TOPO_TCP_NICS : n;
@@ -106,12 +109,24 @@ static int cand_by_name(const void *a, const void *b)
 	return strcmp(((const struct tcp_cand *)a)->row.name, ((const struct tcp_cand *)b)->row.name);
 }
 
+/* Is @name backed by a device (/sys/class/net/NAME/device: a NIC, not a bridge, veth or tunnel)? */
+static bool has_device(const char *name)
+{
+	char path[64 + IF_NAMESIZE];
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", name);
+	return access(path, F_OK) == 0;
+}
+
 /*
  * The candidates of family @family; an interface with several addresses
  * counts once, with the bootstrap address @bs if it has it, else its first.
+ * Without CCOM_SOCKET_IFNAME (@named false) a virtual interface counts
+ * only if it carries the bootstrap address: a bridge such as virbr0 has
+ * the same address on every host and reaches none of the others.
  */
 static int list_candidates(struct tcp_cand *out, int max, int family,
-			   const struct sockaddr_in6 *bs)
+			   const struct sockaddr_in6 *bs, bool named)
 {
 	struct ifaddrs *list = NULL, *ifa;
 	int n = 0, i;
@@ -131,6 +146,8 @@ static int list_candidates(struct tcp_cand *out, int max, int family,
 			continue;
 		to_in6(ifa->ifa_addr, &a6);
 		boot = !memcmp(&a6.sin6_addr, &bs->sin6_addr, sizeof(a6.sin6_addr));
+		if (!named && !boot && !has_device(ifa->ifa_name))
+			continue;
 		for (i = 0; i < n && strcmp(out[i].row.name, ifa->ifa_name); i++)
 			;
 		if (i == n) {
@@ -171,7 +188,9 @@ void ccom_topo_pick_tcp(struct ccom_topo *topo, struct ccomComm *comm)
 	}
 	family = bs->sin6_family == AF_INET6 && !IN6_IS_ADDR_V4MAPPED(&bs->sin6_addr) ? AF_INET6 :
 		 AF_INET;
-	n = bs->sin6_family == AF_INET6 ? list_candidates(c, CCOM_TOPO_TCP_NICS, family, bs) : 0;
+	n = bs->sin6_family == AF_INET6 ?
+	    list_candidates(c, CCOM_TOPO_TCP_NICS, family, bs, ccom_param_str("CCOM_SOCKET_IFNAME") != NULL) :
+	    0;
 	for (i = 0; i < n; i++) {
 		topo->tcp[i] = c[i].row;
 		if (c[i].row.bootstrap && boot < 0)

@@ -10,7 +10,11 @@
  * own sysfs) must show, with CCOM_SOCKET_IFNAME=ccv, each interface
  * carrying at least 30% of the host's bytes (local rank l on ccvl), and
  * with CCOM_SOCKET_IFNAME=ccv1 at least 99% on ccv1 (the bootstrap's
- * single interface, as before the rule existed).  Each rank's topology
+ * single interface, as before the rule existed), and with it unset at
+ * least 99% on the bootstrap's ccv0 (virtual interfaces are candidates only
+ * when named).  A third setup puts both rails on one subnet (a bridge, a
+ * routing table per rail by source address, arp_ignore=1), where only the
+ * source bind of the connecting side keeps its traffic on its rail.  Each rank's topology
  * dump (CCOM_TOPO_DUMP_FILE) must name the interface it selected, with the
  * reason, under placement.tcp.  Needs root and iproute2; skipped otherwise.
  */
@@ -231,9 +235,9 @@ int main(void)
 	static const struct {
 		int one_subnet;
 		const char *ifname;
-	} cases[3] = {
+	} cases[4] = {
 		{ 0, "CCOM_SOCKET_IFNAME=ccv" }, { 0, "CCOM_SOCKET_IFNAME=ccv1" },
-		{ 1, "CCOM_SOCKET_IFNAME=ccv" },
+		{ 0, "CCOM_SOCKET_IFNAME=" }, { 1, "CCOM_SOCKET_IFNAME=ccv" },
 	};
 	char pattern[96], dumpenv[128];
 	struct timespec t0, t1;
@@ -242,9 +246,11 @@ int main(void)
 	snprintf(pattern, sizeof(pattern), "/tmp/ccom-tcp-rails-%d-%%d.json", (int)getpid());
 	snprintf(dumpenv, sizeof(dumpenv), "CCOM_TOPO_DUMP_FILE=/tmp/ccom-tcp-rails-%d-%%r.json",
 		 (int)getpid());
-	for (m = 0; m < 3; m++) {
+	for (m = 0; m < 4; m++) {
 		struct ht_job j = { .nranks = H * L, .fn = body, .own_sysfs = 1 };
-		int single = !strcmp(cases[m].ifname, "CCOM_SOCKET_IFNAME=ccv1");
+		/* 1: everything on ccv1; 2 (unset): only the bootstrap's ccv0, veths being virtual. */
+		int single = !strcmp(cases[m].ifname, "CCOM_SOCKET_IFNAME=ccv1") ? 1 :
+			     !strcmp(cases[m].ifname, "CCOM_SOCKET_IFNAME=") ? 2 : 0;
 
 		if (m == 0 || cases[m].one_subnet != cases[m - 1].one_subnet) {
 			ht_hosts_down();
@@ -285,18 +291,20 @@ int main(void)
 				fprintf(stderr, "FAIL: host %d: an interface carried under 30%% of the bytes\n",
 					h);
 				fails++;
-			} else if (single && b1 < 0.99 * tot) {
-				fprintf(stderr, "FAIL: host %d: CCOM_SOCKET_IFNAME=ccv1 but ccv1 carried under 99%% of the bytes\n",
-					h);
+			} else if (single && (single == 1 ? b1 : b0) < 0.99 * tot) {
+				fprintf(stderr, "FAIL: host %d: %s but ccv%d carried under 99%% of the bytes\n",
+					h, cases[m].ifname, single == 1);
 				fails++;
 			}
 		}
 		for (r = 0; r < H * L; r++) {
 			char want[8], why[64];
 
-			snprintf(want, sizeof(want), "ccv%d", single ? 1 : r % L);
-			if (single)
+			snprintf(want, sizeof(want), "ccv%d", single ? single == 1 : r % L);
+			if (single == 1)
 				snprintf(why, sizeof(why), "the only interface CCOM_SOCKET_IFNAME allows");
+			else if (single == 2)
+				snprintf(why, sizeof(why), "the only interface; without CCOM_SOCKET_IFNAME");
 			else
 				snprintf(why, sizeof(why), "local rank %d of 2 interfaces", r % L);
 			fails += check_dump(pattern, r, want, why);
