@@ -14,7 +14,9 @@
  * least 99% on the bootstrap's ccv0 (virtual interfaces are candidates only
  * when named).  A third setup puts both rails on one subnet (a bridge, a
  * routing table per rail by source address, arp_ignore=1), where only the
- * source bind of the connecting side keeps its traffic on its rail.  Each rank's topology
+ * source bind of the connecting side keeps its traffic on its rail.  The
+ * two-subnet setup also carries IPv6 (fd00:<236+r>:P::/64), run once with
+ * CCOM_SOCKET_FAMILY=AF_INET6 under the 30% rule.  Each rank's topology
  * dump (CCOM_TOPO_DUMP_FILE) must name the interface it selected, with the
  * reason, under placement.tcp.  Needs root and iproute2; skipped otherwise.
  */
@@ -55,8 +57,8 @@ static int tcp_hosts_up(int one_subnet)
 			return NETT_SKIP;
 		}
 		ht_nhosts++;
-		if (nett_sh("ip -n %s link set lo up && ip netns exec %s sh -c 'sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1'",
-			    ht_ns[h], ht_ns[h]))
+		if (nett_sh("ip -n %s link set lo up && ip netns exec %s sh -c 'sysctl -qw net.ipv4.conf.all.rp_filter=1 net.ipv4.conf.default.rp_filter=1 net.ipv4.conf.all.arp_ignore=1 net.ipv4.conf.all.arp_announce=2 net.ipv6.conf.all.disable_ipv6=%d net.ipv6.conf.default.disable_ipv6=%d'",
+			    ht_ns[h], ht_ns[h], one_subnet, one_subnet))
 			return 1;
 	}
 	if (one_subnet) {
@@ -92,6 +94,10 @@ static int tcp_hosts_up(int one_subnet)
 			if (nett_sh("ip -n %s link set ctr%dr%d%c%d name ccv%d && ip -n %s addr add %s/24 dev ccv%d && ip -n %s link set ccv%d up",
 				    ht_ns[h], p, r, one_subnet || !h ? 'h' : 'p', one_subnet ? h : 0, r,
 				    ht_ns[h], addr, r, ht_ns[h], r))
+				return 1;
+			/* The two-subnet setup also has IPv6: fd00:<236+r>:P::<h+1>/64. */
+			if (!one_subnet && nett_sh("ip -n %s addr add fd00:%d:%d::%d/64 dev ccv%d nodad",
+						   ht_ns[h], 236 + r, net, h + 1, r))
 				return 1;
 			if (one_subnet &&
 			    (nett_sh("ip -n %s link set ctr%dr%dp%d master br0 && ip -n %s link set ctr%dr%dp%d up",
@@ -179,9 +185,10 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
  * Rank @rank's dump must select exactly interface @want under
  * placement.tcp, and its choice must contain @why.
  */
-static int check_dump(const char *pattern, int rank, const char *want, const char *why)
+static int check_dump(const char *pattern, int rank, const char *want, const char *why,
+		      const char *addr_prefix)
 {
-	char path[128], buf[65536], name[32] = "", *p, *q;
+	char path[128], buf[65536], name[32] = "", addr[64] = "", *p, *q;
 	int nsel = 0, rc = 0;
 	size_t n;
 	FILE *f;
@@ -213,8 +220,12 @@ static int check_dump(const char *pattern, int rank, const char *want, const cha
 		if (!end)
 			break;
 		if (memmem(q, (size_t)(end - q), "\"selected\": true", 16)) {
+			char *a = strstr(q, "\"address\": \"");
+
 			nsel++;
 			sscanf(q + 10, "%31[^\"]", name);
+			if (a && a < end)
+				sscanf(a + 12, "%63[^\"]", addr);
 		}
 		if (!memmem(q, (size_t)(end - q), "\"numa_node\": -1", 15)) {
 			fprintf(stderr, "FAIL: rank %d: a veth with a NUMA node: %.*s\n", rank,
@@ -222,9 +233,9 @@ static int check_dump(const char *pattern, int rank, const char *want, const cha
 			rc = 1;
 		}
 	}
-	if (nsel != 1 || strcmp(name, want)) {
-		fprintf(stderr, "FAIL: rank %d's dump selects %d interface(s) (%s), want %s\n", rank,
-			nsel, name, want);
+	if (nsel != 1 || strcmp(name, want) || strncmp(addr, addr_prefix, strlen(addr_prefix))) {
+		fprintf(stderr, "FAIL: rank %d's dump selects %d interface(s) (%s %s), want %s %s...\n",
+			rank, nsel, name, addr, want, addr_prefix);
 		rc = 1;
 	}
 	return rc;
@@ -235,9 +246,13 @@ int main(void)
 	static const struct {
 		int one_subnet;
 		const char *ifname;
-	} cases[4] = {
-		{ 0, "CCOM_SOCKET_IFNAME=ccv" }, { 0, "CCOM_SOCKET_IFNAME=ccv1" },
-		{ 0, "CCOM_SOCKET_IFNAME=" }, { 1, "CCOM_SOCKET_IFNAME=ccv" },
+		const char *family;
+	} cases[5] = {
+		{ 0, "CCOM_SOCKET_IFNAME=ccv", "CCOM_SOCKET_FAMILY=AF_INET" },
+		{ 0, "CCOM_SOCKET_IFNAME=ccv", "CCOM_SOCKET_FAMILY=AF_INET6" },
+		{ 0, "CCOM_SOCKET_IFNAME=ccv1", "CCOM_SOCKET_FAMILY=AF_INET" },
+		{ 0, "CCOM_SOCKET_IFNAME=", "CCOM_SOCKET_FAMILY=AF_INET" },
+		{ 1, "CCOM_SOCKET_IFNAME=ccv", "CCOM_SOCKET_FAMILY=AF_INET" },
 	};
 	char pattern[96], dumpenv[128];
 	struct timespec t0, t1;
@@ -246,7 +261,7 @@ int main(void)
 	snprintf(pattern, sizeof(pattern), "/tmp/ccom-tcp-rails-%d-%%d.json", (int)getpid());
 	snprintf(dumpenv, sizeof(dumpenv), "CCOM_TOPO_DUMP_FILE=/tmp/ccom-tcp-rails-%d-%%r.json",
 		 (int)getpid());
-	for (m = 0; m < 4; m++) {
+	for (m = 0; m < 5; m++) {
 		struct ht_job j = { .nranks = H * L, .fn = body, .own_sysfs = 1 };
 		/* 1: everything on ccv1; 2 (unset): only the bootstrap's ccv0, veths being virtual. */
 		int single = !strcmp(cases[m].ifname, "CCOM_SOCKET_IFNAME=ccv1") ? 1 :
@@ -266,9 +281,10 @@ int main(void)
 		j.env[3] = dumpenv;
 		/* A connection that cannot be made (a source address rp_filter drops) fails in time. */
 		j.env[4] = "CCOM_BOOTSTRAP_TIMEOUT=15";
-		printf("%s, %s, CCOM_ALGO=rail, %d hosts x %d ranks, AllReduce of %u bytes:\n",
+		j.env[5] = cases[m].family;
+		printf("%s, %s, %s, CCOM_ALGO=rail, %d hosts x %d ranks, AllReduce of %u bytes:\n",
 		       cases[m].one_subnet ? "one subnet, a routing table per rail" : "two subnets",
-		       cases[m].ifname, H, L, S);
+		       cases[m].ifname, cases[m].family, H, L, S);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		if (ht_run(&j)) {
 			fprintf(stderr, "FAIL: %s: a rank failed\n", cases[m].ifname);
@@ -307,7 +323,8 @@ int main(void)
 				snprintf(why, sizeof(why), "the only interface; without CCOM_SOCKET_IFNAME");
 			else
 				snprintf(why, sizeof(why), "local rank %d of 2 interfaces", r % L);
-			fails += check_dump(pattern, r, want, why);
+			fails += check_dump(pattern, r, want, why,
+					    strstr(cases[m].family, "INET6") ? "fd00:" : "10.");
 		}
 	}
 	printf("%s\n", fails ? "FAIL" : "PASS");
