@@ -72,6 +72,16 @@ struct ccomComm {
 	 */
 	char ib_dev[64];
 	int ib_port;
+	/*
+	 * [init] The TCP data address topo/ chose for this rank (topo/nic_tcp.c:
+	 * the nearest interface CCOM_SOCKET_IFNAME allows; IPv4 v4-mapped) and
+	 * its subnet's prefix length; family 0 leaves net_socket on the
+	 * bootstrap address.
+	 */
+	struct {
+		struct sockaddr_in6 addr;
+		int prefix;
+	} tcp_nic;
 
 	/* Topology of ranks, [init] after the peer-info stage. */
 	struct ccom_peer_info *peers;	/* nranks entries */

@@ -7,7 +7,8 @@
  * Layout: {"version", "rank", "nranks", "comm_hash", "hosts": [{"index",
  * "host_hash", "ranks"}], "local": {"hostname", "cpus_online", "affinity",
  * "local_numa", "numa": [...], "nics": [...], "rdma": [...], "rdma_status",
- * "bootstrap_nic", "nccom"},
+ * "bootstrap_nic", "placement": {"bind", "mem_node", "mem_policy", "nic_numa",
+ * "rdma", "tcp": {"choice", "interfaces": [...]}}, "nccom"},
  * "graphs": {"peer_transport": [...], "ring": [...], "ring_host_crossings",
  * "tree_parent": [...], "tree_root", "host_leaders"}}.
  */
@@ -138,6 +139,31 @@ static void dump_rdma(FILE *f, const struct ccomComm *comm)
 	fprintf(f, ",\n");
 }
 
+/*
+ * "tcp" of "placement": nic_tcp.c's choice (a sentence) and its candidates
+ * (name, address, prefix, numa_node, bootstrap, selected).
+ */
+static void dump_tcp(FILE *f, const struct ccom_topo *topo)
+{
+	int i;
+
+	fprintf(f, ",\n      \"tcp\": {\"choice\": ");
+	json_str(f, topo->tcp_choice);
+	fprintf(f, ", \"interfaces\": [");
+	for (i = 0; i < topo->ntcp; i++) {
+		const struct ccom_topo_tcp_nic *t = &topo->tcp[i];
+
+		fprintf(f, "%s\n        {\"name\": ", i ? "," : "");
+		json_str(f, t->name);
+		fprintf(f, ", \"address\": ");
+		json_str(f, t->addr);
+		fprintf(f, ", \"prefix\": %d, \"numa_node\": %d, \"bootstrap\": %s, \"selected\": %s}",
+			t->prefix, t->numa_node, t->bootstrap ? "true" : "false",
+			t->selected ? "true" : "false");
+	}
+	fprintf(f, "%s]}", topo->ntcp ? "\n      " : "");
+}
+
 static void dump_local(FILE *f, const struct ccom_topo *topo, const struct ccomComm *comm)
 {
 	const struct ccom_topo_nccom *nc = &topo->nccom;
@@ -162,6 +188,7 @@ static void dump_local(FILE *f, const struct ccom_topo *topo, const struct ccomC
 		topo->mem_node, topo->mem_node >= 0 ? "preferred" : "first-touch",
 		topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1);
 	json_str(f, topo->rdma_choice);
+	dump_tcp(f, topo);
 	fprintf(f, "}");
 	fprintf(f, ",\n    \"nccom\": {\"present\": %s, \"usable\": %s, \"devices\": %d, \"abi_version\": %u, \"features\": \"0x%llx\", \"status\": ",
 		nc->present ? "true" : "false", nc->usable ? "true" : "false", nc->ndevs,

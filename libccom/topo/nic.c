@@ -5,9 +5,10 @@
  * CPUs (topo->local_numa after ccom_topo_place()), else all of them; the
  * ranks of a host spread over equally near ports by local rank, so that
  * on hosts built alike local rank l of every host takes the same port (a
- * rail).  Applied to the RDMA ports (net_ib opens comm->ib_dev); the TCP
- * interface is chosen before the topology exists, by util/socket.c's
- * rule (the first matching interface on the rank's node).
+ * rail).  Applied to the RDMA ports here (net_ib opens comm->ib_dev) and
+ * to the TCP interfaces in nic_tcp.c (net_socket uses comm->tcp_nic); the
+ * bootstrap's own interface is chosen before the topology exists, by
+ * util/socket.c's rule (the first matching interface on the rank's node).
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -210,6 +210,7 @@ int ccom_topo_init(struct ccomComm *comm)
 	comm->topo = topo;
 	ccom_topo_place(topo, comm);
 	ccom_topo_pick_rdma(topo, comm);
+	ccom_topo_pick_tcp(topo, comm);
 	topo_log(topo, comm);
 	/* Without "%r" in the name only rank 0 writes, as ranks would collide. */
 	path = ccom_param_str("CCOM_TOPO_DUMP_FILE");

@@ -15,6 +15,7 @@
 #define CCOM_TOPO_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <net/if.h>
 #include <netinet/in.h>
@@ -44,6 +45,17 @@ struct ccom_topo_nic {
 	bool loopback;
 	int naddrs;
 	char addrs[CCOM_TOPO_NIC_ADDRS][CCOM_TOPO_ADDR_LEN];
+};
+
+/* An interface the TCP transport may use (nic_tcp.c), for the dump. */
+#define CCOM_TOPO_TCP_NICS 16
+struct ccom_topo_tcp_nic {
+	char name[IF_NAMESIZE];
+	char addr[CCOM_TOPO_ADDR_LEN];	/* the address the listener would take */
+	int prefix;			/* of its subnet */
+	int numa_node;			/* -1 for virtual devices */
+	bool bootstrap;			/* carries this rank's bootstrap address */
+	bool selected;			/* net_socket listens and connects from here */
 };
 
 /* Ranks of one host, sorted by rank. */
@@ -91,6 +103,13 @@ struct ccom_topo {
 	int mem_node;
 	/* The RDMA port nic.c chose (a sentence: "dev:port (why)"), or why none. */
 	char rdma_choice[192];
+	/*
+	 * The interfaces CCOM_SOCKET_IFNAME allows with an address of the
+	 * bootstrap's family (by name), and nic_tcp.c's choice as a sentence.
+	 */
+	int ntcp;
+	struct ccom_topo_tcp_nic tcp[CCOM_TOPO_TCP_NICS];
+	char tcp_choice[256];
 
 	/*
 	 * Graphs over all ranks.  ring[i] is the rank at ring position i;
@@ -187,6 +206,36 @@ int ccom_topo_nearest(const int *nodes, int n, int node, int lrank, int *nnear);
  * own rule (the first).
  */
 void ccom_topo_pick_rdma(struct ccom_topo *topo, struct ccomComm *comm);
+
+/**
+ * ccom_topo_tcp_rule() - the TCP interface a rank takes (nic_tcp.c).
+ * @c: the candidates (up, not loopback, allowed by CCOM_SOCKET_IFNAME), by name
+ * @n: number of candidates
+ * @boot: index in @c of the interface with the bootstrap address, -1 if none
+ * @node: the rank's NUMA node, -1 when its CPUs span several
+ * @lrank: the rank's index among the ranks of its host
+ * @nhosts: hosts of the communicator
+ * @spec: CCOM_SOCKET_IFNAME, or NULL
+ * @why: the choice as a sentence ("ccv1 10.0.1.1 (...)", or why none)
+ * @len: size of @why
+ *
+ * With ranks on several hosts and at least two candidates, the nearest
+ * (ccom_topo_nearest()): local rank l of every host built alike takes the
+ * same interface (a rail).  Otherwise none: net_socket keeps the bootstrap
+ * address, as before this rule existed.
+ *
+ * Return: the index into @c, or -1 for the bootstrap address.
+ */
+int ccom_topo_tcp_rule(const struct ccom_topo_tcp_nic *c, int n, int boot, int node, int lrank,
+		       int nhosts, const char *spec, char *why, size_t len);
+
+/*
+ * ccom_topo_pick_tcp() - list this host's TCP candidates into topo->tcp
+ * (getifaddrs, sysfs numa_node), apply ccom_topo_tcp_rule() and set
+ * comm->tcp_nic (net_socket's listener and connections) and
+ * topo->tcp_choice, logged at INFO (TOPO, NET).
+ */
+void ccom_topo_pick_tcp(struct ccom_topo *topo, struct ccomComm *comm);
 
 /*
  * ccom_topo_dump_write() - write @topo as JSON to @path ("%r" is replaced by

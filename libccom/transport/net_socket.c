@@ -456,10 +456,11 @@ static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, i
 	return c;
 }
 
-/* The address of our bootstrap socket with port 0: where the data listener goes. */
+/* Where the data listener goes: topo/'s choice (comm->tcp_nic), else our bootstrap address; port 0. */
 static int local_addr(const struct ccomComm *comm, union ccom_sockaddr *a)
 {
-	const struct sockaddr_in6 *b = &comm->peers[comm->rank].listen_addr;
+	const struct sockaddr_in6 *b = comm->tcp_nic.addr.sin6_family ? &comm->tcp_nic.addr :
+				       &comm->peers[comm->rank].listen_addr;
 
 	memset(a, 0, sizeof(*a));
 	if (b->sin6_family == AF_INET) {
@@ -548,10 +549,14 @@ static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 		.magic = comm->magic, .comm_hash = comm->comm_hash,
 		.rank = comm->rank, .sock = idx,
 	};
+	union ccom_sockaddr src;
+	/* From topo/'s interface when the peer is on its subnet (else the kernel routes). */
+	bool from = comm->tcp_nic.prefix > 0 && !local_addr(comm, &src) &&
+		    ccom_addr_in_subnet(to, &src, comm->tcp_nic.prefix);
 	char as[96];
 	int fd, err;
 
-	err = ccom_sock_connect(to, deadline, &comm->abort_flag, &fd);
+	err = ccom_sock_connect_from(to, from ? &src : NULL, deadline, &comm->abort_flag, &fd);
 	if (!err) {
 		c->fds[idx] = fd;
 		err = ccom_sock_setup(fd);

@@ -140,6 +140,56 @@ static int ifname_matches(const char *spec, int exact, const char *name)
 	return 0;
 }
 
+/* The CCOM_SOCKET_IFNAME rule of iface_pick(), for one interface (@spec may be NULL). */
+static int ifname_allowed(const char *spec, const char *name)
+{
+	int exclude = 0, exact = 0;
+
+	if (!spec)
+		return strncmp(name, "docker", 6) && strncmp(name, "lo", 2);
+	if (spec[0] == '^') {
+		exclude = 1;
+		spec++;
+	}
+	if (spec[0] == '=') {
+		exact = 1;
+		spec++;
+	}
+	return ifname_matches(spec, exact, name) != exclude;
+}
+
+bool ccom_iface_allowed(const char *name)
+{
+	return ifname_allowed(ccom_param_str("CCOM_SOCKET_IFNAME"), name);
+}
+
+bool ccom_addr_in_subnet(const union ccom_sockaddr *a, const union ccom_sockaddr *net,
+			 int prefix)
+{
+	const uint8_t *x, *y;
+	int len, i;
+
+	if (a->sa.sa_family != net->sa.sa_family || prefix < 0)
+		return false;
+	if (a->sa.sa_family == AF_INET) {
+		x = (const uint8_t *)&a->sin.sin_addr;
+		y = (const uint8_t *)&net->sin.sin_addr;
+		len = 32;
+	} else if (a->sa.sa_family == AF_INET6) {
+		x = a->sin6.sin6_addr.s6_addr;
+		y = net->sin6.sin6_addr.s6_addr;
+		len = 128;
+	} else {
+		return false;
+	}
+	if (prefix > len)
+		return false;
+	for (i = 0; i < prefix / 8; i++)
+		if (x[i] != y[i])
+			return false;
+	return !(prefix % 8) || !((x[i] ^ y[i]) & (uint8_t)(0xff00 >> (prefix % 8)));
+}
+
 static int parse_family(int *family)
 {
 	const char *f = ccom_param_str("CCOM_SOCKET_FAMILY");
@@ -185,17 +235,9 @@ static int iface_usable(const struct ifaddrs *ifa, int family)
 static int iface_pick(struct ifaddrs *list, const char *spec, int family, int allow_default_excl,
 		      union ccom_sockaddr *addr, char *ifname, size_t ifname_len)
 {
-	int exclude = 0, exact = 0, pass, node = ccom_numa_self_node();
+	int pass, node = ccom_numa_self_node();
 	const struct ifaddrs *ifa;
 
-	if (spec && spec[0] == '^') {
-		exclude = 1;
-		spec++;
-	}
-	if (spec && spec[0] == '=') {
-		exact = 1;
-		spec++;
-	}
 	for (pass = 0; pass < 2; pass++) {
 		const struct ifaddrs *pick = NULL;
 
@@ -204,13 +246,8 @@ static int iface_pick(struct ifaddrs *list, const char *spec, int family, int al
 				continue;
 			if (pass == 0 && family == AF_UNSPEC && ifa->ifa_addr->sa_family != AF_INET)
 				continue;
-			if (spec) {
-				if (ifname_matches(spec, exact, ifa->ifa_name) == exclude)
-					continue;
-			} else if (!allow_default_excl && (!strncmp(ifa->ifa_name, "docker", 6) ||
-							   !strncmp(ifa->ifa_name, "lo", 2))) {
+			if ((spec || !allow_default_excl) && !ifname_allowed(spec, ifa->ifa_name))
 				continue;
-			}
 			/* The first match, or a later one on this rank's NUMA node (util/numa.h). */
 			if (!pick)
 				pick = ifa;
@@ -318,15 +355,23 @@ static int wait_fd(int fd, short events, int64_t deadline, const atomic_int *abo
 	return 0;
 }
 
-int ccom_sock_connect_once(const union ccom_sockaddr *addr, int64_t deadline,
-			   const atomic_int *abort, int *fd)
+/* One attempt from source address @src (NULL: the kernel's choice), port chosen at connect. */
+static int connect_once_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			     int64_t deadline, const atomic_int *abort, int *fd)
 {
-	int s, rc, err = 0;
+	int s, rc, err = 0, one = 1;
 	socklen_t elen = sizeof(err);
 
 	s = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
+	if (src) {
+		setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+		if (bind(s, &src->sa, ccom_addr_len(src))) {
+			rc = -errno;
+			goto err_close;
+		}
+	}
 	if (connect(s, &addr->sa, ccom_addr_len(addr)) && errno != EINPROGRESS) {
 		rc = -errno;
 		goto err_close;
@@ -354,14 +399,26 @@ err_close:
 	return rc;
 }
 
+int ccom_sock_connect_once(const union ccom_sockaddr *addr, int64_t deadline,
+			   const atomic_int *abort, int *fd)
+{
+	return connect_once_from(addr, NULL, deadline, abort, fd);
+}
+
 int ccom_sock_connect(const union ccom_sockaddr *addr, int64_t deadline, const atomic_int *abort,
 		      int *fd)
+{
+	return ccom_sock_connect_from(addr, NULL, deadline, abort, fd);
+}
+
+int ccom_sock_connect_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			   int64_t deadline, const atomic_int *abort, int *fd)
 {
 	int64_t backoff = 1000;
 	int rc;
 
 	for (;;) {
-		rc = ccom_sock_connect_once(addr, deadline, abort, fd);
+		rc = connect_once_from(addr, src, deadline, abort, fd);
 		if (rc != -ECONNREFUSED && rc != -EHOSTUNREACH && rc != -ENETUNREACH &&
 		    rc != -EAGAIN && rc != -ECONNRESET)
 			return rc;

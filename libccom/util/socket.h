@@ -15,6 +15,7 @@
 
 #include <netinet/in.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/socket.h>
@@ -47,11 +48,24 @@ socklen_t ccom_addr_len(const union ccom_sockaddr *a);
 int ccom_iface_select(union ccom_sockaddr *addr, char *ifname, size_t ifname_len, char *why,
 		      size_t why_len);
 
+/*
+ * Does CCOM_SOCKET_IFNAME allow interface @name (the rule of
+ * ccom_iface_select(): comma-separated prefixes, ^ excludes, = exact
+ * names; unset: every name but docker* and lo)?
+ */
+bool ccom_iface_allowed(const char *name);
+/* Is @a in the subnet @net/@prefix (same family; false for a bad prefix)? */
+bool ccom_addr_in_subnet(const union ccom_sockaddr *a, const union ccom_sockaddr *net,
+			 int prefix);
+
 /* Listen on @addr (port 0 = any); on return @addr holds the bound port. */
 int ccom_sock_listen(union ccom_sockaddr *addr, int backlog, int *fd);
 /* Connect, retrying refused/unreachable attempts with backoff until @deadline. */
 int ccom_sock_connect(const union ccom_sockaddr *addr, int64_t deadline, const atomic_int *abort,
 		      int *fd);
+/* ccom_sock_connect() from source address @src (its port ignored; NULL: the kernel's choice). */
+int ccom_sock_connect_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			   int64_t deadline, const atomic_int *abort, int *fd);
 /* One connection attempt: -ECONNREFUSED etc. are returned, not retried. */
 int ccom_sock_connect_once(const union ccom_sockaddr *addr, int64_t deadline,
 			   const atomic_int *abort, int *fd);

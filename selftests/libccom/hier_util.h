@@ -138,7 +138,7 @@ typedef int (*ht_rank_fn)(ccomComm_t comm, int rank, int nranks, void *arg, uint
 struct ht_job {
 	int nranks;
 	int host_of[HT_MAX_RANKS];
-	const char *env[8];		/* "NAME=value", NULL-terminated */
+	const char *env[8];		/* "NAME=value", NULL-terminated; set after ht_enter_host() */
 	int own_sysfs;
 	unsigned int allow_fail;	/* ranks (bitmask) that may exit non-zero without a result */
 	int fn_ends_comm;		/* fn aborted the communicator itself: no finalize/destroy */
@@ -155,10 +155,11 @@ NETT_FN int ht_rank_main(struct ht_job *j, int rank, int pipes[][2], int res_fd)
 	uint64_t result = 0;
 	int r, rc, e;
 
-	for (e = 0; e < 8 && j->env[e]; e++)
-		putenv((char *)j->env[e]);
 	if (ht_enter_host(j->host_of[rank], j->own_sysfs))
 		return 2;
+	/* After the host's defaults, so that a job may override CCOM_SOCKET_IFNAME. */
+	for (e = 0; e < 8 && j->env[e]; e++)
+		putenv((char *)j->env[e]);
 	if (rank == 0) {
 		if (ccomGetUniqueId(&id) != ccomSuccess) {
 			fprintf(stderr, "rank 0: ccomGetUniqueId: %s\n", ccomGetLastError(NULL));

@@ -9,8 +9,14 @@
  * JSON dump is written (with %r expanded) and holds the graphs; the
  * nearest-port rule (ccom_topo_nearest) takes a port on the rank's NUMA
  * node, spreads the local ranks over equally near ports, and falls back to
- * all ports when none is on the node or the node is unknown.
+ * all ports when none is on the node or the node is unknown; the TCP
+ * interface rule (ccom_topo_tcp_rule) applies it to the interfaces by local
+ * rank (rails) and keeps the bootstrap address for one candidate, one
+ * host, or a bootstrap interface outside the candidates; the helpers it
+ * and net_socket use (ccom_iface_allowed: CCOM_SOCKET_IFNAME prefixes,
+ * ^ and =; ccom_addr_in_subnet: IPv4/IPv6 prefixes) answer as documented.
  */
+#include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +24,7 @@
 
 #include "core/comm.h"
 #include "topo/topo.h"
+#include "util/socket.h"
 
 static int fails;
 
@@ -160,12 +167,102 @@ static void test_nearest(void)
 	CHECK(ccom_topo_nearest(virt, 1, 0, -4, NULL) == 0, "a negative local rank counts as 0");
 }
 
+/* A TCP candidate for ccom_topo_tcp_rule(). */
+static struct ccom_topo_tcp_nic tcp_nic(const char *name, int node)
+{
+	struct ccom_topo_tcp_nic c = { .numa_node = node, .prefix = 24 };
+
+	snprintf(c.name, sizeof(c.name), "%s", name);
+	snprintf(c.addr, sizeof(c.addr), "10.0.%s.1", name + strlen(name) - 1);
+	return c;
+}
+
+static void test_tcp_rule(void)
+{
+	struct ccom_topo_tcp_nic virt[2] = { tcp_nic("eth0", -1), tcp_nic("eth1", -1) };
+	struct ccom_topo_tcp_nic numa[4] = { tcp_nic("eth0", 0), tcp_nic("eth1", 1),
+					     tcp_nic("eth2", 0), tcp_nic("eth3", 1) };
+	char why[256];
+	int r;
+
+	/* Rail-aligned: local rank l takes interface l mod n, whichever the bootstrap one is. */
+	for (r = 0; r < 4; r++) {
+		CHECK(ccom_topo_tcp_rule(virt, 2, 0, -1, r, 2, NULL, why, sizeof(why)) == r % 2,
+		      "virtual interfaces, local rank %d: %s", r, why);
+		CHECK(ccom_topo_tcp_rule(virt, 2, 1, 0, r, 3, "eth", why, sizeof(why)) == r % 2,
+		      "bootstrap on eth1, local rank %d: %s", r, why);
+	}
+	CHECK(strstr(why, "eth1 10.0.1.1") && strstr(why, "local rank 3 of 2 interfaces") &&
+	      strstr(why, "CCOM_SOCKET_IFNAME=eth allows 2"), "sentence: %s", why);
+	/* On the rank's NUMA node first, spread among those. */
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 1, 0, 2, NULL, why, sizeof(why)) == 1, "node 1, lrank 0");
+	CHECK(strstr(why, "on this rank's node"), "sentence: %s", why);
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 1, 1, 2, NULL, why, sizeof(why)) == 3, "node 1, lrank 1");
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, 0, 3, 2, NULL, why, sizeof(why)) == 2, "node 0, lrank 3");
+	CHECK(ccom_topo_tcp_rule(numa, 4, 0, -1, 3, 2, NULL, why, sizeof(why)) == 3,
+	      "node unknown: all four");
+	CHECK(strstr(why, "none nearer"), "sentence: %s", why);
+	/* Today's behaviour: one candidate, one host, or a bootstrap interface not among them. */
+	CHECK(ccom_topo_tcp_rule(virt, 1, 0, -1, 1, 2, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "eth0 10.0.0.1 (the only interface; without CCOM_SOCKET_IFNAME"),
+	      "one candidate: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt + 1, 1, 0, -1, 1, 2, "=eth1", why, sizeof(why)) == -1 &&
+	      strstr(why, "the only interface CCOM_SOCKET_IFNAME allows"), "forced: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 2, 0, -1, 1, 1, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "one host"), "one host: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 2, -1, -1, 1, 2, NULL, why, sizeof(why)) == -1 &&
+	      strstr(why, "not one of the 2"), "bootstrap elsewhere: %s", why);
+	CHECK(ccom_topo_tcp_rule(virt, 0, -1, -1, 0, 2, NULL, why, sizeof(why)) == -1, "none");
+}
+
+static union ccom_sockaddr addr4(const char *s)
+{
+	union ccom_sockaddr a = { .sin = { .sin_family = AF_INET } };
+
+	inet_pton(AF_INET, s, &a.sin.sin_addr);
+	return a;
+}
+
+/* The util/socket.c helpers nic_tcp.c and net_socket rely on. */
+static void test_tcp_helpers(void)
+{
+	union ccom_sockaddr a = addr4("10.1.2.3"), n = addr4("10.1.3.1");
+	union ccom_sockaddr v6 = { .sin6 = { .sin6_family = AF_INET6 } };
+	union ccom_sockaddr w6 = { .sin6 = { .sin6_family = AF_INET6 } };
+
+	CHECK(ccom_addr_in_subnet(&a, &n, 16) && ccom_addr_in_subnet(&a, &n, 23) &&
+	      !ccom_addr_in_subnet(&a, &n, 24) && ccom_addr_in_subnet(&a, &n, 0),
+	      "IPv4 prefixes 16/23/24/0");
+	CHECK(ccom_addr_in_subnet(&a, &a, 32) && !ccom_addr_in_subnet(&a, &a, 33) &&
+	      !ccom_addr_in_subnet(&a, &a, -1), "IPv4 /32 and bad prefixes");
+	inet_pton(AF_INET6, "fd00:1::5", &v6.sin6.sin6_addr);
+	inet_pton(AF_INET6, "fd00:1::9", &w6.sin6.sin6_addr);
+	CHECK(ccom_addr_in_subnet(&v6, &w6, 64) && !ccom_addr_in_subnet(&v6, &w6, 127) &&
+	      !ccom_addr_in_subnet(&v6, &a, 0), "IPv6 /64, /127, family mismatch");
+	unsetenv("CCOM_SOCKET_IFNAME");
+	CHECK(ccom_iface_allowed("eth0") && !ccom_iface_allowed("lo") &&
+	      !ccom_iface_allowed("docker0"), "default rule");
+	setenv("CCOM_SOCKET_IFNAME", "ccv,ib", 1);
+	CHECK(ccom_iface_allowed("ccv1") && ccom_iface_allowed("ib0") && !ccom_iface_allowed("eth0"),
+	      "prefixes");
+	setenv("CCOM_SOCKET_IFNAME", "^ccv1,lo", 1);
+	CHECK(!ccom_iface_allowed("ccv1") && !ccom_iface_allowed("lo") && ccom_iface_allowed("ccv0"),
+	      "exclusion");
+	setenv("CCOM_SOCKET_IFNAME", "=ccv1", 1);
+	CHECK(ccom_iface_allowed("ccv1") && !ccom_iface_allowed("ccv10"), "exact name");
+	setenv("CCOM_SOCKET_IFNAME", "^=ccv1", 1);
+	CHECK(!ccom_iface_allowed("ccv1") && ccom_iface_allowed("ccv10"), "exact exclusion");
+	unsetenv("CCOM_SOCKET_IFNAME");
+}
+
 int main(void)
 {
 	test_ring_interleaved();
 	test_single_host();
 	test_cpulist();
 	test_nearest();
+	test_tcp_rule();
+	test_tcp_helpers();
 	test_discover_and_dump();
 	printf("%s: topology graphs, discovery and dump\n", fails ? "FAIL" : "PASS");
 	return fails ? 1 : 0;
