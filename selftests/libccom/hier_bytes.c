@@ -17,12 +17,6 @@
 #define L 4
 #define S (16u << 20)
 
-static int barrier(ccomComm_t comm, int rank, char *buf)
-{
-	return nett_sync(comm, ccomAllReduce(buf, buf, 1, ccomInt32, ccomSum, comm, NULL), "barrier",
-			 rank);
-}
-
 static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *result)
 {
 	size_t count = S / 4;
@@ -37,7 +31,7 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 	nett_fill(in, ccomInt32, count, rank, 0, ccomSum);
 	/* Warm up (first-use allocations, TCP windows), then measure one call between barriers. */
 	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL), "warm-up",
-		      rank) || barrier(comm, rank, one))
+		      rank) || ht_barrier(comm, rank, one))
 		return 1;
 	if (rank % L == 0 && (tx0 = ht_counter("tx_bytes")) < 0) {
 		fprintf(stderr, "rank %d: cannot read /sys/class/net/ccv0/statistics/tx_bytes\n", rank);
@@ -46,7 +40,7 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	memset(out, 0, S);
 	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL),
-		      "allreduce", rank) || barrier(comm, rank, one))
+		      "allreduce", rank) || ht_barrier(comm, rank, one))
 		return 1;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (rank % L == 0)

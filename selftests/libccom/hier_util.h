@@ -115,14 +115,14 @@ NETT_FN int ht_enter_host(int h, int own_sysfs)
 	return 0;
 }
 
-/* A counter of this host's ccv0 (tx_bytes, rx_bytes), or -1. */
-NETT_FN long long ht_counter(const char *name)
+/* A counter of this host's ccv@ifidx (tx_bytes, rx_bytes), or -1. */
+NETT_FN long long ht_if_counter(int ifidx, const char *name)
 {
 	char path[96];
 	long long v = -1;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/class/net/ccv0/statistics/%s", name);
+	snprintf(path, sizeof(path), "/sys/class/net/ccv%d/statistics/%s", ifidx, name);
 	f = fopen(path, "r");
 	if (!f)
 		return -1;
@@ -130,6 +130,19 @@ NETT_FN long long ht_counter(const char *name)
 		v = -1;
 	fclose(f);
 	return v;
+}
+
+/* The same for ccv0, the one interface of most layouts. */
+NETT_FN long long ht_counter(const char *name)
+{
+	return ht_if_counter(0, name);
+}
+
+/* A 1-element AllReduce of @buf as a barrier between byte counts; 0 or 1. */
+NETT_FN int ht_barrier(ccomComm_t comm, int rank, char *buf)
+{
+	return nett_sync(comm, ccomAllReduce(buf, buf, 1, ccomInt32, ccomSum, comm, NULL), "barrier",
+			 rank);
 }
 
 /* A rank's body: 0 on success; *result is reported to the parent. */

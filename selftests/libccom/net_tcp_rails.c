@@ -117,29 +117,6 @@ static int tcp_hosts_up(int one_subnet)
 	return 0;
 }
 
-/* tx_bytes of this host's ccv@i, or -1. */
-static long long tx_bytes(int i)
-{
-	char path[64];
-	long long v = -1;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/sys/class/net/ccv%d/statistics/tx_bytes", i);
-	f = fopen(path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld", &v) != 1)
-		v = -1;
-	fclose(f);
-	return v;
-}
-
-static int barrier(ccomComm_t comm, int rank, char *buf)
-{
-	return nett_sync(comm, ccomAllReduce(buf, buf, 1, ccomInt32, ccomSum, comm, NULL), "barrier",
-			 rank);
-}
-
 /* Local rank 0 of each host reports (ccv0 bytes << 32) | ccv1 bytes sent by the AllReduce. */
 static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *result)
 {
@@ -154,16 +131,16 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 		return 1;
 	nett_fill(in, ccomInt32, count, rank, 0, ccomSum);
 	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL), "warm-up",
-		      rank) || barrier(comm, rank, one))
+		      rank) || ht_barrier(comm, rank, one))
 		return 1;
 	for (i = 0; lead && i < 2; i++)
-		b[0][i] = tx_bytes(i);
+		b[0][i] = ht_if_counter(i, "tx_bytes");
 	memset(out, 0, S);
 	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL),
-		      "allreduce", rank) || barrier(comm, rank, one))
+		      "allreduce", rank) || ht_barrier(comm, rank, one))
 		return 1;
 	for (i = 0; lead && i < 2; i++)
-		b[1][i] = tx_bytes(i);
+		b[1][i] = ht_if_counter(i, "tx_bytes");
 	bad = nett_mismatches(out, ccomInt32, count, 0, nranks, ccomSum, "allreduce", rank);
 	if (lead) {
 		if (b[0][0] < 0 || b[0][1] < 0 || b[1][0] < 0 || b[1][1] < 0) {
