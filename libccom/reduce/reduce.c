@@ -9,7 +9,8 @@
  * fp16 and bf16 are computed in float and rounded back to nearest-even.
  */
 #pragma GCC optimize("O3")
-#include <emmintrin.h>
+#include <immintrin.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -223,20 +224,21 @@ void ccom_reduce_finish(void *buf, size_t n, ccomDataType_t dt, ccomRedOp_t op, 
 	}
 }
 
-void ccom_copy_stream(void *dst, const void *src, size_t n)
+/*
+ * The streaming copy's loops, for 64-byte aligned @d: one 64-byte store per
+ * line where the CPU has AVX-512 (a whole line leaves the write-combining
+ * buffer at once), else four 16-byte ones.
+ */
+__attribute__((target("avx512f")))
+static void copy_stream512(char *d, const char *s, size_t n)
 {
-	char *d = dst;
-	const char *s = src;
-	size_t head = (16 - ((uintptr_t)d & 15)) & 15;
+	for (; n >= 64; n -= 64, d += 64, s += 64)
+		_mm512_stream_si512((void *)d, _mm512_loadu_si512(s));
+	memcpy(d, s, n);
+}
 
-	if (n < 256) {
-		memcpy(d, s, n);
-		return;
-	}
-	memcpy(d, s, head);
-	d += head;
-	s += head;
-	n -= head;
+static void copy_stream128(char *d, const char *s, size_t n)
+{
 	for (; n >= 64; n -= 64, d += 64, s += 64) {
 		__m128i a = _mm_loadu_si128((const __m128i *)s);
 		__m128i b = _mm_loadu_si128((const __m128i *)(s + 16));
@@ -249,6 +251,34 @@ void ccom_copy_stream(void *dst, const void *src, size_t n)
 		_mm_stream_si128((__m128i *)(d + 48), e);
 	}
 	memcpy(d, s, n);
+}
+
+/* 0: not decided yet, 1: SSE2 stores, 2: AVX-512 stores. */
+static _Atomic int copy_stream_kind;
+
+void ccom_copy_stream(void *dst, const void *src, size_t n)
+{
+	int kind = atomic_load_explicit(&copy_stream_kind, memory_order_relaxed);
+	char *d = dst;
+	const char *s = src;
+	size_t head = (64 - ((uintptr_t)d & 63)) & 63;
+
+	if (n < 256) {
+		memcpy(d, s, n);
+		return;
+	}
+	if (!kind) {
+		kind = __builtin_cpu_supports("avx512f") ? 2 : 1;
+		atomic_store_explicit(&copy_stream_kind, kind, memory_order_relaxed);
+	}
+	memcpy(d, s, head);
+	d += head;
+	s += head;
+	n -= head;
+	if (kind == 2)
+		copy_stream512(d, s, n);
+	else
+		copy_stream128(d, s, n);
 }
 
 void ccom_copy_stream_fence(void)
