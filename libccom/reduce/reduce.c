@@ -39,26 +39,40 @@ static inline uint16_t float_to_bf16(float f)
 }
 
 /*
+ * The element-wise kernels are built three times, for AVX-512, AVX2 and
+ * the baseline, and the loader picks the widest the CPU has (the results
+ * are the same bits: one operation per element, no reassociation).  With
+ * 64-byte vectors the reduction of a staged slice, whose inputs come from
+ * another core's cache, keeps more lines in flight (2 ranks, 256 MiB:
+ * about 10% faster than SSE2 here).
+ */
+#if defined(__x86_64__)
+#define CCOM_WIDE __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define CCOM_WIDE
+#endif
+
+/*
  * Kernel generators: T is the storage type, U the type arithmetic is done
  * in (unsigned for signed integers, so overflow wraps).
  */
 #define DEF_INT_KERNELS(name, T, U)						\
-static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = (T)((U)a[i] + (U)b[i]);					\
 }										\
-static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = (T)((U)a[i] * (U)b[i]);					\
 }										\
-static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] > b[i] ? a[i] : b[i];				\
 }										\
-static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] < b[i] ? a[i] : b[i];				\
@@ -78,22 +92,22 @@ DEF_INT_KERNELS(i64, int64_t, uint64_t)
 DEF_INT_KERNELS(u64, uint64_t, uint64_t)
 
 #define DEF_FLT_KERNELS(name, T, F)						\
-static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] + b[i];						\
 }										\
-static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] * b[i];						\
 }										\
-static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] > b[i] ? a[i] : b[i];				\
 }										\
-static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)			\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] < b[i] ? a[i] : b[i];				\
