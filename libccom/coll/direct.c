@@ -10,8 +10,8 @@
  * and Reduce split each chunk into nlocal slices: rank r reduces slice r
  * from all slots into its own slot (copying it to its own output block by
  * block as it goes, while the block is in cache), and after the next
- * barrier everyone copies the peers' reduced slices out.  The reductions are software-pipelined
- * so that they also need one barrier per step:
+ * barrier everyone copies the peers' reduced slices out.  The reductions
+ * are software-pipelined so that they also need one barrier per step:
  *	copy-in(0); barrier;
  *	for each step k: reduce(k); copy-in(k + 1); barrier; copy-out(k);
  *

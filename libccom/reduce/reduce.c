@@ -57,22 +57,22 @@ static inline uint16_t float_to_bf16(float f)
  * in (unsigned for signed integers, so overflow wraps).
  */
 #define DEF_INT_KERNELS(name, T, U)						\
-CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = (T)((U)a[i] + (U)b[i]);					\
 }										\
-CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = (T)((U)a[i] * (U)b[i]);					\
 }										\
-CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] > b[i] ? a[i] : b[i];				\
 }										\
-CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] < b[i] ? a[i] : b[i];				\
@@ -92,22 +92,22 @@ DEF_INT_KERNELS(i64, int64_t, uint64_t)
 DEF_INT_KERNELS(u64, uint64_t, uint64_t)
 
 #define DEF_FLT_KERNELS(name, T, F)						\
-CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void sum_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] + b[i];						\
 }										\
-CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)		\
+CCOM_WIDE static void prod_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] * b[i];						\
 }										\
-CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void max_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] > b[i] ? a[i] : b[i];				\
 }										\
-CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)			\
+CCOM_WIDE static void min_##name(T *d, const T *a, const T *b, size_t n)	\
 {										\
 	for (size_t i = 0; i < n; i++)						\
 		d[i] = a[i] < b[i] ? a[i] : b[i];				\
