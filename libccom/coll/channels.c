@@ -40,6 +40,8 @@ struct ch_task {
 	bool reduce;
 	bool nt;
 	char *dst;
+	char *out;		/* reduce: copy of the finished result, or NULL */
+	int nranks;		/* reduce: ccom_reduce_finish() over this many, or 0 */
 	const char *a, *b;
 	size_t n;		/* elements (reduce) or bytes (copy) */
 	size_t esz;		/* bytes per element, 1 for a copy */
@@ -68,18 +70,44 @@ static long futex(_Atomic uint32_t *addr, int op, uint32_t val, const struct tim
 	return syscall(SYS_futex, addr, op | FUTEX_PRIVATE_FLAG, val, ts, NULL, 0);
 }
 
+/*
+ * A reduction with an output copy runs in blocks this large (bytes): the
+ * copy then reads each block of the result from L1 right after the
+ * reduction wrote it, instead of from L2/L3 (or the peer's cache) later.
+ */
+#define CH_OUT_BLOCK (16u << 10)
+
+/* Elements [lo, hi) of reduction task @t: reduce, finish, copy out. */
+static void ch_reduce_range(const struct ch_task *t, size_t lo, size_t hi)
+{
+	size_t off = lo * t->esz, n = hi - lo;
+
+	ccom_reduce2(t->dst + off, t->a + off, t->b + off, n, t->dt, t->op);
+	if (t->nranks)
+		ccom_reduce_finish(t->dst + off, n, t->dt, t->op, t->nranks);
+	if (!t->out)
+		return;
+	if (t->nt)
+		ccom_copy_stream(t->out + off, t->dst + off, n * t->esz);
+	else
+		memcpy(t->out + off, t->dst + off, n * t->esz);
+}
+
 /* Part @p of @t: element range cut on 64-byte boundaries. */
 static void ch_run_part(const struct ch_task *t, int p, int n)
 {
 	size_t g = t->esz < 64 ? 64 / t->esz : 1;
 	size_t lo = t->n * (size_t)p / (size_t)n / g * g;
 	size_t hi = p == n - 1 ? t->n : t->n * (size_t)(p + 1) / (size_t)n / g * g;
-	size_t off = lo * t->esz;
+	size_t off = lo * t->esz, blk = CH_OUT_BLOCK / t->esz, b;
 
 	if (hi <= lo)
 		return;
-	if (t->reduce)
-		ccom_reduce2(t->dst + off, t->a + off, t->b + off, hi - lo, t->dt, t->op);
+	if (t->reduce && t->out)
+		for (b = lo; b < hi; b += blk)
+			ch_reduce_range(t, b, hi - b < blk ? hi : b + blk);
+	else if (t->reduce)
+		ch_reduce_range(t, lo, hi);
 	else if (t->nt)
 		ccom_copy_stream(t->dst + off, t->a + off, hi - lo);
 	else
@@ -164,6 +192,17 @@ void ccom_ch_reduce2(struct ccom_channels *ch, void *dst, const void *a, const v
 {
 	struct ch_task t = { .reduce = true, .dst = dst, .a = a, .b = b, .n = n,
 			     .esz = ccom_dtype_size(dt), .dt = dt, .op = op };
+
+	ch_run(ch, &t);
+}
+
+void ccom_ch_reduce2_out(struct ccom_channels *ch, void *dst, void *out, const void *a,
+			 const void *b, size_t n, ccomDataType_t dt, ccomRedOp_t op, int nranks,
+			 bool nt)
+{
+	struct ch_task t = { .reduce = true, .nt = nt && out, .dst = dst, .out = out, .a = a,
+			     .b = b, .n = n, .esz = ccom_dtype_size(dt), .dt = dt, .op = op,
+			     .nranks = nranks };
 
 	ch_run(ch, &t);
 }

@@ -46,5 +46,17 @@ void ccom_ch_copy(struct ccom_channels *ch, void *dst, const void *src, size_t b
 /* ccom_reduce2(dst, a, b, n, dt, op) over the channels. */
 void ccom_ch_reduce2(struct ccom_channels *ch, void *dst, const void *a, const void *b, size_t n,
 		     ccomDataType_t dt, ccomRedOp_t op);
+/*
+ * The last reduction of a slice: ccom_reduce2(dst, a, b, n, dt, op), then
+ * ccom_reduce_finish(dst, n, dt, op, nranks) (none for @nranks 0), then a
+ * copy of the result to @out (none for NULL; non-temporal stores if @nt,
+ * fenced as ccom_ch_copy's), block by block so that the copy reads the
+ * result while it is in the core's L1.  @out must not overlap @dst, @a or
+ * @b except that it may be @a itself (an in-place input, read before the
+ * block is written).
+ */
+void ccom_ch_reduce2_out(struct ccom_channels *ch, void *dst, void *out, const void *a,
+			 const void *b, size_t n, ccomDataType_t dt, ccomRedOp_t op, int nranks,
+			 bool nt);
 
 #endif

@@ -8,9 +8,10 @@
  * every rank then computes its part of the output reading its peers' slots
  * directly (no FIFO, no ring latency, all ranks busy at once).  AllReduce
  * and Reduce split each chunk into nlocal slices: rank r reduces slice r
- * from all slots into its own slot, and after the next barrier everyone
- * copies the reduced slices out.  The reductions are software-pipelined
- * so that they also need one barrier per step:
+ * from all slots into its own slot (copying it to its own output block by
+ * block as it goes, while the block is in cache), and after the next
+ * barrier everyone copies the peers' reduced slices out.  The reductions
+ * are software-pipelined so that they also need one barrier per step:
  *	copy-in(0); barrier;
  *	for each step k: reduce(k); copy-in(k + 1); barrier; copy-out(k);
  *
@@ -61,27 +62,34 @@ static void slice(size_t len, int n, int p, size_t *lo, size_t *hi)
 
 /*
  * Reduce slice [lo, hi) of this step: own input + every peer's slot, into
- * this rank's slot.
+ * this rank's slot; with @out (this chunk of the output, or NULL) the last
+ * reduction also copies the finished slice there while it is in cache
+ * (reduce_copy_out() then skips this rank's own slice).
  */
-static void reduce_slice(struct dstep *d, const char *in, size_t lo, size_t hi,
-			 const struct ccom_op *op, size_t esz, int nranks)
+static void reduce_slice(struct dstep *d, const char *in, char *out, size_t lo, size_t hi,
+			 const struct ccom_op *op, size_t esz, int nranks, bool nt)
 {
 	struct ccom_shm *s = d->s;
+	struct ccom_channels *ch = s->comm->coll->channels;
 	char *dst = ccom_shm_stage(s, d->b, s->me) + lo * esz;
 	const char *a = in + lo * esz;
 	size_t n = hi - lo;
-	int p;
+	int p, last = s->nlocal - 1 == s->me ? s->nlocal - 2 : s->nlocal - 1;
 
 	if (n == 0)
 		return;
 	for (p = 0; p < s->nlocal; p++) {
 		if (p == s->me)
 			continue;
-		ccom_ch_reduce2(s->comm->coll->channels, dst, a, ccom_shm_stage(s, d->b, p) + lo * esz,
-				n, op->dtype, op->op);
+		if (p == last)
+			ccom_ch_reduce2_out(ch, dst, out ? out + lo * esz : NULL, a,
+					    ccom_shm_stage(s, d->b, p) + lo * esz, n, op->dtype,
+					    op->op, nranks, nt);
+		else
+			ccom_ch_reduce2(ch, dst, a, ccom_shm_stage(s, d->b, p) + lo * esz, n,
+					op->dtype, op->op);
 		a = dst;
 	}
-	ccom_reduce_finish(dst, n, op->dtype, op->op, nranks);
 }
 
 static void copy_out(struct ccom_shm *s, bool nt, void *dst, const void *src, size_t n)
@@ -104,6 +112,7 @@ static void reduce_copy_in(struct dstep *d, const struct ccom_op *op, size_t esz
 		     false);
 }
 
+/* Copy the peers' reduced slices of this chunk out (reduce_slice() wrote this rank's own). */
 static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t esz, size_t off,
 			    size_t len, bool nt)
 {
@@ -113,6 +122,8 @@ static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t es
 	int p;
 
 	for (p = 0; p < s->nlocal; p++) {
+		if (p == s->me)
+			continue;
 		slice(len, s->nlocal, p, &lo, &hi);
 		copy_out(s, nt, out + lo * esz, ccom_shm_stage(s, d->b, p) + lo * esz, (hi - lo) * esz);
 	}
@@ -141,8 +152,9 @@ static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 	for (off = 0; !err && off < op->count; off += len) {
 		len = op->count - off < per ? op->count - off : per;
 		slice(len, s->nlocal, s->me, &lo, &hi);
-		reduce_slice(&cur, (const char *)op->sendbuff + off * esz, lo, hi, op, esz,
-			     comm->nranks);
+		reduce_slice(&cur, (const char *)op->sendbuff + off * esz,
+			     out ? (char *)op->recvbuff + off * esz : NULL, lo, hi, op, esz,
+			     comm->nranks, nt);
 		next = cur;
 		if (off + len < op->count) {
 			dstep_begin(s, &next);
