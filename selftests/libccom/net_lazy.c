@@ -10,7 +10,9 @@
  * the 4 remote peers eager would connect.  Then 2 hosts x 1
  * rank: rank 1 exits before any connection, rank 0 (the accepting side,
  * which has nothing to watch) names it with ccomRemoteError within 5 s,
- * far inside CCOM_OP_TIMEOUT=60; and ccomCommAbort from a second thread
+ * far inside CCOM_OP_TIMEOUT=60; rank 1 revokes before any connection
+ * and stays alive: rank 0 names it within 3 s (the revoke stopped its
+ * listener, rank 0's probe is refused); and ccomCommAbort from a second thread
  * while rank 0 waits for a peer that never connects makes
  * ccomCommSynchronize return within 2 s.
  */
@@ -198,6 +200,39 @@ static int abort_body(ccomComm_t comm, int rank, int nranks, void *arg)
 	_exit(0);
 }
 
+/* Rank 1 revokes before any connection and stays alive: rank 0's wait must end. */
+static int revoke_body(ccomComm_t comm, int rank, int nranks, void *arg)
+{
+	float x = 1.0f;
+	ccomResult_t res;
+	double t0;
+
+	(void)nranks;
+	(void)arg;
+	if (rank == 1) {
+		if (ccomCommRevoke(comm, CCOM_REVOKE_DEFAULT) != ccomSuccess)
+			return 1;
+		sleep(4);	/* alive, listener stopped by the revoke */
+		ccomCommAbort(comm);
+		_exit(0);
+	}
+	usleep(300000);
+	t0 = now_s();
+	res = ccomAllReduce(&x, &x, 1, ccomFloat32, ccomSum, comm, NULL);
+	if (res == ccomSuccess)
+		res = ccomCommSynchronize(comm);
+	printf("rank 0: allreduce towards a peer that revoked before connecting, after %.2f s: %s: %s\n",
+	       now_s() - t0, ccomGetErrorString(res), ccomGetLastError(comm));
+	fflush(stdout);
+	if (res != ccomRemoteError || !strstr(ccomGetLastError(comm), "peer rank 1") ||
+	    now_s() - t0 > 3) {
+		fprintf(stderr, "rank 0: expected ccomRemoteError naming peer rank 1 within 3 s\n");
+		return 1;
+	}
+	ccomCommAbort(comm);
+	_exit(0);
+}
+
 int main(void)
 {
 	static const int hosts8[] = { 0, 1, 0, 1, 0, 1, 0, 1 }, hosts2[] = { 0, 1 };
@@ -216,6 +251,9 @@ int main(void)
 	bad |= rc;
 	rc = nett_run(2, hosts2, dead_body, NULL, 1u << 1);
 	printf("%s: lazy, a peer dead before the first connect is named\n", rc ? "FAIL" : "PASS");
+	bad |= rc;
+	rc = nett_run(2, hosts2, revoke_body, NULL, 0);
+	printf("%s: lazy, a peer that revoked before connecting is named\n", rc ? "FAIL" : "PASS");
 	bad |= rc;
 	rc = nett_run(2, hosts2, abort_body, NULL, 0);
 	printf("%s: lazy, ccomCommAbort during a pending connect returns\n", rc ? "FAIL" : "PASS");
