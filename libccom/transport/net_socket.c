@@ -27,12 +27,20 @@
  *
  * Setup (collective over the peer list): every rank with peers listens on
  * the address of its bootstrap socket (so CCOM_SOCKET_IFNAME selects the
- * data interface too), sends its address and socket count to each peer over
- * the bootstrap p2p, then the higher rank of each pair connects.  Each
- * connection starts with a hello {comm magic, comm hash, rank, socket
- * index}; the accepting side drops connections with a wrong hello and keeps
- * waiting.  Connect never waits for the peer's accept (the kernel completes
- * the handshake), so "connect all, then accept all" cannot deadlock.
+ * data interface too) and every rank's card (address, socket count, piece
+ * size, CCOM_NET_CONNECT, remote peer count) travels by one bootstrap
+ * allgather.  CCOM_NET_CONNECT=eager (auto: up to NET_AUTO_LAZY_PEERS
+ * remote peers per rank) then connects the full
+ * mesh: the higher rank of each pair connects.  Each connection starts
+ * with a hello {comm magic, comm hash, rank, socket index}; the accepting
+ * side drops connections with a wrong hello and keeps waiting.  Connect
+ * never waits for the peer's accept (the kernel completes the handshake),
+ * so "connect all, then accept all" cannot deadlock.  CCOM_NET_CONNECT=lazy
+ * (auto, the default: when some rank has more remote peers) keeps the listener and connects each pair, by the same rules, in the
+ * first operation that calls ->send or ->recv on it
+ * (net_socket_connect.c): the mesh of eager needs (CCOM_NSOCKS + 1)
+ * descriptors per remote peer and its connects dominate init above a few
+ * hundred ranks.
  *
  * A peer that closed its socket or died turns into -ECONNRESET with a
  * sentence naming it (coll/ maps it to ccomRemoteError).
@@ -51,7 +59,9 @@
 
 #include "core/comm.h"
 #include "proxy/proxy.h"
+#include "proxy/xfer.h"
 #include "transport/net_socket.h"
+#include "transport/net_socket_private.h"
 #include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -59,11 +69,22 @@
 #include "util/params.h"
 #include "util/socket.h"
 
-#define NET_WIRE_VERSION 1u
+#define NET_WIRE_VERSION 2u
 #define NET_MIN_CHUNK 4096
 #define NET_MAX_CHUNK (64 << 20)
 #define NET_HELLO_TIMEOUT_US 5000000LL
 #define NET_NOTE_WAIT_MS 100
+/*
+ * CCOM_NET_CONNECT=auto connects lazily when some rank has more remote
+ * peers than this.  init_hosts_bench, 16 ranks per simulated host:
+ * 256 ranks init in 0.62-0.70 s lazy against 2.35-2.42 s eager (medians
+ * of 10, every bootstrap mode), 512 only lazy (eager needs ~24k
+ * descriptors per host process); the first AllReduce, which connects,
+ * cost no more than eager's at 2 ranks (0.3 / 0.3 ms) and 2 x 4
+ * (2.2 / 3.0 ms).  Small jobs stay eager anyway: their init is short and
+ * eager pays no connection inside the first operations.
+ */
+#define NET_AUTO_LAZY_PEERS 64
 #define NET_NOTE_MAGIC 0x6e6574636c707274ULL	/* "netclprt" */
 /*
  * Busy-poll budget of a stall before ppoll(), adapted between these
@@ -88,17 +109,14 @@ struct net_card {
 	uint32_t version;
 	int32_t nsocks;
 	uint32_t chunk;
+	uint32_t connect;	/* CCOM_NET_CONNECT asked for (enum net_connect) */
+	int32_t npeers;		/* remote peers of this rank over net_socket */
 	uint32_t pad;
 	union ccom_sockaddr addr;
 };
 
-/* First bytes of every TCP connection, from the connecting side. */
-struct net_hello {
-	uint64_t magic;
-	uint64_t comm_hash;
-	int32_t rank;
-	int32_t sock;
-};
+enum net_connect { NET_CONNECT_EAGER, NET_CONNECT_LAZY, NET_CONNECT_AUTO };
+static const char *const net_connect_name[] = { "eager", "lazy", "auto" };
 
 /*
  * Written on a pair's control socket by a rank that gives up because of
@@ -109,55 +127,6 @@ struct net_note {
 	uint64_t magic;
 	int32_t culprit;
 	int32_t pad;
-};
-
-/* One direction of the striped stream: which socket, and what is left of its piece. */
-struct net_dir {
-	int cur;
-	size_t left;
-};
-
-struct net_group;
-
-struct net_conn {
-	struct ccom_transport_conn base;	/* first: coll/ casts */
-	struct ccomComm *comm;
-	struct net_group *group;
-	int nsocks;
-	size_t chunk;
-	int fds[CCOM_NET_MAX_SOCKS + 1];	/* data sockets, then the control socket */
-	size_t sent[CCOM_NET_MAX_SOCKS];
-	size_t rcvd[CCOM_NET_MAX_SOCKS];
-	struct net_dir tx;
-	struct net_dir rx;
-	/*
-	 * What the last send/recv call left unfinished: coll/ calls every
-	 * active transfer on each pass, so these say which sockets a wait
-	 * should watch.  Touched only by the thread driving the comm.
-	 */
-	bool tx_want;
-	bool rx_want;
-	bool dead;
-};
-
-/*
- * The conns made by one setup call.  ->wait() on any of them sleeps until
- * any socket some transfer of the group is stuck on becomes ready: coll/
- * names one stuck transfer, but a ring step is stuck on two (send to next,
- * receive from prev), and sleeping on one would leave the other idle.
- */
-struct net_group {
-	int nconns;
-	struct net_conn **conns;
-	struct pollfd *pfds;		/* 2 * nconns */
-	int culprit;			/* rank behind the first failure seen, or -1 */
-	/* Busy-poll before sleeping (see net_wait()); all 0 when oversubscribed. */
-	int64_t idle_since;		/* first idle ->wait() of this stall, 0: moving */
-	int spin_us;			/* current budget, adapted per stall */
-	int spin_max_us;
-	bool slept;			/* this stall already went to ppoll() */
-	int64_t next_probe_us;		/* next poll-and-yield window (see net_wait()) */
-	int64_t probe_until_us;
 };
 
 static struct net_conn *to_net(struct ccom_transport_conn *conn)
@@ -181,7 +150,7 @@ static int read_note(struct net_conn *c)
 	return note.culprit;
 }
 
-static ssize_t peer_gone(struct net_conn *c, const char *what, int err)
+ssize_t net_peer_gone(struct net_conn *c, const char *what, int err)
 {
 	int culprit;
 
@@ -224,13 +193,32 @@ static inline void moved(struct net_group *g)
 	g->slept = false;
 }
 
-static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
+/*
+ * Lazy connection: a conn that is not READY yet advances its connection
+ * instead of moving bytes.  1: READY, go on; 0: not yet (the caller
+ * retries, its wait watches the connection); -errno.
+ */
+static void group_progress(struct net_group *g);
+
+static int ensure_ready(struct net_conn *c)
 {
-	struct net_conn *c = to_net(conn);
+	int err;
+
+	if (c->group->nactive)
+		group_progress(c->group);
+	if (atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY)
+		return 1;
+	err = net_lazy_progress(c);
+	if (err)
+		return err;
+	return atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
+}
+
+/* Move up to @size bytes into the striped stream of a READY conn. */
+static ssize_t stream_send(struct net_conn *c, const void *buf, size_t size)
+{
 	size_t done = 0;
 
-	if (c->dead)
-		return -ECONNRESET;
 	while (done < size) {
 		size_t n = size - done < c->tx.left ? size - done : c->tx.left;
 		ssize_t r = send(c->fds[c->tx.cur], (const char *)buf + done, n,
@@ -241,7 +229,7 @@ static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_
 				break;
 			if (errno == EINTR)
 				continue;
-			return peer_gone(c, "failed on send", errno);
+			return net_peer_gone(c, "failed on send", errno);
 		}
 		moved(c->group);
 		c->sent[c->tx.cur] += r;
@@ -256,26 +244,122 @@ static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_
 	return (ssize_t)done;
 }
 
+/* The bytes taken before the connection existed go first: 1 when none is left. */
+static int flush_early(struct net_conn *c)
+{
+	ssize_t r;
+
+	if (c->early_off == c->early_len)
+		return 1;
+	r = stream_send(c, c->early + c->early_off, c->early_len - c->early_off);
+	if (r < 0)
+		return (int)r;
+	c->early_off += (unsigned int)r;
+	c->tx_want = c->early_off < c->early_len;
+	return !c->tx_want;
+}
+
+/*
+ * Advance every conn of the group that is on its way, and flush the early
+ * bytes of those that got there: a conn is needed by the peer as soon as
+ * the peer's operation reaches it, while this rank's operation may be
+ * busy with other conns (a send of size 0, a step on another peer) and
+ * call nothing on it for a while.  Their errors stay on them (c->err).
+ */
+static void group_progress(struct net_group *g)
+{
+	int i, st;
+
+	for (i = 0; i < g->nactive; i++) {
+		struct net_conn *a = g->active[i];
+
+		st = atomic_load_explicit(&a->state, memory_order_relaxed);
+		if (st != NET_READY && st != NET_FAILED && !a->dead)
+			net_lazy_progress(a);
+		st = atomic_load_explicit(&a->state, memory_order_relaxed);
+		if (st == NET_READY && !a->dead)
+			flush_early(a);
+		if (st == NET_FAILED || a->dead ||
+		    (st == NET_READY && a->early_off == a->early_len))
+			g->active[i--] = g->active[--g->nactive];
+	}
+}
+
+static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
+{
+	struct net_conn *c = to_net(conn);
+	size_t n;
+	int ready;
+
+	if (c->dead)
+		return -ECONNRESET;
+	/* An empty call needs no connection (and would leave one half made). */
+	ready = size ? ensure_ready(c) : 1;
+	if (ready < 0)
+		return ready;
+	if (!ready) {
+		/*
+		 * Not connected yet: take the first bytes of the stream
+		 * anyway, as a fresh socket's buffer would (at most
+		 * NET_EARLY_BYTES, and only in a collective).  The collective
+		 * signature (proxy/xfer.c) counts on it: a receive-only
+		 * side pushes its signature (a send) before it pulls the
+		 * peer's (a recv), and pushes only until the pull succeeds;
+		 * a small message goes out in one call with the signature,
+		 * and a peer that gets only the signature waits for ours
+		 * before it sends, while we may wait for its data.  Only
+		 * conns that carry signatures: the op then pulls the peer's
+		 * signature on this conn before it ends (at the latest in
+		 * ccom_xfer_sig_end()), and that recv flushes these bytes.
+		 */
+		c->tx_want = true;
+		if (!c->base.sig || !c->base.sig->sig.seq ||
+		    c->base.sig_touch_seq != c->base.sig->sig.seq ||
+		    c->early_len == sizeof(c->early))
+			return 0;
+		n = sizeof(c->early) - c->early_len < size ? sizeof(c->early) - c->early_len : size;
+		memcpy(c->early + c->early_len, buf, n);
+		c->early_len += (unsigned int)n;
+		return (ssize_t)n;
+	}
+	ready = flush_early(c);
+	if (ready <= 0)
+		return ready;
+	return stream_send(c, buf, size);
+}
+
 static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
 {
 	struct net_conn *c = to_net(conn);
 	size_t done = 0;
+	int ready;
 
 	if (c->dead)
 		return -ECONNRESET;
+	/* An empty call needs no connection (and would leave one half made). */
+	ready = size ? ensure_ready(c) : 1;
+	if (ready <= 0) {
+		c->rx_want = true;
+		return ready;
+	}
+	if (size) {
+		ready = flush_early(c);
+		if (ready < 0)
+			return ready;
+	}
 	while (done < size) {
 		size_t n = size - done < c->rx.left ? size - done : c->rx.left;
 		ssize_t r = recv(c->fds[c->rx.cur], (char *)buf + done, n, MSG_DONTWAIT);
 
 		/* Bytes that came before the end are delivered first; the next call reports it. */
 		if (r == 0)
-			return done ? (ssize_t)done : peer_gone(c, "was closed by the peer", 0);
+			return done ? (ssize_t)done : net_peer_gone(c, "was closed by the peer", 0);
 		if (r < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				break;
 			if (errno == EINTR)
 				continue;
-			return done ? (ssize_t)done : peer_gone(c, "failed on receive", errno);
+			return done ? (ssize_t)done : net_peer_gone(c, "failed on receive", errno);
 		}
 		moved(c->group);
 		c->rcvd[c->rx.cur] += r;
@@ -291,15 +375,44 @@ static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 }
 
 /* Add the sockets @c is stuck on (or asked about) to @pfd; returns the new count. */
-static int watch(struct pollfd *pfd, int n, const struct net_conn *c, bool tx, bool rx)
+static int watch(struct pollfd *pfd, int n, struct net_conn *c, bool tx, bool rx,
+		 bool *lfd_added)
 {
-	if (c->dead)
+	if (c->dead || (!tx && !rx))
 		return n;
+	if (atomic_load_explicit(&c->state, memory_order_relaxed) != NET_READY)
+		return net_lazy_watch(pfd, n, c, lfd_added);
 	if (tx)
 		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
 	if (rx)
 		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
 	return n;
+}
+
+/*
+ * Lazy groups: room in g->pfds for everything a wait may watch (conns on
+ * their way watch their connecting sockets, the listener, the accepted
+ * connections waiting for a hello and a liveness probe).
+ */
+static int ensure_pfds(struct net_group *g)
+{
+	struct pollfd *p;
+	int i, need = 0;
+
+	for (i = 0; i < g->nconns; i++)
+		need += atomic_load_explicit(&g->conns[i]->state, memory_order_relaxed) == NET_READY ?
+			2 : net_lazy_watch_max(g->conns[i]);
+	need += 1 + g->npending;
+	if (need <= g->pfds_cap)
+		return 0;
+	p = realloc(g->pfds, (size_t)need * 2 * sizeof(*p));
+	if (!p) {
+		ccom_set_last_error("net_socket: out of memory for %d poll entries", need * 2);
+		return -ENOMEM;
+	}
+	g->pfds = p;
+	g->pfds_cap = need * 2;
+	return 0;
 }
 
 /*
@@ -312,17 +425,25 @@ static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 {
 	struct net_conn *c = to_net(conn);
 	struct net_group *g = c->group;
+	bool lfd_added = false, ready;
 	struct timespec ts;
 	int n, i, r;
 
 	if (c->dead)
 		return -ECONNRESET;
+	if (g->nactive)
+		group_progress(g);
+	if (g->lazy) {
+		r = ensure_pfds(g);
+		if (r)
+			return r;
+	}
 	n = watch(g->pfds, 0, c, c->tx_want || (dir & CCOM_TRANSPORT_WAIT_SEND),
-		  c->rx_want || (dir & CCOM_TRANSPORT_WAIT_RECV));
+		  c->rx_want || (dir & CCOM_TRANSPORT_WAIT_RECV), &lfd_added);
 	for (i = 0; i < g->nconns; i++)
 		if (g->conns[i] != c)
 			n = watch(g->pfds, n, g->conns[i], g->conns[i]->tx_want,
-				  g->conns[i]->rx_want);
+				  g->conns[i]->rx_want, &lfd_added);
 	if (!n || timeout_us <= 0)
 		return 0;
 	if (g->spin_max_us && !g->slept) {
@@ -358,12 +479,14 @@ static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 	r = ppoll(g->pfds, n, &ts, NULL);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
-	for (i = 0; i < n; i++) {
+	/* A connection on its way reports its errors through net_lazy_progress(). */
+	ready = atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
+	for (i = 0; ready && i < n; i++) {
 		if (g->pfds[i].revents & POLLIN)
 			continue;
 		if ((g->pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
 		    (g->pfds[i].fd == c->fds[c->tx.cur] || g->pfds[i].fd == c->fds[c->rx.cur]))
-			return (int)peer_gone(c, "reported an error or hang-up", 0);
+			return (int)net_peer_gone(c, "reported an error or hang-up", 0);
 	}
 	return 0;
 }
@@ -393,28 +516,39 @@ static void group_free(struct net_group *g)
 {
 	if (!g)
 		return;
+	net_lazy_group_close(g);
 	free(g->conns);
 	free(g->pfds);
+	free(g->peer_rank);
+	free(g->by_peer);
+	free(g->active);
 	free(g);
 }
 
-static struct net_group *group_alloc(int npeers)
+static struct net_group *group_alloc(const int *peers, int npeers)
 {
 	struct net_group *g = calloc(1, sizeof(*g));
 
 	if (!g)
 		return NULL;
 	g->culprit = -1;
+	g->lfd = -1;
+	g->npeers = npeers;
 	g->conns = calloc(npeers, sizeof(*g->conns));
-	g->pfds = calloc(2 * (size_t)npeers, sizeof(*g->pfds));
-	if (!g->conns || !g->pfds) {
+	g->pfds_cap = 2 * npeers;
+	g->pfds = calloc(g->pfds_cap, sizeof(*g->pfds));
+	g->peer_rank = calloc(npeers, sizeof(*g->peer_rank));
+	g->by_peer = calloc(npeers, sizeof(*g->by_peer));
+	g->active = calloc(npeers, sizeof(*g->active));
+	if (!g->conns || !g->pfds || !g->peer_rank || !g->by_peer || !g->active) {
 		group_free(g);
 		return NULL;
 	}
+	memcpy(g->peer_rank, peers, npeers * sizeof(*peers));
 	return g;
 }
 
-/* Free @c; the group goes with its last conn. */
+/* Free @c; the group (and its listener, when lazy) goes with its last conn. */
 static void conn_free(struct net_conn *c)
 {
 	struct net_group *g;
@@ -425,7 +559,13 @@ static void conn_free(struct net_conn *c)
 	for (i = 0; i <= CCOM_NET_MAX_SOCKS; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);
+	if (c->probe_fd >= 0)
+		close(c->probe_fd);
 	g = c->group;
+	g->by_peer[c->idx] = NULL;
+	for (i = 0; i < g->nactive; i++)
+		if (g->active[i] == c)
+			g->active[i] = g->active[--g->nactive];
 	for (i = 0; i < g->nconns; i++)
 		if (g->conns[i] == c)
 			g->conns[i] = g->conns[--g->nconns];
@@ -434,7 +574,7 @@ static void conn_free(struct net_conn *c)
 	free(c);
 }
 
-static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, int peer,
+static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, int idx,
 				   int nsocks, size_t chunk)
 {
 	struct net_conn *c = calloc(1, sizeof(*c));
@@ -444,13 +584,17 @@ static struct net_conn *conn_alloc(struct ccomComm *comm, struct net_group *g, i
 		return NULL;
 	c->group = g;
 	g->conns[g->nconns++] = c;
+	g->by_peer[idx] = c;
+	c->idx = idx;
 	c->base.ops = &ccom_transport_net_socket;
-	c->base.peer = peer;
+	c->base.peer = g->peer_rank[idx];
 	c->comm = comm;
 	c->nsocks = nsocks;
 	c->chunk = chunk;
 	c->tx.left = chunk;
 	c->rx.left = chunk;
+	c->probe_fd = -1;
+	atomic_init(&c->state, NET_IDLE);
 	for (i = 0; i <= CCOM_NET_MAX_SOCKS; i++)
 		c->fds[i] = -1;
 	return c;
@@ -485,8 +629,26 @@ static int local_addr(const struct ccomComm *comm, union ccom_sockaddr *a)
 struct net_params {
 	int nsocks;
 	size_t chunk;
+	enum net_connect connect;
+	int64_t timeout_us;
 	int64_t deadline;
 };
+
+/* CCOM_NET_CONNECT, or -1 after an error sentence. */
+static int read_connect_mode(void)
+{
+	const char *v = ccom_param_str("CCOM_NET_CONNECT");
+	int m;
+
+	if (!v || !*v)
+		return NET_CONNECT_AUTO;
+	for (m = NET_CONNECT_EAGER; m <= NET_CONNECT_AUTO; m++)
+		if (!strcmp(v, net_connect_name[m]))
+			return m;
+	ccom_set_last_error("net_socket: CCOM_NET_CONNECT=%s is not a choice; use eager, lazy or auto",
+			    v);
+	return -1;
+}
 
 static int read_params(const struct ccomComm *comm, struct net_params *p)
 {
@@ -494,6 +656,7 @@ static int read_params(const struct ccomComm *comm, struct net_params *p)
 	int64_t ch = ccom_param_int("CCOM_NET_CHUNK");
 	int64_t tmo = comm->config.timeoutSec > 0 ? comm->config.timeoutSec :
 		      ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
+	int mode = read_connect_mode();
 
 	if (ns < 1 || ns > CCOM_NET_MAX_SOCKS) {
 		ccom_set_last_error("net_socket: CCOM_NSOCKS=%lld is out of range; use 1 to %d",
@@ -505,9 +668,13 @@ static int read_params(const struct ccomComm *comm, struct net_params *p)
 				    (long long)ch, NET_MIN_CHUNK, NET_MAX_CHUNK);
 		return -EINVAL;
 	}
+	if (mode < 0)
+		return -EINVAL;
 	p->nsocks = (int)ns;
 	p->chunk = (size_t)ch;
-	p->deadline = ccom_now_us() + (tmo > 0 ? tmo : 300) * 1000000;
+	p->connect = (enum net_connect)mode;
+	p->timeout_us = (tmo > 0 ? tmo : 300) * 1000000;
+	p->deadline = ccom_now_us() + p->timeout_us;
 	return 0;
 }
 
@@ -519,7 +686,8 @@ static int read_params(const struct ccomComm *comm, struct net_params *p)
  * hosts, or every rank with CCOM_TRANSPORT=net), so all ranks get here.
  */
 static int exchange_cards(struct ccomComm *comm, const int *peers, int npeers,
-			  const struct net_card *mine, struct net_card *theirs)
+			  const struct net_card *mine, struct net_card *theirs,
+			  enum net_connect *mode, int *max_npeers)
 {
 	struct net_card *all = calloc((size_t)comm->nranks, sizeof(*all));
 	int i, err;
@@ -538,8 +706,38 @@ static int exchange_cards(struct ccomComm *comm, const int *peers, int npeers,
 			err = -EBADE;
 		}
 	}
+	/*
+	 * The connect mode is one decision for the whole communicator, made
+	 * from the same cards on every rank: an eager rank would wait at
+	 * setup for a lazy peer that only connects in its first operation.
+	 */
+	*max_npeers = 0;
+	for (i = 0; !err && i < comm->nranks; i++) {
+		if (all[i].version != NET_WIRE_VERSION)
+			continue;
+		if (all[i].connect != mine->connect) {
+			ccom_set_last_error("net_socket: rank %d has CCOM_NET_CONNECT=%s but rank %d has %s; set the same value on every rank",
+					    i, all[i].connect <= NET_CONNECT_AUTO ?
+					    net_connect_name[all[i].connect] : "?",
+					    comm->rank, net_connect_name[mine->connect]);
+			err = -EBADE;
+		}
+		if (all[i].npeers > *max_npeers)
+			*max_npeers = all[i].npeers;
+	}
+	*mode = (enum net_connect)mine->connect;
+	if (*mode == NET_CONNECT_AUTO)
+		*mode = *max_npeers > NET_AUTO_LAZY_PEERS ? NET_CONNECT_LAZY : NET_CONNECT_EAGER;
 	free(all);
 	return err;
+}
+
+bool net_source_addr(const struct ccomComm *comm, const union ccom_sockaddr *to,
+		     union ccom_sockaddr *src)
+{
+	/* topo/'s interface only when the peer is on its subnet: else the kernel routes. */
+	return comm->tcp_nic.prefix > 0 && !local_addr(comm, src) &&
+	       ccom_addr_in_subnet(to, src, comm->tcp_nic.prefix);
 }
 
 static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
@@ -550,13 +748,13 @@ static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 		.rank = comm->rank, .sock = idx,
 	};
 	union ccom_sockaddr src;
-	/* From topo/'s interface when the peer is on its subnet (else the kernel routes). */
-	bool from = comm->tcp_nic.prefix > 0 && !local_addr(comm, &src) &&
-		    ccom_addr_in_subnet(to, &src, comm->tcp_nic.prefix);
+	bool from = net_source_addr(comm, to, &src);
 	char as[96];
 	int fd, err;
 
 	err = ccom_sock_connect_from(to, from ? &src : NULL, deadline, &comm->abort_flag, &fd);
+	if (err == -EMFILE || err == -ENFILE)
+		return net_fd_exhausted(comm, "socket", c->base.peer, -err);
 	if (!err) {
 		c->fds[idx] = fd;
 		err = ccom_sock_setup(fd);
@@ -612,6 +810,8 @@ static int accept_all(struct ccomComm *comm, int lfd, const int *peers, int npee
 
 	while (got < expected) {
 		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
+		if (err == -EMFILE || err == -ENFILE)
+			return net_fd_exhausted(comm, "accept", -1, -err);
 		if (err)
 			return err;
 		r = ccom_sock_setup(fd) ? 0 : file_accepted(comm, fd, peers, npeers, conns, &from);
@@ -653,16 +853,17 @@ static void report_missing(const struct ccomComm *comm, const int *peers, int np
 			    "those ranks died or cannot reach this rank's address (check CCOM_SOCKET_IFNAME and firewalls)");
 }
 
-static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
-		       struct ccom_transport_conn **conns, const struct net_card *cards,
-		       const struct net_params *p, int lfd)
+/* One conn per peer, all in one group; READY only once connected. */
+static int make_conns(struct ccomComm *comm, const int *peers, int npeers,
+		      struct ccom_transport_conn **conns, const struct net_card *cards,
+		      const struct net_params *p, struct net_group **out)
 {
-	struct net_group *g = group_alloc(npeers);
-	int i, s, expected = 0, err;
+	struct net_group *g = group_alloc(peers, npeers);
+	int i;
 
 	for (i = 0; i < npeers; i++) {
 		int ns = cards[i].nsocks < p->nsocks ? cards[i].nsocks : p->nsocks;
-		struct net_conn *c = g ? conn_alloc(comm, g, peers[i], ns, p->chunk) : NULL;
+		struct net_conn *c = g ? conn_alloc(comm, g, i, ns, p->chunk) : NULL;
 
 		if (!c) {
 			if (g && !g->nconns)
@@ -671,10 +872,24 @@ static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
 					    peers[i]);
 			return -ENOMEM;
 		}
+		c->addr = cards[i].addr;
 		conns[i] = &c->base;
-		if (peers[i] > comm->rank)
-			expected += ns + 1;	/* + the control socket */
 	}
+	g->connect_tmo_us = p->timeout_us;
+	*out = g;
+	return 0;
+}
+
+/* Eager: connect every pair now (the higher rank connects, the lower accepts). */
+static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
+		       struct ccom_transport_conn **conns, const struct net_card *cards,
+		       const struct net_params *p, int lfd)
+{
+	int i, s, expected = 0, err;
+
+	for (i = 0; i < npeers; i++)
+		if (peers[i] > comm->rank)
+			expected += to_net(conns[i])->nsocks + 1;	/* + the control socket */
 	/* Higher rank connects: never waits for the accept, so no cycle. */
 	for (i = 0; i < npeers; i++) {
 		if (peers[i] > comm->rank)
@@ -686,8 +901,10 @@ static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
 		}
 	}
 	err = accept_all(comm, lfd, peers, npeers, conns, expected, p->deadline);
-	if (err)
+	if (err && err != -EMFILE && err != -ENFILE)
 		report_missing(comm, peers, npeers, conns, err);
+	for (i = 0; !err && i < npeers; i++)
+		atomic_store(&to_net(conns[i])->state, NET_READY);
 	return err;
 }
 
@@ -703,7 +920,8 @@ static void send_notes(struct ccom_transport_conn **conns, int npeers)
 
 	for (i = 0; i < npeers; i++) {
 		c = conns[i] ? to_net(conns[i]) : NULL;
-		if (!c || c->dead || c->group->culprit < 0 || c->fds[c->nsocks] < 0)
+		if (!c || c->dead || c->group->culprit < 0 || c->fds[c->nsocks] < 0 ||
+		    atomic_load(&c->state) != NET_READY)
 			continue;
 		note.culprit = c->group->culprit;
 		if (send(c->fds[c->nsocks], &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -724,6 +942,12 @@ static void net_revoke(struct ccomComm *comm, struct ccom_transport_conn *conn)
 	struct net_note note = { .magic = NET_NOTE_MAGIC };
 	int i, first = ccom_proxy_first_failed(comm);
 
+	if (atomic_load(&c->state) != NET_READY) {
+		net_lazy_revoke(c);
+		return;
+	}
+	if (c->group->lazy)
+		net_lazy_revoke(c);	/* its listener: peers on their way fail at once */
 	note.culprit = first >= 0 ? first : comm->rank;
 	if (c->fds[c->nsocks] >= 0 &&
 	    send(c->fds[c->nsocks], &note, sizeof(note), MSG_DONTWAIT | MSG_NOSIGNAL) < 0)
@@ -765,9 +989,11 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 		     struct ccom_transport_conn **conns)
 {
 	struct net_card mine = { .version = NET_WIRE_VERSION }, *cards;
+	struct net_group *g = NULL;
+	enum net_connect mode;
 	struct net_params p;
+	int lfd = -1, err, max_npeers;
 	char as[96];
-	int lfd = -1, err;
 
 	if (npeers <= 0)
 		return 0;
@@ -778,28 +1004,46 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 		return err;
 	mine.nsocks = p.nsocks;
 	mine.chunk = (uint32_t)p.chunk;
+	mine.connect = p.connect;
+	mine.npeers = npeers;
 	cards = calloc(npeers, sizeof(*cards));
 	if (!cards)
 		return -ENOMEM;
 	memset(conns, 0, npeers * sizeof(*conns));
 	err = ccom_sock_listen(&mine.addr, 4096, &lfd);
+	if (err == -EMFILE || err == -ENFILE) {
+		net_fd_exhausted(comm, "socket", -1, -err);
+		goto out_free_cards;
+	}
 	if (err) {
 		ccom_set_last_error("net_socket: cannot listen on %s: %s; check CCOM_SOCKET_IFNAME",
 				    ccom_addr_str(&mine.addr, as, sizeof(as)), strerror(-err));
 		goto out_free_cards;
 	}
-	err = exchange_cards(comm, peers, npeers, &mine, cards);
+	err = exchange_cards(comm, peers, npeers, &mine, cards, &mode, &max_npeers);
 	if (!err)
+		err = make_conns(comm, peers, npeers, conns, cards, &p, &g);
+	if (!err && mode == NET_CONNECT_LAZY) {
+		/* The listener lives with the group; pairs connect in their first operation. */
+		g->lazy = true;
+		g->lfd = lfd;
+		lfd = -1;
+	} else if (!err) {
 		err = connect_all(comm, peers, npeers, conns, cards, &p, lfd);
-	if (!err && npeers)
-		spin_policy(comm, to_net(conns[0])->group);
+	}
+	if (!err)
+		spin_policy(comm, g);
 	if (err)
 		net_teardown(comm, conns, npeers);
 	else
-		ccom_info(CCOM_SUBSYS_NET, "net_socket: rank %d connected to %d peer(s) from %s, %d socket(s) per peer, %zu-byte pieces",
-			  comm->rank, npeers, ccom_addr_str(&mine.addr, as, sizeof(as)),
-			  p.nsocks, p.chunk);
-	close(lfd);
+		ccom_info(CCOM_SUBSYS_NET, "net_socket: rank %d %s %d peer(s) from %s (CCOM_NET_CONNECT=%s%s, %d remote peers at most per rank, auto is lazy above %d), %d socket(s) per peer, %zu-byte pieces",
+			  comm->rank, mode == NET_CONNECT_LAZY ? "connects lazily to" : "connected to",
+			  npeers, ccom_addr_str(&mine.addr, as, sizeof(as)),
+			  net_connect_name[p.connect],
+			  p.connect == NET_CONNECT_AUTO ? (mode == NET_CONNECT_LAZY ? ": lazy" : ": eager") : "",
+			  max_npeers, NET_AUTO_LAZY_PEERS, p.nsocks, p.chunk);
+	if (lfd >= 0)
+		close(lfd);
 out_free_cards:
 	free(cards);
 	return err;

@@ -85,6 +85,8 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NSOCKS", "2",
 	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },
 	{ "CCOM_NET_CHUNK", "131072", "Bytes per stripe piece on net_socket sockets (4096 to 64 MiB; same on every rank)." },
+	{ "CCOM_NET_CONNECT", "auto",
+	  "When net_socket connects a pair of ranks: eager (every pair at init, CCOM_NSOCKS + 1 sockets per remote peer), lazy (a pair in the first operation that uses it; init opens only the listener), auto (lazy when some rank has more than 64 remote peers; same on every rank)." },
 	{ "CCOM_NET", NULL,
 	  "Network transport between hosts: ib (RDMA verbs, net_ib: error if a rank has no ACTIVE RDMA port), socket (TCP, net_socket); unset: ib when every rank has an ACTIVE RDMA port, else socket (same on every rank)." },
 	{ "CCOM_IB_HCA", NULL,

@@ -356,26 +356,41 @@ static int wait_fd(int fd, short events, int64_t deadline, const atomic_int *abo
 }
 
 /* One attempt from source address @src (NULL: the kernel's choice), port chosen at connect. */
-static int connect_once_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
-			     int64_t deadline, const atomic_int *abort, int *fd)
+int ccom_sock_start_connect(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			    int *fd, bool *done)
 {
-	int s, rc, err = 0, one = 1;
-	socklen_t elen = sizeof(err);
+	int s, rc, one = 1;
 
 	s = socket(addr->sa.sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0)
 		return -errno;
+	setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	if (src) {
 		setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
-		if (bind(s, &src->sa, ccom_addr_len(src))) {
-			rc = -errno;
+		if (bind(s, &src->sa, ccom_addr_len(src)))
 			goto err_close;
-		}
 	}
-	if (connect(s, &addr->sa, ccom_addr_len(addr)) && errno != EINPROGRESS) {
-		rc = -errno;
+	*done = !connect(s, &addr->sa, ccom_addr_len(addr));
+	if (!*done && errno != EINPROGRESS)
 		goto err_close;
-	}
+	*fd = s;
+	return 0;
+err_close:
+	rc = -errno;
+	close(s);
+	return rc;
+}
+
+static int connect_once_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			     int64_t deadline, const atomic_int *abort, int *fd)
+{
+	int s, rc, err = 0;
+	socklen_t elen = sizeof(err);
+	bool done;
+
+	rc = ccom_sock_start_connect(addr, src, &s, &done);
+	if (rc)
+		return rc;
 	for (;;) {
 		struct pollfd p = { .fd = s, .events = POLLOUT };
 

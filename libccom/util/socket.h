@@ -63,6 +63,14 @@ int ccom_sock_listen(union ccom_sockaddr *addr, int backlog, int *fd);
 /* Connect, retrying refused/unreachable attempts with backoff until @deadline. */
 int ccom_sock_connect(const union ccom_sockaddr *addr, int64_t deadline, const atomic_int *abort,
 		      int *fd);
+/*
+ * Open a nonblocking TCP socket (TCP_NODELAY) bound to @src (its port
+ * ignored; NULL: the kernel's choice) and start its connect to @addr:
+ * *@done when it finished at once, else the caller waits for POLLOUT and
+ * reads SO_ERROR.  0 with *@fd set, or -errno (nothing left open).
+ */
+int ccom_sock_start_connect(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
+			    int *fd, bool *done);
 /* ccom_sock_connect() from source address @src (its port ignored; NULL: the kernel's choice). */
 int ccom_sock_connect_from(const union ccom_sockaddr *addr, const union ccom_sockaddr *src,
 			   int64_t deadline, const atomic_int *abort, int *fd);

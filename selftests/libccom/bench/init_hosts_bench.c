@@ -4,12 +4,16 @@
  * simulated hosts, not a test (not part of make check).
  *
  *   make build/bench/init_hosts_bench
- *   build/bench/init_hosts_bench [-r REPS] [-l LOCAL] [-i NIDS] [-m MODES] N...
+ *   build/bench/init_hosts_bench [-r REPS] [-l LOCAL] [-i NIDS] [-m MODES] [-c CONNECT] N...
  *
  * MODES is a comma list of flat (ccomCommInitRank, one root,
  * CCOM_BOOTSTRAP_HIER=0), multi (ccomCommInitRankScalable with NIDS roots,
  * default 4, CCOM_BOOTSTRAP_HIER=0) and hier (ccomCommInitRank,
- * CCOM_BOOTSTRAP_HIER=1); default all three.  A job of N ranks runs as
+ * CCOM_BOOTSTRAP_HIER=1); default all three.  CONNECT is a comma list of
+ * CCOM_NET_CONNECT values (eager, lazy, auto) run interleaved as well;
+ * default: the environment's (or the library's default).  The bench raises
+ * its RLIMIT_NOFILE soft limit to the hard limit (a full TCP mesh needs
+ * (CCOM_NSOCKS + 1) descriptors per remote peer per rank).  A job of N ranks runs as
  * N / LOCAL processes (default LOCAL 16), each a simulated host (its own
  * CCOM_HOSTID) whose LOCAL ranks are threads calling the init function at
  * one instant; the roots are threads of this process.  Per job: the time
@@ -35,6 +39,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 
@@ -290,7 +295,8 @@ static int64_t median_of(struct result *res, int n, size_t off)
 	return v[n / 2];
 }
 
-static void report(int n, int local, int nids, enum mode m, struct result *res, int ok, int reps)
+static void report(int n, int local, int nids, enum mode m, const char *conn, struct result *res,
+		   int ok, int reps)
 {
 	int64_t t[MAX_REPS];
 	int i, k;
@@ -298,8 +304,8 @@ static void report(int n, int local, int nids, enum mode m, struct result *res, 
 	for (i = 0; i < ok; i++)
 		t[i] = res[i].total_us;
 	qsort(t, ok, sizeof(t[0]), cmp_i64);
-	printf("%-5s %5d ranks (%d hosts x %d, %d id(s)): median %.1f ms (min %.1f, max %.1f) over %d of %d jobs\n",
-	       mode_name[m], n, n / local, local, m == MULTI ? nids : 1,
+	printf("%-5s %-5s %5d ranks (%d hosts x %d, %d id(s)): median %.1f ms (min %.1f, max %.1f) over %d of %d jobs\n",
+	       mode_name[m], conn, n, n / local, local, m == MULTI ? nids : 1,
 	       ok ? t[ok / 2] / 1000.0 : -1.0, ok ? t[0] / 1000.0 : -1.0,
 	       ok ? t[ok - 1] / 1000.0 : -1.0, ok, reps);
 	if (!ok)
@@ -321,12 +327,17 @@ static void report(int n, int local, int nids, enum mode m, struct result *res, 
 	printf("\n");
 }
 
+#define MAX_CONNECT 3
+
 int main(int argc, char **argv)
 {
-	static struct result res[NMODES][MAX_REPS];
-	int reps = 11, local = 16, nids = 4, opt, a, m, use[NMODES] = { 1, 1, 1 };
+	static struct result res[NMODES][MAX_CONNECT][MAX_REPS];
+	int reps = 11, local = 16, nids = 4, opt, a, m, c, nconn = 0, use[NMODES] = { 1, 1, 1 };
+	const char *conn[MAX_CONNECT];
+	char *list = NULL, *tok, *save;
+	struct rlimit rl;
 
-	while ((opt = getopt(argc, argv, "r:l:i:m:")) != -1) {
+	while ((opt = getopt(argc, argv, "r:l:i:m:c:")) != -1) {
 		if (opt == 'r') {
 			reps = atoi(optarg);
 		} else if (opt == 'l') {
@@ -336,20 +347,34 @@ int main(int argc, char **argv)
 		} else if (opt == 'm') {
 			for (m = 0; m < NMODES; m++)
 				use[m] = strstr(optarg, mode_name[m]) != NULL;
+		} else if (opt == 'c') {
+			list = optarg;
 		}
 	}
+	for (tok = list ? strtok_r(list, ",", &save) : NULL; tok && nconn < MAX_CONNECT;
+	     tok = strtok_r(NULL, ",", &save))
+		conn[nconn++] = tok;
+	if (!nconn)
+		conn[nconn++] = getenv("CCOM_NET_CONNECT") ? getenv("CCOM_NET_CONNECT") : "dflt";
 	if (optind >= argc || reps < 1 || reps > MAX_REPS || local < 1 || local > MAX_LOCAL ||
 	    nids < 1 || nids > MAX_IDS) {
-		fprintf(stderr, "usage: init_hosts_bench [-r REPS<=%d] [-l LOCAL<=%d] [-i NIDS<=%d] [-m flat,multi,hier] N...\n",
+		fprintf(stderr, "usage: init_hosts_bench [-r REPS<=%d] [-l LOCAL<=%d] [-i NIDS<=%d] [-m flat,multi,hier] [-c eager,lazy,auto] N...\n",
 			MAX_REPS, MAX_LOCAL, MAX_IDS);
 		return 2;
 	}
+	/* A bench, not the library: take every descriptor the hard limit allows. */
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (!getrlimit(RLIMIT_NOFILE, &rl))
+		printf("RLIMIT_NOFILE soft limit %llu\n", (unsigned long long)rl.rlim_cur);
 	if (!getenv("CCOM_DEBUG"))
 		setenv("CCOM_DEBUG", "WARN", 1);
 	setenv("CCOM_BOOTSTRAP_TIMEOUT", "60", 1);
 	signal(SIGPIPE, SIG_IGN);
 	for (a = optind; a < argc; a++) {
-		int n = atoi(argv[a]), r, ok[NMODES] = { 0 };
+		int n = atoi(argv[a]), r, ok[NMODES][MAX_CONNECT] = { { 0 } };
 
 		if (n < local || n % local || n / local > MAX_HOSTS) {
 			fprintf(stderr, "N %d: must be a multiple of LOCAL %d, at most %d hosts\n",
@@ -362,11 +387,18 @@ int main(int argc, char **argv)
 			return 1;
 		for (r = 0; r < reps; r++)
 			for (m = 0; m < NMODES; m++)
-				if (use[m] && !job(n, local, nids, m, &res[m][ok[m]]))
-					ok[m]++;
+				for (c = 0; c < nconn; c++) {
+					if (!use[m])
+						continue;
+					if (strcmp(conn[c], "dflt"))
+						setenv("CCOM_NET_CONNECT", conn[c], 1);
+					if (!job(n, local, nids, m, &res[m][c][ok[m][c]]))
+						ok[m][c]++;
+				}
 		for (m = 0; m < NMODES; m++)
-			if (use[m])
-				report(n, local, nids, m, res[m], ok[m], reps);
+			for (c = 0; c < nconn; c++)
+				if (use[m])
+					report(n, local, nids, m, conn[c], res[m][c], ok[m][c], reps);
 		fflush(stdout);
 		munmap(slots, n * sizeof(*slots));
 	}

@@ -1,0 +1,437 @@
+// SPDX-License-Identifier: MIT
+/*
+ * net_socket_connect.c - lazy connection of the TCP transport
+ * (CCOM_NET_CONNECT=lazy): a pair of ranks is connected the first time an
+ * operation calls ->send or ->recv on it, instead of the full mesh at
+ * init (which needs (CCOM_NSOCKS + 1) descriptors per remote peer and
+ * made connect the largest part of init above a few hundred ranks).
+ *
+ * Both sides of a pair always need it in the same operation (collectives
+ * are symmetric, so are Send/Recv pairs).  The rules are the eager ones:
+ * the higher rank opens the nsocks + 1 sockets towards the lower rank's
+ * listener (kept open for the communicator's life) and sends the hello
+ * {comm magic, comm hash, rank, socket index}; the lower rank accepts and
+ * files each connection under its (peer, socket) from the hello.  An
+ * accepting rank files connections for whichever peer they come from:
+ * a peer a later step of the same operation needs, or the next one.
+ *
+ * Nothing blocks: connect() is nonblocking and finishes in later calls,
+ * accepted connections whose hello is still on its way wait in
+ * group->pending, and ->wait sleeps on the connecting sockets, the
+ * listener, the pending connections and the probe (net_lazy_watch()).
+ * Abort and CCOM_OP_TIMEOUT are the caller's (coll/ checks them while it
+ * retries); the connection has its own deadline (the communicator's
+ * timeout, as at eager setup) with a sentence naming the peer.
+ *
+ * Failures: the listener of a rank closes when it exits, dies or revokes
+ * the communicator (net_lazy_revoke() stops it listening), so a connect
+ * that is refused names the peer at once; the accepting side, which has
+ * nothing to watch, probes the peer's listener every NET_LIVENESS_US
+ * while it waits (a refused probe means the same).  A probe is a
+ * connection closed before any hello: the peer drops it silently.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "core/comm.h"
+#include "proxy/proxy.h"
+#include "transport/net_socket_private.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/misc.h"
+
+/* An accepted connection must deliver its hello within this (as at eager setup). */
+#define NET_HELLO_TIMEOUT_US 5000000LL
+/* The accepting side checks that a peer it waits for still listens this often. */
+#define NET_LIVENESS_US 500000LL
+/* A probe whose handshake takes longer (SYN dropped: full backlog) is given up. */
+#define NET_PROBE_GIVE_UP_US 3000000LL
+
+int net_fd_exhausted(const struct ccomComm *comm, const char *what, int peer, int err)
+{
+	char who[48] = "";
+
+	if (peer >= 0)
+		snprintf(who, sizeof(who), " towards peer rank %d", peer);
+	ccom_set_last_error("net_socket: rank %d ran out of file descriptors (%s: %s)%s; raise the limit (ulimit -n, RLIMIT_NOFILE), or need fewer: CCOM_NET_CONNECT=lazy connects only the peers an operation uses, CCOM_NSOCKS=1 opens 2 sockets per peer instead of CCOM_NSOCKS + 1",
+			    comm->rank, what, strerror(err), who);
+	return -err;
+}
+
+static bool complete(const struct net_conn *c)
+{
+	int s;
+
+	for (s = 0; s <= c->nsocks; s++)
+		if (c->fds[s] < 0 || (c->base.peer < c->comm->rank &&
+				      (!c->connected[s] || c->hello_off[s] < sizeof(struct net_hello))))
+			return false;
+	return true;
+}
+
+/* The conn gives up with -@err (its sentence is set): later calls return it at once. */
+static int fail(struct net_conn *c, int err)
+{
+	c->err = err;
+	atomic_store(&c->state, NET_FAILED);
+	return err;
+}
+
+/* The peer's listener is gone: it exited, died or revoked the communicator. */
+static int peer_refused(struct net_conn *c, const char *what)
+{
+	char as[96];
+
+	ccom_set_last_error("net_socket: peer rank %d at %s %s (its data port is closed): that rank died, aborted, or revoked or destroyed the communicator before this operation connected to it",
+			    c->base.peer, ccom_addr_str(&c->addr, as, sizeof(as)), what);
+	c->dead = true;
+	if (c->group->culprit < 0)
+		c->group->culprit = c->base.peer;
+	ccom_proxy_note_failed(c->comm, c->base.peer);
+	return fail(c, -ECONNRESET);
+}
+
+/* A nonblocking TCP socket with its connect() under way; -errno if none. */
+static int start_connect(const struct net_conn *c, int *fd, bool *done)
+{
+	union ccom_sockaddr src;
+	bool from = net_source_addr(c->comm, &c->addr, &src);
+
+	return ccom_sock_start_connect(&c->addr, from ? &src : NULL, fd, done);
+}
+
+/* 1: the handshake of @fd ended (*err: its SO_ERROR), 0: still under way. */
+static int connect_done(int fd, int *err)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t len = sizeof(*err);
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, err, &len))
+		*err = errno;
+	return 1;
+}
+
+/* The higher rank's side: open the sockets, finish their handshakes, send the hellos. */
+static int connect_step(struct net_conn *c)
+{
+	struct ccomComm *comm = c->comm;
+	struct net_hello h = {
+		.magic = comm->magic, .comm_hash = comm->comm_hash, .rank = comm->rank,
+	};
+	char as[96];
+	int s, err;
+
+	for (s = 0; s <= c->nsocks; s++) {
+		if (c->fds[s] < 0) {
+			err = start_connect(c, &c->fds[s], &c->connected[s]);
+			if (err == -EMFILE || err == -ENFILE)
+				return fail(c, net_fd_exhausted(comm, "socket", c->base.peer, -err));
+			if (err == -ECONNREFUSED)
+				return peer_refused(c, "refused the TCP connection");
+			if (err)
+				goto cannot;
+		}
+		if (!c->connected[s]) {
+			if (!connect_done(c->fds[s], &err))
+				continue;
+			if (err == ECONNREFUSED || err == ECONNRESET)
+				return peer_refused(c, "refused the TCP connection");
+			if (err) {
+				err = -err;
+				goto cannot;
+			}
+			c->connected[s] = true;
+		}
+		while (c->hello_off[s] < sizeof(h)) {
+			ssize_t r;
+
+			h.sock = s;
+			r = send(c->fds[s], (const char *)&h + c->hello_off[s],
+				 sizeof(h) - c->hello_off[s], MSG_DONTWAIT | MSG_NOSIGNAL);
+			if (r < 0 && (errno == EAGAIN || errno == EINTR))
+				break;
+			if (r < 0 && (errno == ECONNRESET || errno == EPIPE))
+				return peer_refused(c, "reset the TCP connection");
+			if (r < 0) {
+				err = -errno;
+				goto cannot;
+			}
+			c->hello_off[s] += (uint8_t)r;
+		}
+	}
+	return 0;
+cannot:
+	ccom_set_last_error("net_socket: cannot connect socket %d to peer rank %d at %s: %s; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts can reach",
+			    s, c->base.peer, ccom_addr_str(&c->addr, as, sizeof(as)), strerror(-err));
+	return fail(c, err);
+}
+
+static struct net_conn *conn_of_rank(struct net_group *g, int rank)
+{
+	int lo = 0, hi = g->npeers - 1;
+
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+
+		if (g->peer_rank[mid] == rank)
+			return g->by_peer[mid];
+		if (g->peer_rank[mid] < rank)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return NULL;
+}
+
+/* File a connection whose hello arrived, or drop it (foreign, stale, duplicate). */
+static void file_pending(struct net_group *g, struct net_pending *p, struct ccomComm *comm)
+{
+	const struct net_hello *h = &p->hello;
+	struct net_conn *c = NULL;
+
+	if (h->magic == comm->magic && h->comm_hash == comm->comm_hash && h->rank > comm->rank)
+		c = conn_of_rank(g, h->rank);
+	if (c && h->sock >= 0 && h->sock <= c->nsocks && c->fds[h->sock] < 0 &&
+	    atomic_load_explicit(&c->state, memory_order_relaxed) != NET_FAILED) {
+		c->fds[h->sock] = p->fd;
+		p->fd = -1;
+		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d filed socket %d of peer rank %d",
+			   comm->rank, h->sock, h->rank);
+		return;
+	}
+	ccom_warn("net_socket: rank %d dropped a connection whose hello (rank %d, socket %d) matches no expected peer socket; a foreign or stale process is connecting to this rank's data port",
+		  comm->rank, h->rank, h->sock);
+}
+
+/* Accept what the listener has, read the hellos that came, file them. */
+static int accept_step(struct net_group *g, struct ccomComm *comm, int64_t now)
+{
+	int i, fd, one = 1;
+
+	for (;;) {
+		if (g->npending == g->pending_cap) {
+			int cap = g->pending_cap ? 2 * g->pending_cap : 16;
+			struct net_pending *np = realloc(g->pending, cap * sizeof(*np));
+
+			if (!np) {
+				ccom_set_last_error("net_socket: out of memory for accepted connections");
+				return -ENOMEM;
+			}
+			g->pending = np;
+			g->pending_cap = cap;
+		}
+		fd = accept4(g->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
+			return net_fd_exhausted(comm, "accept", -1, errno);
+		if (fd < 0)
+			break;	/* EAGAIN; EINVAL once net_lazy_revoke() stopped the listener */
+		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		g->pending[g->npending++] = (struct net_pending){ .fd = fd, .since_us = now };
+	}
+	for (i = 0; i < g->npending; i++) {
+		struct net_pending *p = &g->pending[i];
+		ssize_t r = recv(p->fd, (char *)&p->hello + p->got, sizeof(p->hello) - p->got,
+				 MSG_DONTWAIT);
+		bool drop = false;
+
+		if (r > 0) {
+			p->got += (unsigned int)r;
+			if (p->got == sizeof(p->hello)) {
+				file_pending(g, p, comm);
+				drop = true;
+			}
+		} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
+			/* Closed before a hello: a peer's liveness probe (or a stale one). */
+			if (p->got)
+				ccom_warn("net_socket: rank %d dropped a connection that ended inside its hello; a foreign or stale process is connecting to this rank's data port",
+					  comm->rank);
+			drop = true;
+		} else if (now - p->since_us > NET_HELLO_TIMEOUT_US) {
+			ccom_warn("net_socket: rank %d dropped a connection that sent no hello within %lld s; a foreign or stale process is connecting to this rank's data port",
+				  comm->rank, NET_HELLO_TIMEOUT_US / 1000000);
+			drop = true;
+		}
+		if (!drop)
+			continue;
+		if (p->fd >= 0)
+			close(p->fd);
+		g->pending[i--] = g->pending[--g->npending];
+	}
+	return 0;
+}
+
+/*
+ * The lower rank's side waits for connections; meanwhile it checks that
+ * the peer still listens: a refused probe means it is gone.
+ */
+static int probe_step(struct net_conn *c, int64_t now)
+{
+	bool done;
+	int err;
+
+	if (c->probe_fd < 0) {
+		if (now < c->probe_at_us)
+			return 0;
+		err = start_connect(c, &c->probe_fd, &done);
+		if (err == -ECONNREFUSED)
+			return peer_refused(c, "refuses connections");
+		/* No descriptor or no route for a probe: the deadline still ends the wait. */
+		c->probe_at_us = now;
+		return 0;
+	}
+	done = connect_done(c->probe_fd, &err);
+	if (!done && now - c->probe_at_us < NET_PROBE_GIVE_UP_US)
+		return 0;
+	close(c->probe_fd);
+	c->probe_fd = -1;
+	c->probe_at_us = now + NET_LIVENESS_US;
+	if (done && (err == ECONNREFUSED || err == ECONNRESET))
+		return peer_refused(c, "refuses connections");
+	return 0;
+}
+
+/* Name the peer whose connection did not come in time. */
+static int timed_out(struct net_conn *c)
+{
+	int s, have = 0;
+	char as[96];
+
+	for (s = 0; s <= c->nsocks; s++)
+		have += c->fds[s] >= 0;
+	if (c->base.peer < c->comm->rank)
+		ccom_set_last_error("net_socket: rank %d could not connect to peer rank %d at %s within %lld s (%d of %d sockets open); check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts can reach",
+				    c->comm->rank, c->base.peer,
+				    ccom_addr_str(&c->addr, as, sizeof(as)),
+				    (long long)(c->group->connect_tmo_us / 1000000), have,
+				    c->nsocks + 1);
+	else
+		ccom_set_last_error("net_socket: rank %d timed out after %lld s waiting for TCP connections from peer rank %d (%d of %d arrived); that rank is stuck before this operation or cannot reach this rank's address (check CCOM_SOCKET_IFNAME and firewalls)",
+				    c->comm->rank, (long long)(c->group->connect_tmo_us / 1000000),
+				    c->base.peer, have, c->nsocks + 1);
+	return fail(c, -ETIMEDOUT);
+}
+
+int net_lazy_progress(struct net_conn *c)
+{
+	struct net_group *g = c->group;
+	int state = atomic_load_explicit(&c->state, memory_order_relaxed);
+	int64_t now;
+	int err;
+
+	if (state == NET_READY)
+		return 0;
+	if (state == NET_FAILED)
+		return c->err;
+	/* Aborted or revoked: the caller's abort check ends the operation. */
+	if (ccom_comm_aborted(c->comm))
+		return 0;
+	now = ccom_now_us();
+	if (state == NET_IDLE) {
+		state = c->base.peer < c->comm->rank ? NET_CONNECTING : NET_ACCEPTING;
+		atomic_store(&c->state, state);
+		g->active[g->nactive++] = c;
+		c->deadline_us = now + g->connect_tmo_us;
+		c->probe_at_us = now + NET_LIVENESS_US;
+		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d %s peer rank %d", c->comm->rank,
+			   state == NET_CONNECTING ? "connects to" : "waits for", c->base.peer);
+	}
+	if (state == NET_CONNECTING) {
+		err = connect_step(c);
+	} else {
+		err = accept_step(g, c->comm, now);
+		if (err)
+			return fail(c, err);
+		err = complete(c) ? 0 : probe_step(c, now);
+	}
+	if (err)
+		return err;
+	if (complete(c)) {
+		if (c->probe_fd >= 0) {
+			close(c->probe_fd);
+			c->probe_fd = -1;
+		}
+		atomic_store(&c->state, NET_READY);
+		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d connected to peer rank %d", c->comm->rank,
+			   c->base.peer);
+		return 0;
+	}
+	return now > c->deadline_us ? timed_out(c) : 0;
+}
+
+int net_lazy_watch_max(const struct net_conn *c)
+{
+	return c->nsocks + 2;
+}
+
+int net_lazy_watch(struct pollfd *pfd, int n, struct net_conn *c, bool *lfd_added)
+{
+	struct net_group *g = c->group;
+	int s, i;
+
+	switch (atomic_load_explicit(&c->state, memory_order_relaxed)) {
+	case NET_CONNECTING:
+		for (s = 0; s <= c->nsocks; s++)
+			if (c->fds[s] >= 0 && (!c->connected[s] ||
+					       c->hello_off[s] < sizeof(struct net_hello)))
+				pfd[n++] = (struct pollfd){ .fd = c->fds[s], .events = POLLOUT };
+		break;
+	case NET_ACCEPTING:
+		if (c->probe_fd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = c->probe_fd, .events = POLLOUT };
+		if (*lfd_added)
+			break;
+		*lfd_added = true;
+		pfd[n++] = (struct pollfd){ .fd = g->lfd, .events = POLLIN };
+		for (i = 0; i < g->npending; i++)
+			pfd[n++] = (struct pollfd){ .fd = g->pending[i].fd, .events = POLLIN };
+		break;
+	default:
+		/* IDLE (first call still to come) or FAILED: the next send/recv says. */
+		break;
+	}
+	return n;
+}
+
+/*
+ * From any thread: stop listening (connections queued on the listener are
+ * reset, later connects and the peers' probes are refused: their waits
+ * end naming this rank) and shut down what this conn already opened.  The
+ * descriptors stay open until teardown; nothing here blocks or frees.
+ */
+void net_lazy_revoke(struct net_conn *c)
+{
+	int s;
+
+	if (c->group->lfd >= 0)
+		shutdown(c->group->lfd, SHUT_RD);
+	if (atomic_load(&c->state) == NET_READY)
+		return;
+	for (s = 0; s <= c->nsocks; s++)
+		if (c->fds[s] >= 0)
+			shutdown(c->fds[s], SHUT_RDWR);
+}
+
+void net_lazy_group_close(struct net_group *g)
+{
+	int i;
+
+	for (i = 0; i < g->npending; i++)
+		close(g->pending[i].fd);
+	free(g->pending);
+	g->pending = NULL;
+	g->npending = 0;
+	if (g->lfd >= 0)
+		close(g->lfd);
+	g->lfd = -1;
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * net_socket_private.h - what the two files of the TCP transport share:
+ * net_socket.c (data path, waits, setup, teardown) and
+ * net_socket_connect.c (the lazy connection state machine of
+ * CCOM_NET_CONNECT=lazy).  Nobody else includes it.
+ */
+#ifndef CCOM_TRANSPORT_NET_SOCKET_PRIVATE_H
+#define CCOM_TRANSPORT_NET_SOCKET_PRIVATE_H
+
+#include <poll.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "transport/net_socket.h"
+#include "util/socket.h"
+
+struct ccomComm;
+
+/*
+ * What a send may take on a conn that is not connected yet: a collective
+ * signature and a small message, which proxy/xfer.c sends in one call
+ * (CCOM_XFER_SIG_BYTES + its 480-byte small limit).
+ */
+#define NET_EARLY_BYTES 512
+
+/* First bytes of every TCP connection, from the connecting side. */
+struct net_hello {
+	uint64_t magic;
+	uint64_t comm_hash;
+	int32_t rank;
+	int32_t sock;
+};
+
+/* One direction of the striped stream: which socket, and what is left of its piece. */
+struct net_dir {
+	int cur;
+	size_t left;
+};
+
+/*
+ * State of a conn.  Eager setup makes every conn READY; lazy setup leaves
+ * them IDLE until an operation first calls ->send/->recv on them, which
+ * makes them CONNECTING (this rank is the higher one: it opens the
+ * sockets) or ACCEPTING (lower: it waits for the peer's sockets on the
+ * listener), then READY, or FAILED with @err.
+ */
+enum net_state { NET_IDLE, NET_CONNECTING, NET_ACCEPTING, NET_READY, NET_FAILED };
+
+struct net_group;
+
+struct net_conn {
+	struct ccom_transport_conn base;	/* first: coll/ casts */
+	struct ccomComm *comm;
+	struct net_group *group;
+	int nsocks;
+	size_t chunk;
+	/* data sockets, then the control socket; once set, open until teardown */
+	int fds[CCOM_NET_MAX_SOCKS + 1];
+	size_t sent[CCOM_NET_MAX_SOCKS];
+	size_t rcvd[CCOM_NET_MAX_SOCKS];
+	struct net_dir tx;
+	struct net_dir rx;
+	/*
+	 * What the last send/recv call left unfinished: coll/ calls every
+	 * active transfer on each pass, so these say which sockets a wait
+	 * should watch.  Touched only by the thread driving the comm.
+	 */
+	bool tx_want;
+	bool rx_want;
+	bool dead;
+	/* Lazy connection (net_socket_connect.c); READY from the start when eager. */
+	_Atomic int state;			/* enum net_state; read by net_revoke() */
+	int err;				/* FAILED: what send/recv return */
+	int idx;				/* position in group->by_peer */
+	union ccom_sockaddr addr;		/* the peer's listener (its card) */
+	bool connected[CCOM_NET_MAX_SOCKS + 1];	/* connecting side: handshake done */
+	uint8_t hello_off[CCOM_NET_MAX_SOCKS + 1]; /* connecting side: hello bytes sent */
+	int64_t deadline_us;			/* set when first needed */
+	/* Bytes a send took before the connection existed (see net_send()). */
+	unsigned char early[NET_EARLY_BYTES];
+	unsigned int early_len, early_off;
+	int probe_fd;				/* accepting side: liveness probe, or -1 */
+	int64_t probe_at_us;			/* next probe / probe started */
+};
+
+/* An accepted connection whose hello has not fully arrived. */
+struct net_pending {
+	int fd;
+	unsigned int got;
+	int64_t since_us;
+	struct net_hello hello;
+};
+
+/*
+ * The conns made by one setup call.  ->wait() on any of them sleeps until
+ * any socket some transfer of the group is stuck on becomes ready: coll/
+ * names one stuck transfer, but a ring step is stuck on two (send to next,
+ * receive from prev), and sleeping on one would leave the other idle.
+ */
+struct net_group {
+	int nconns;
+	struct net_conn **conns;
+	struct pollfd *pfds;
+	int pfds_cap;
+	int culprit;			/* rank behind the first failure seen, or -1 */
+	/* Busy-poll before sleeping (see net_wait()); all 0 when oversubscribed. */
+	int64_t idle_since;		/* first idle ->wait() of this stall, 0: moving */
+	int spin_us;			/* current budget, adapted per stall */
+	int spin_max_us;
+	bool slept;			/* this stall already went to ppoll() */
+	int64_t next_probe_us;		/* next poll-and-yield window (see net_wait()) */
+	int64_t probe_until_us;
+	/* Lazy connection: the listener stays open; lookup by peer rank. */
+	bool lazy;
+	int lfd;			/* listener, -1 when eager (closed after setup) */
+	int npeers;
+	int *peer_rank;			/* sorted, as setup got them */
+	struct net_conn **by_peer;	/* same order; NULL once torn down */
+	/* Conns on their way (or READY with early bytes to flush): net_group_progress(). */
+	struct net_conn **active;
+	int nactive;
+	struct net_pending *pending;
+	int npending, pending_cap;
+	int64_t connect_tmo_us;		/* a pair's connect may take this long */
+};
+
+/* The connection to @peer failed for a reason in its sentence: mark it, name it. */
+ssize_t net_peer_gone(struct net_conn *c, const char *what, int err);
+
+/*
+ * Lazy connection (net_socket_connect.c).  net_lazy_progress() advances
+ * @c (and files every connection waiting on the group's listener) without
+ * blocking: 0 (look at c->state: READY, or still on its way) or -errno
+ * after ccom_set_last_error() naming the peer and the fix.
+ */
+int net_lazy_progress(struct net_conn *c);
+/* Add what the unfinished connection of @c waits on to @pfd[@n..]; new count. */
+int net_lazy_watch(struct pollfd *pfd, int n, struct net_conn *c, bool *lfd_added);
+/* Upper bound of the pollfds net_lazy_watch() adds for @c (group ones included). */
+int net_lazy_watch_max(const struct net_conn *c);
+/* ccomCommRevoke() on a conn that is not READY: make the peer's wait end. */
+void net_lazy_revoke(struct net_conn *c);
+/* Close the group's listener and the connections still waiting for a hello. */
+void net_lazy_group_close(struct net_group *g);
+
+/*
+ * The source address for a connection to @to: true with *@src set to
+ * topo/'s interface for this rank (comm->tcp_nic) when @to is on its
+ * subnet, false to let the kernel route (net_tcp_rails shows why).
+ */
+bool net_source_addr(const struct ccomComm *comm, const union ccom_sockaddr *to,
+		     union ccom_sockaddr *src);
+
+/*
+ * The sentence for running out of descriptors (EMFILE, ENFILE) while
+ * opening (@what: "socket", "accept") a connection to @peer (-1: unknown):
+ * names ulimit -n, CCOM_NET_CONNECT=lazy and CCOM_NSOCKS.  Returns -@err.
+ */
+int net_fd_exhausted(const struct ccomComm *comm, const char *what, int peer, int err);
+
+#endif
