@@ -19,6 +19,10 @@
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
 #          [--variants "mpi auto kdev shm"] (a subset: e.g. no mpi at 256M)
+#          [--mpi-iters N] (Open MPI's -i; default --iters: it takes ~1.4 s
+#          per op at 16 MiB in the guest)
+#          [--tcg single|multi] (tools/vm/run --tcg-thread; multi: one host
+#          thread per vCPU, no 100 ms round-robin stalls; default single)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
@@ -26,7 +30,7 @@ set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev shm"
+variants="mpi auto kdev shm" mpi_iters="" tcg=single
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -39,12 +43,15 @@ while [ $# -gt 0 ]; do
 	--factor) factor=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--warmup) warmup=$2; shift 2 ;;
+	--mpi-iters) mpi_iters=$2; shift 2 ;;
+	--tcg) tcg=$2; shift 2 ;;
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,23p' "$0"; exit 2 ;;
+	*) sed -n '3,27p' "$0"; exit 2 ;;
 	esac
 done
+mpi_iters=${mpi_iters:-$iters}
 B=$TREE/build
 perf=$B/bin/ccom-perf
 mpib=$B/bench/mpi_colls
@@ -73,7 +80,7 @@ if [ -n "$in_guest" ]; then
 					case $v in
 					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
 						--mca btl vader,self -np "$n" "$mpib" "$coll" -b "$min" -e "$max" \
-						-f "$factor" -w "$warmup" -i "$iters" > "$f" 2>&1 ;;
+						-f "$factor" -w "$warmup" -i "$mpi_iters" > "$f" 2>&1 ;;
 					# INFO from TUNE: the first size each choice took (which path auto ran)
 					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout 900 \
 						"$perf" "$coll" -n "$n" -b "$min" \
@@ -94,10 +101,11 @@ summarize()
 {
 	local out=$1 rel=$2 coll n v
 	{
-		echo "# compare-vm on $rel (QEMU TCG, 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
+		echo "# compare-vm on $rel (QEMU TCG thread=$(cat "$out/tcg.txt" 2>/dev/null || echo single), 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
+		sed 's/^/# host load (\/proc\/loadavg) /' "$out/loadavg.txt" 2>/dev/null
 		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
-		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters"
+		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
 		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
@@ -166,12 +174,17 @@ for k in $kernels; do
 	elapsed=""
 	if [ -z "$summary_only" ]; then
 		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt"
+		echo "$tcg" > "$out/tcg.txt"
+		echo "start $(date -u +%H:%M:%S) $(cat /proc/loadavg)" > "$out/loadavg.txt"
 		start=$(date +%s)
 		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
+			--tcg-thread "$tcg" \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
-			--variants "$variants" --in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
+			--mpi-iters "$mpi_iters" --variants "$variants" --in-guest "$out" ||
+			echo "compare-vm: the VM run on $rel failed ($?)" >&2
 		elapsed=$(( $(date +%s) - start ))
+		echo "end   $(date -u +%H:%M:%S) $(cat /proc/loadavg)" >> "$out/loadavg.txt"
 	fi
 	summarize "$out" "$rel" "$elapsed"
 done
