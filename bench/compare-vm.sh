@@ -23,6 +23,7 @@
 #          per op at 16 MiB in the guest)
 #          [--tcg single|multi] (tools/vm/run --tcg-thread; multi: one host
 #          thread per vCPU, no 100 ms round-robin stalls; default single)
+#          [--append 'ARGS'] (guest kernel command line, tools/vm/run --append)
 #          [--run-timeout SEC] (per program run in the guest; default 900)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
@@ -31,7 +32,7 @@ set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900
+variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900 append=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -47,10 +48,11 @@ while [ $# -gt 0 ]; do
 	--mpi-iters) mpi_iters=$2; shift 2 ;;
 	--tcg) tcg=$2; shift 2 ;;
 	--run-timeout) run_timeout=$2; shift 2 ;;
+	--append) append="$append $2"; shift 2 ;;
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,28p' "$0"; exit 2 ;;
+	*) sed -n '3,29p' "$0"; exit 2 ;;
 	esac
 done
 mpi_iters=${mpi_iters:-$iters}
@@ -196,11 +198,11 @@ for k in $kernels; do
 	elapsed=""
 	if [ -z "$summary_only" ]; then
 		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt"
-		echo "$tcg" > "$out/tcg.txt"
+		echo "$tcg${append:+, kernel command line +$append}" > "$out/tcg.txt"
 		echo "start $(date -u +%H:%M:%S) $(cat /proc/loadavg)" > "$out/loadavg.txt"
 		start=$(date +%s)
 		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
-			--tcg-thread "$tcg" \
+			--tcg-thread "$tcg" ${append:+--append "$append"} \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
 			--mpi-iters "$mpi_iters" --run-timeout "$run_timeout" --variants "$variants" --in-guest "$out" ||
