@@ -26,13 +26,15 @@
 #          [--append 'ARGS'] (guest kernel command line, tools/vm/run --append)
 #          [--run-timeout SEC] (per program run in the guest; default 900)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
+#          [--in-place] (summarize ccom's in-place times instead of out-of-place;
+#          mpi_colls has out-of-place only; the runs record both)
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
 set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900 append=""
+variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -52,7 +54,8 @@ while [ $# -gt 0 ]; do
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,29p' "$0"; exit 2 ;;
+	--in-place) inplace=1; shift ;;
+	*) sed -n '3,31p' "$0"; exit 2 ;;
 	esac
 done
 mpi_iters=${mpi_iters:-$iters}
@@ -109,7 +112,7 @@ summarize()
 		sed 's/^/# host load (\/proc\/loadavg) /' "$out/loadavg.txt" 2>/dev/null
 		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
-		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
+		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), ${inplace:+ccom IN-PLACE, mpi }out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
 		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
@@ -127,7 +130,7 @@ summarize()
 				cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null | grep -q ' CCOM INFO ' || eng=-1
 				for v in mpi auto kdev shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
-						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
+						awk -v v=$v -v ip="$inplace" '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, ((ip != "" && v != "mpi" && NF >= 13) ? $10 : $6) }'
 				done | awk -v coll=$coll -v n=$n -v eng="${eng:-0}" '
 					{ t[$1, $2] = t[$1, $2] " " $3; sizes[$2] = 1 }
 					function med(s,   a, c, i, j, x) {
@@ -179,8 +182,8 @@ summarize()
 			[ -e "$f" ] || continue
 			grep -q '^rc=0' "$f" || echo "# WARNING: $(basename "$f") did not finish cleanly: $(tail -n 2 "$f" | tr '\n' ' ')"
 		done
-	} > "$out/summary.txt"
-	cat "$out/summary.txt"
+	} > "$out/summary${inplace:+-inplace}.txt"
+	cat "$out/summary${inplace:+-inplace}.txt"
 }
 
 [ -x "$perf" ] || { echo "compare-vm: $perf missing: run make lib perf first" >&2; exit 2; }
