@@ -19,14 +19,22 @@
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
 #          [--variants "mpi auto kdev shm"] (a subset: e.g. no mpi at 256M)
+#          [--mpi-iters N] (Open MPI's -i; default --iters: it takes ~1.4 s
+#          per op at 16 MiB in the guest)
+#          [--tcg single|multi] (tools/vm/run --tcg-thread; multi: one host
+#          thread per vCPU, no 100 ms round-robin stalls; default single)
+#          [--append 'ARGS'] (guest kernel command line, tools/vm/run --append)
+#          [--run-timeout SEC] (per program run in the guest; default 900)
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
+#          [--in-place] (summarize ccom's in-place times instead of out-of-place;
+#          mpi_colls has out-of-place only; the runs record both)
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
 set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev shm"
+variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -39,12 +47,18 @@ while [ $# -gt 0 ]; do
 	--factor) factor=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
 	--warmup) warmup=$2; shift 2 ;;
+	--mpi-iters) mpi_iters=$2; shift 2 ;;
+	--tcg) tcg=$2; shift 2 ;;
+	--run-timeout) run_timeout=$2; shift 2 ;;
+	--append) append="$append $2"; shift 2 ;;
 	--out) outdir=$2; shift 2 ;;
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
-	*) sed -n '3,23p' "$0"; exit 2 ;;
+	--in-place) inplace=1; shift ;;
+	*) sed -n '3,31p' "$0"; exit 2 ;;
 	esac
 done
+mpi_iters=${mpi_iters:-$iters}
 B=$TREE/build
 perf=$B/bin/ccom-perf
 mpib=$B/bench/mpi_colls
@@ -71,14 +85,14 @@ if [ -n "$in_guest" ]; then
 				for v in $order; do
 					f="$in_guest/raw-$coll-n$n-$v-rep$rep.txt"
 					case $v in
-					mpi) timeout 900 mpirun.openmpi --allow-run-as-root --oversubscribe \
+					mpi) timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe \
 						--mca btl vader,self -np "$n" "$mpib" "$coll" -b "$min" -e "$max" \
-						-f "$factor" -w "$warmup" -i "$iters" > "$f" 2>&1 ;;
+						-f "$factor" -w "$warmup" -i "$mpi_iters" > "$f" 2>&1 ;;
 					# INFO from TUNE: the first size each choice took (which path auto ran)
-					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout 900 \
+					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout "$run_timeout" \
 						"$perf" "$coll" -n "$n" -b "$min" \
 						-e "$max" -f "$factor" -w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
-					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout 900 \
+					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout "$run_timeout" \
 						"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" \
 						-w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
 					esac
@@ -94,16 +108,20 @@ summarize()
 {
 	local out=$1 rel=$2 coll n v
 	{
-		echo "# compare-vm on $rel (QEMU TCG, 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
+		echo "# compare-vm on $rel (QEMU TCG thread=$(cat "$out/tcg.txt" 2>/dev/null || echo single), 2 vCPUs, nccom.ko loaded), $reps interleaved repetitions${3:+, $3 s}"
+		sed 's/^/# host load (\/proc\/loadavg) /' "$out/loadavg.txt" 2>/dev/null
 		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
-		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), out-of-place; -w $warmup -i $iters"
+		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), ${inplace:+ccom IN-PLACE, mpi }out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
 		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
 		echo "#   max/min time over the repetitions among auto, kdev and shm (the noise of the row)"
-		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s %4s %6s  %s\n" coll n bytes mpi auto kdev shm \
-			kdev/mpi auto/mpi kdev/shm auto/shm path spread goals
+		echo "# k:s, a:s: kdev resp. auto against shm over the repetitions: > every run faster than every"
+		echo "#   shm run, < every run slower, ~ the ranges overlap (noise cannot tell); .b: the ratio"
+		echo "#   of the best (fastest) repetitions (the host's load only adds time)"
+		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s %4s %6s %3s %3s %6s %6s  %s\n" coll n bytes mpi auto kdev shm \
+			kdev/mpi auto/mpi kdev/shm auto/shm path spread k:s a:s k/s.b a/s.b goals
 		for coll in $colls; do
 			for n in $ns; do
 				eng=$(cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null |
@@ -112,7 +130,7 @@ summarize()
 				cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null | grep -q ' CCOM INFO ' || eng=-1
 				for v in mpi auto kdev shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
-						awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, $6 }'
+						awk -v v=$v -v ip="$inplace" '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, ((ip != "" && v != "mpi" && NF >= 13) ? $10 : $6) }'
 				done | awk -v coll=$coll -v n=$n -v eng="${eng:-0}" '
 					{ t[$1, $2] = t[$1, $2] " " $3; sizes[$2] = 1 }
 					function med(s,   a, c, i, j, x) {
@@ -122,6 +140,21 @@ summarize()
 					}
 					function bw(bytes, us) { return us + 0 > 0 ? bytes / us / 1000 * (coll == "allreduce" ? 2 * (n - 1) / n : coll == "broadcast" ? 1 : (n - 1) / n) : 0 }
 					function r(a, b) { return b > 0 ? a / b : 0 }
+					function tmin(s,   a, c, i, x) {
+						c = split(s, a, " "); x = a[1] + 0
+						for (i = 2; i <= c; i++) if (a[i] + 0 < x) x = a[i] + 0
+						return x
+					}
+					function tmax(s,   a, c, i, x) {
+						c = split(s, a, " "); x = a[1] + 0
+						for (i = 2; i <= c; i++) if (a[i] + 0 > x) x = a[i] + 0
+						return x
+					}
+					# times: every run of x faster than every run of y ">", slower "<", else "~"
+					function sep(x, y) {
+						if (x == "" || y == "") return "-"
+						return tmax(x) < tmin(y) ? ">" : tmin(x) > tmax(y) ? "<" : "~"
+					}
 					function spread(s,   a, c, i, lo, hi) {
 						c = split(s, a, " "); lo = hi = a[1] + 0
 						for (i = 2; i <= c; i++) { if (a[i] + 0 < lo) lo = a[i] + 0; if (a[i] + 0 > hi) hi = a[i] + 0 }
@@ -133,12 +166,14 @@ summarize()
 							k = bw(s, med(t["kdev", s])); h = bw(s, med(t["shm", s]))
 							g = ""
 							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
-							if (s + 0 >= 16777216) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
-							g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
+							if (s + 0 >= 16777216 && k > 0 && h > 0) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
+							if (a > 0 && h > 0) g = g (r(a, h) >= 0.9 ? " auto>=shm:ok" : " auto>=shm:MISS")
 							p = eng + 0 < 0 ? "?" : eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
 							sp = spread(t["auto", s]); if (spread(t["kdev", s]) > sp) sp = spread(t["kdev", s])
 							if (spread(t["shm", s]) > sp) sp = spread(t["shm", s])
-							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, g
+							ta = t["auto", s]; tk = t["kdev", s]; th = t["shm", s]
+							kb = r(tmin(th), tmin(tk)); ab = r(tmin(th), tmin(ta))
+							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %3s %3s %6.2f %6.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, sep(tk, th), sep(ta, th), (tk == "" || th == "") ? 0 : kb, (ta == "" || th == "") ? 0 : ab, g
 						}
 					}' | sort -k3,3n
 			done
@@ -147,8 +182,8 @@ summarize()
 			[ -e "$f" ] || continue
 			grep -q '^rc=0' "$f" || echo "# WARNING: $(basename "$f") did not finish cleanly: $(tail -n 2 "$f" | tr '\n' ' ')"
 		done
-	} > "$out/summary.txt"
-	cat "$out/summary.txt"
+	} > "$out/summary${inplace:+-inplace}.txt"
+	cat "$out/summary${inplace:+-inplace}.txt"
 }
 
 [ -x "$perf" ] || { echo "compare-vm: $perf missing: run make lib perf first" >&2; exit 2; }
@@ -166,12 +201,17 @@ for k in $kernels; do
 	elapsed=""
 	if [ -z "$summary_only" ]; then
 		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt"
+		echo "$tcg${append:+, kernel command line +$append}" > "$out/tcg.txt"
+		echo "start $(date -u +%H:%M:%S) $(cat /proc/loadavg)" > "$out/loadavg.txt"
 		start=$(date +%s)
 		"$TREE/tools/vm/run" --quiet --kernel "$k" --mem 4096 --modparam ndevs=8 --timeout 7200 \
+			--tcg-thread "$tcg" ${append:+--append "$append"} \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
-			--variants "$variants" --in-guest "$out" || echo "compare-vm: the VM run on $rel failed ($?)" >&2
+			--mpi-iters "$mpi_iters" --run-timeout "$run_timeout" --variants "$variants" --in-guest "$out" ||
+			echo "compare-vm: the VM run on $rel failed ($?)" >&2
 		elapsed=$(( $(date +%s) - start ))
+		echo "end   $(date -u +%H:%M:%S) $(cat /proc/loadavg)" >> "$out/loadavg.txt"
 	fi
 	summarize "$out" "$rel" "$elapsed"
 done

@@ -385,6 +385,26 @@ static int plan_buffers(struct kplan *kp, struct ccom_kdev_req *reqs, int *nreq)
 	return 0;
 }
 
+/*
+ * An AlltoAll where some ranks are in place and others are not cannot run
+ * on the engine: the in-place schedule (alltoall_inplace_a/b) trades blocks
+ * with in-place peers only, and an out-of-place rank copies the blocks an
+ * in-place peer overwrites in its own phase A (measured with CCOM_KDEV=1 in
+ * a 6.12 guest: 19 and 25 of 40 wrong results on the out-of-place rank).
+ * Every rank sees in the exchange which ranks published an in-place scratch
+ * (out_view), so every rank takes shm for the same collectives.
+ */
+static bool alltoall_mixed_inplace(struct kplan *kp)
+{
+	int l, nin = 0;
+
+	if (kp->op->kind != CCOM_COLL_ALLTOALL)
+		return false;
+	for (l = 0; l < kp->n; l++)
+		nin += out_view(kp, l)->handle != 0;
+	return nin > 0 && nin < kp->n;
+}
+
 static int kdev_fallback(struct ccomComm *comm, struct ccom_kdev *kd)
 {
 	if (!kd->warned_fallback)
@@ -460,6 +480,11 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	}
 	if (all != CCOM_KDEV_VOTE_OK)
 		return kdev_fallback(comm, kd);
+	if (alltoall_mixed_inplace(&kp)) {
+		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu: an AlltoAll in place on some ranks only: shm for every rank",
+			   (unsigned long long)kd->coll_seq);
+		return 1;
+	}
 	kp.dst_h = reqs[0].reg->handle;
 	kp.dst_off = (uintptr_t)reqs[0].addr - reqs[0].reg->start;
 	if (nreq == 3) {
