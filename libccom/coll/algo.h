@@ -54,4 +54,19 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op);
  */
 int ccom_kdev_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, bool *done);
 
+/* rooted.c: Gather and Scatter as one group of p2p transfers with the root; 0 or -errno. */
+int ccom_rooted_run(struct ccomComm *comm, struct ccom_op *op);
+
+/*
+ * redop.c: PreMulSum ops.  _resolve() (API thread, enqueue) turns @op's
+ * custom handle into ccomSum plus the captured scalar, or returns -EINVAL
+ * after ccom_set_last_error(); _prepare() (executor, before the algorithm)
+ * multiplies this rank's input by the scalar and points @op->sendbuff at
+ * the products (0 or -ENOMEM); _free() frees the table at the comm's end.
+ */
+struct ccom_redops;
+int ccom_redop_resolve(struct ccomComm *comm, struct ccom_op *op);
+int ccom_premul_prepare(struct ccomComm *comm, struct ccom_op *op);
+void ccom_redops_free(struct ccom_redops *r);
+
 #endif

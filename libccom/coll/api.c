@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll/algo.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
@@ -39,10 +40,29 @@ static bool needs_op(enum ccom_coll_kind k)
 static bool needs_root(enum ccom_coll_kind k)
 {
 	return k == CCOM_COLL_BROADCAST || k == CCOM_COLL_REDUCE || k == CCOM_COLL_SEND ||
-	       k == CCOM_COLL_RECV;
+	       k == CCOM_COLL_RECV || k == CCOM_COLL_GATHER || k == CCOM_COLL_SCATTER;
 }
 
-static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccomStream **stream)
+/* Whether this rank reads @op's sendbuff / writes its recvbuff (NCCL: unused ones may be NULL). */
+static bool uses_sendbuff(const struct ccomComm *comm, const struct ccom_op *op)
+{
+	if (op->kind == CCOM_COLL_RECV)
+		return false;
+	if (op->kind == CCOM_COLL_BROADCAST || op->kind == CCOM_COLL_SCATTER)
+		return op->root == comm->rank;
+	return true;
+}
+
+static bool uses_recvbuff(const struct ccomComm *comm, const struct ccom_op *op)
+{
+	if (op->kind == CCOM_COLL_SEND)
+		return false;
+	if (op->kind == CCOM_COLL_REDUCE || op->kind == CCOM_COLL_GATHER)
+		return op->root == comm->rank;
+	return true;
+}
+
+static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream **stream)
 {
 	const char *fn = ccom_coll_kind_name(op->kind);
 	size_t bytes;
@@ -67,8 +87,10 @@ static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 		return -EINVAL;
 	}
 	if (needs_op(op->kind) && (unsigned int)op->op >= ccomNumOps) {
-		ccom_set_last_error("%s: invalid reduction op %d", fn, op->op);
-		return -EINVAL;
+		int err = ccom_redop_resolve(comm, op);	/* a PreMulSum op, or the error */
+
+		if (err)
+			return err;
 	}
 	if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
 		ccom_set_last_error("%s: %s %d is out of range [0, %d)", fn,
@@ -82,13 +104,11 @@ static int validate(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 	bytes = ccom_op_bytes(comm, op);
 	if (bytes == 0)
 		return 0;
-	if (!op->sendbuff && op->kind != CCOM_COLL_RECV &&
-	    !(op->kind == CCOM_COLL_BROADCAST && op->root != comm->rank)) {
+	if (!op->sendbuff && uses_sendbuff(comm, op)) {
 		ccom_set_last_error("%s: sendbuff is NULL for %zu elements", fn, op->count);
 		return -EINVAL;
 	}
-	if (!op->recvbuff && op->kind != CCOM_COLL_SEND &&
-	    !(op->kind == CCOM_COLL_REDUCE && op->root != comm->rank)) {
+	if (!op->recvbuff && uses_recvbuff(comm, op)) {
 		ccom_set_last_error("%s: recvbuff is NULL for %zu elements", fn, op->count);
 		return -EINVAL;
 	}
@@ -357,6 +377,24 @@ ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 {
 	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
 			     .dtype = datatype, .root = peer };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomGather(const void *sendbuff, void *recvbuff, size_t count,
+			ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_GATHER, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .root = root };
+
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomScatter(const void *sendbuff, void *recvbuff, size_t count,
+			 ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_SCATTER, .sendbuff = sendbuff,
+			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .root = root };
 
 	return enqueue(comm, &o, stream);
 }

@@ -139,6 +139,8 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_hier_free(cs->hier);
 	free(cs->ring);
 	free(cs->tmp);
+	ccom_redops_free(cs->redops);
+	free(cs->premul_tmp);
 	free(cs);
 	comm->coll = NULL;
 }
@@ -288,12 +290,19 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 {
 	int algo, proto, err;
 
+	err = ccom_premul_prepare(comm, op);
+	if (err)
+		return err;
 	if (comm->nranks == 1)
 		return coll_run_single(comm, op);
 	if (op->kind == CCOM_COLL_P2P_GROUP)
 		return ccom_p2p_run(comm, op->subs, op->nsubs);
 	if (op->count == 0)
 		return 0;
+	if (op->kind == CCOM_COLL_GATHER || op->kind == CCOM_COLL_SCATTER) {
+		ccom_flight_algo(comm->proxy->flight, op, "p2p", "simple");
+		return ccom_rooted_run(comm, op);
+	}
 	ccom_tune_pick(comm, op, &algo, &proto);
 	if (algo == CCOM_ALGO_ENGINE) {
 		ccom_flight_algo(comm->proxy->flight, op, "engine", "kdev");

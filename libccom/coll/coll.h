@@ -41,6 +41,11 @@ struct ccom_coll_state {
 	uint64_t coll_seq;		/* collectives (not p2p) executed so far */
 	/* Its network half: the signature every network conn carries (xfer.h); cap 0: none. */
 	struct ccom_xfer_sig wire_sig;
+
+	/* PreMulSum (redop.c): the comm's custom ops, and the premultiplied input (executor only). */
+	struct ccom_redops *redops;
+	char *premul_tmp;
+	size_t premul_tmp_size;
 };
 
 /*

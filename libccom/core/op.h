@@ -27,6 +27,8 @@ enum ccom_coll_kind {
 	CCOM_COLL_ALLGATHER,
 	CCOM_COLL_REDUCESCATTER,
 	CCOM_COLL_ALLTOALL,
+	CCOM_COLL_GATHER,	/* rooted, over the p2p machinery (coll/rooted.c) */
+	CCOM_COLL_SCATTER,
 	CCOM_COLL_SEND,
 	CCOM_COLL_RECV,
 	CCOM_COLL_P2P_GROUP,	/* the sends/recvs of one group, run concurrently */
@@ -36,7 +38,8 @@ enum ccom_coll_kind {
 /*
  * One operation.  @count follows the API of its kind: elements per rank
  * for allreduce/broadcast/reduce, sendcount for allgather, recvcount for
- * reducescatter, elements per peer block for alltoall, elements for p2p.
+ * reducescatter, elements per peer block for alltoall, elements per rank
+ * for gather/scatter, elements for p2p.
  */
 struct ccom_op {
 	enum ccom_coll_kind kind;
@@ -53,6 +56,16 @@ struct ccom_op {
 	int nsubs;
 	int subs_cap;			/* entries of subs: kept with the record when recycled */
 	struct ccom_op *next;		/* queue / group list link */
+	/*
+	 * A ccomRedOpCreatePreMulSum() op, resolved at enqueue (the handle may
+	 * be destroyed once the call returned, as in NCCL): @op is then
+	 * ccomSum and coll/premul.c multiplies the input by the scalar first,
+	 * the value captured at creation or the one @premul_ptr holds at
+	 * execution (ccomScalarDevice).
+	 */
+	bool premul;
+	const void *premul_ptr;		/* NULL: use @premul_val */
+	uint64_t premul_val;		/* the scalar's bytes, in @dtype */
 };
 
 /* The API name of @k ("ccomAllReduce"), for messages. */
@@ -62,6 +75,7 @@ static inline const char *ccom_coll_kind_name(enum ccom_coll_kind k)
 		[CCOM_COLL_ALLREDUCE] = "ccomAllReduce", [CCOM_COLL_BROADCAST] = "ccomBroadcast",
 		[CCOM_COLL_REDUCE] = "ccomReduce", [CCOM_COLL_ALLGATHER] = "ccomAllGather",
 		[CCOM_COLL_REDUCESCATTER] = "ccomReduceScatter", [CCOM_COLL_ALLTOALL] = "ccomAlltoAll",
+		[CCOM_COLL_GATHER] = "ccomGather", [CCOM_COLL_SCATTER] = "ccomScatter",
 		[CCOM_COLL_SEND] = "ccomSend", [CCOM_COLL_RECV] = "ccomRecv",
 		[CCOM_COLL_P2P_GROUP] = "p2p group",
 	};
@@ -76,7 +90,8 @@ static inline bool ccom_coll_has_op(enum ccom_coll_kind k)
 
 static inline bool ccom_coll_has_root(enum ccom_coll_kind k)
 {
-	return k == CCOM_COLL_BROADCAST || k == CCOM_COLL_REDUCE;
+	return k == CCOM_COLL_BROADCAST || k == CCOM_COLL_REDUCE || k == CCOM_COLL_GATHER ||
+	       k == CCOM_COLL_SCATTER;
 }
 
 /*
@@ -99,7 +114,8 @@ static inline void ccom_op_sig_make(struct ccom_op_sig *sig, const struct ccom_o
 	sig->count = op->count;
 	sig->kind = (int32_t)op->kind;
 	sig->dtype = (int32_t)op->dtype;
-	sig->op = ccom_coll_has_op(op->kind) ? (int32_t)op->op : -1;
+	sig->op = !ccom_coll_has_op(op->kind) ? -1 :
+		  op->premul ? (int32_t)CCOM_OP_PREMULSUM : (int32_t)op->op;
 	sig->root = ccom_coll_has_root(op->kind) ? (int32_t)op->root : -1;
 }
 
@@ -158,7 +174,8 @@ static inline size_t ccom_op_bytes(const struct ccomComm *comm, const struct cco
 	size_t b = op->count * ccom_dtype_size(op->dtype);
 
 	if (op->kind == CCOM_COLL_ALLGATHER || op->kind == CCOM_COLL_REDUCESCATTER ||
-	    op->kind == CCOM_COLL_ALLTOALL)
+	    op->kind == CCOM_COLL_ALLTOALL || op->kind == CCOM_COLL_GATHER ||
+	    op->kind == CCOM_COLL_SCATTER)
 		b *= (size_t)comm->nranks;
 	return b;
 }

@@ -103,7 +103,9 @@ typedef enum {
 	ccomMax = 2,
 	ccomMin = 3,
 	ccomAvg = 4,
-	ccomNumOps = 5
+	ccomNumOps = 5,
+	/* ccomRedOpCreatePreMulSum() hands out values above ccomNumOps, up to this. */
+	ccomMaxRedOp = 0x7fffffff
 } ccomRedOp_t;
 
 /** typedef ccomComm_t - opaque communicator handle. */
@@ -568,6 +570,106 @@ ccomResult_t ccomSend(const void *sendbuff, size_t count, ccomDataType_t datatyp
 /** ccomRecv() - receive @count elements from @peer; see ccomSend(). */
 ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 		      int peer, ccomComm_t comm, ccomStream_t stream);
+
+/* ---------------------------------------------------------------- */
+/* Rooted collectives (NCCL 2.28's Gather and Scatter)               */
+
+/**
+ * ccomGather() - gather every rank's @count elements on @root.
+ * @sendbuff: this rank's @count elements.
+ * @recvbuff: on @root, nranks * @count elements: rank i's data lands at
+ *	recvbuff + i * count; not used (may be NULL) on the other ranks.
+ * @count: elements per rank.
+ * @datatype: element type.
+ * @root: the receiving rank, in [0, nranks).
+ * @comm: communicator.
+ * @stream: stream (NULL: the default one).
+ *
+ * In place when, on @root, sendbuff == recvbuff + root * count (that block
+ * is then left as it is).  Runs on every transport over the grouped
+ * send/receive machinery (the nccom engine between local ranks where it
+ * takes point-to-point transfers); it is a collective for the mismatch
+ * check (CCOM_CHECK_MISMATCH) and the flight recorder.
+ *
+ * Return: ccomSuccess once enqueued; ccomInvalidArgument for a bad root,
+ * datatype, count or a NULL buffer that is used; errors of the transfer
+ * come from the stream's synchronize.
+ */
+ccomResult_t ccomGather(const void *sendbuff, void *recvbuff, size_t count,
+			ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream);
+
+/**
+ * ccomScatter() - send block i of @root's sendbuff to rank i.
+ * @sendbuff: on @root, nranks * @count elements (block i goes to rank i);
+ *	not used (may be NULL) on the other ranks.
+ * @recvbuff: this rank's @count elements.
+ * @count: elements per rank.
+ * @datatype: element type.
+ * @root: the sending rank, in [0, nranks).
+ * @comm: communicator.
+ * @stream: stream (NULL: the default one).
+ *
+ * In place when, on @root, recvbuff == sendbuff + root * count.  Otherwise
+ * as ccomGather().
+ *
+ * Return: as ccomGather().
+ */
+ccomResult_t ccomScatter(const void *sendbuff, void *recvbuff, size_t count,
+			 ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream);
+
+/* ---------------------------------------------------------------- */
+/* Custom reduction ops (NCCL's PreMulSum)                           */
+
+/**
+ * enum ccomScalarResidence_t - where the scalar of ccomRedOpCreatePreMulSum() lives.
+ * @ccomScalarDevice: @scalar is a pointer, read when each operation that
+ *	uses the op executes (on the stream, as NCCL reads device memory in
+ *	the kernel); it must stay valid and hold the value until then.
+ * @ccomScalarHostImmediate: the value at @scalar is copied at creation;
+ *	the memory may be reused at once.
+ */
+typedef enum {
+	ccomScalarDevice = 0,
+	ccomScalarHostImmediate = 1
+} ccomScalarResidence_t;
+
+/**
+ * ccomRedOpCreatePreMulSum() - create a reduction op that multiplies each
+ * rank's input by a scalar, then sums.
+ * @op: receives the new op, a ccomRedOp_t above ccomNumOps, valid for
+ *	@comm only.
+ * @scalar: one element of @datatype (see ccomScalarResidence_t).
+ * @datatype: the only datatype the op may be used with.
+ * @residence: ccomScalarDevice or ccomScalarHostImmediate.
+ * @comm: a ready communicator.
+ *
+ * Every reduction (ccomAllReduce(), ccomReduce(), ccomReduceScatter())
+ * takes it, on every path.  Rounding is NCCL's: each input element is
+ * multiplied by the scalar and rounded to @datatype (integers wrap), and
+ * the products are summed as ccomSum sums them.  The mismatch check
+ * reports a rank that uses such an op where a peer uses a built-in one
+ * (the scalars may differ between ranks: a weighted sum).
+ *
+ * Return: ccomSuccess; ccomInvalidArgument for a NULL @op or @scalar, an
+ * invalid @datatype or @residence, or a communicator that is not ready;
+ * ccomSystemError when out of memory.  Destroy with ccomRedOpDestroy().
+ */
+ccomResult_t ccomRedOpCreatePreMulSum(ccomRedOp_t *op, void *scalar, ccomDataType_t datatype,
+				      ccomScalarResidence_t residence, ccomComm_t comm);
+
+/**
+ * ccomRedOpDestroy() - destroy an op of ccomRedOpCreatePreMulSum().
+ * @op: the op.
+ * @comm: the communicator it was created on.
+ *
+ * It may be destroyed as soon as the last call given it returned (calls
+ * capture it when they are enqueued; a ccomScalarDevice pointer is still
+ * read at execution).  Ops left are freed with the communicator.
+ *
+ * Return: ccomSuccess, or ccomInvalidArgument for a built-in op, an op
+ * of another communicator or one already destroyed.
+ */
+ccomResult_t ccomRedOpDestroy(ccomRedOp_t op, ccomComm_t comm);
 
 #ifdef __cplusplus
 }

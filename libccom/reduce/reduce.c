@@ -184,6 +184,8 @@ const char *ccom_op_name(ccomRedOp_t op)
 		[ccomMin] = "min", [ccomAvg] = "avg",
 	};
 
+	if (op == CCOM_OP_PREMULSUM)
+		return "premulsum";
 	if ((unsigned int)op >= ccomNumOps)
 		return "invalid";
 	return names[op];
@@ -234,6 +236,59 @@ void ccom_reduce_finish(void *buf, size_t n, ccomDataType_t dt, ccomRedOp_t op, 
 	case ccomFloat32: div_f32(buf, n, nranks); break;
 	case ccomFloat64: div_f64(buf, n, nranks); break;
 	case ccomBfloat16: div_bf16(buf, n, nranks); break;
+	default: break;
+	}
+}
+
+/*
+ * PreMulSum's first half: one product per element, rounded to the dtype.
+ * fp16 and bf16 products of two such values are exact in float, so the
+ * one rounding back is the correctly rounded product NCCL's kernels give.
+ */
+#define DEF_PREMUL(name, T, U, W)						\
+CCOM_WIDE static void premul_##name(T *d, const T *a, size_t n, T s)		\
+{										\
+	for (size_t i = 0; i < n; i++)						\
+		d[i] = (T)(U)((W)a[i] * (W)s);					\
+}
+DEF_PREMUL(i8, int8_t, uint8_t, uint32_t)
+DEF_PREMUL(u8, uint8_t, uint8_t, uint32_t)
+DEF_PREMUL(i32, int32_t, uint32_t, uint32_t)
+DEF_PREMUL(u32, uint32_t, uint32_t, uint32_t)
+DEF_PREMUL(i64, int64_t, uint64_t, uint64_t)
+DEF_PREMUL(u64, uint64_t, uint64_t, uint64_t)
+DEF_PREMUL(f16, ccom_f16, ccom_f16, float)
+DEF_PREMUL(f32, float, float, float)
+DEF_PREMUL(f64, double, double, double)
+
+static void premul_bf16(uint16_t *d, const uint16_t *a, size_t n, uint16_t s)
+{
+	float fs = bf16_to_float(s);
+
+	for (size_t i = 0; i < n; i++)
+		d[i] = float_to_bf16(bf16_to_float(a[i]) * fs);
+}
+
+#define DISPATCH_PREMUL(name, T)						\
+	do {									\
+		T s_;								\
+		memcpy(&s_, scalar, sizeof(s_));				\
+		premul_##name(dst, src, n, s_);					\
+	} while (0)
+
+void ccom_premul(void *dst, const void *src, size_t n, ccomDataType_t dt, const void *scalar)
+{
+	switch (dt) {
+	case ccomInt8: DISPATCH_PREMUL(i8, int8_t); break;
+	case ccomUint8: DISPATCH_PREMUL(u8, uint8_t); break;
+	case ccomInt32: DISPATCH_PREMUL(i32, int32_t); break;
+	case ccomUint32: DISPATCH_PREMUL(u32, uint32_t); break;
+	case ccomInt64: DISPATCH_PREMUL(i64, int64_t); break;
+	case ccomUint64: DISPATCH_PREMUL(u64, uint64_t); break;
+	case ccomFloat16: DISPATCH_PREMUL(f16, ccom_f16); break;
+	case ccomFloat32: DISPATCH_PREMUL(f32, float); break;
+	case ccomFloat64: DISPATCH_PREMUL(f64, double); break;
+	case ccomBfloat16: DISPATCH_PREMUL(bf16, uint16_t); break;
 	default: break;
 	}
 }

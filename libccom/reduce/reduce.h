@@ -16,6 +16,20 @@ const char *ccom_dtype_name(ccomDataType_t dt);
 const char *ccom_op_name(ccomRedOp_t op);
 
 /*
+ * The op code of a ccomRedOpCreatePreMulSum() op where one stands for all
+ * of them (the mismatch check's signatures, messages): no API handle has
+ * it (custom handles start above it, coll/redop.c).  ccom_op_name() names it.
+ */
+#define CCOM_OP_PREMULSUM ((ccomRedOp_t)ccomNumOps)
+
+/*
+ * dst[i] = src[i] * scalar for i < n, each product rounded to @dt (NCCL's
+ * PreMulSum: multiply each input, then sum); integers wrap.  @scalar
+ * points to one element of @dt.  @dst may alias @src exactly.
+ */
+void ccom_premul(void *dst, const void *src, size_t n, ccomDataType_t dt, const void *scalar);
+
+/*
  * dst[i] = a[i] OP b[i] for i < n.  @dst may alias @a or @b exactly (same
  * pointer), not partially.  ccomAvg reduces as a sum here; the caller
  * finishes with ccom_reduce_finish().

@@ -253,8 +253,8 @@ static int pick_hier(struct ccomComm *comm, const struct ccom_op *op, size_t byt
 _Static_assert(CCOM_COLL_NKINDS <= 16, "CCOM_TUNE_NPICKS covers 16 collective kinds");
 
 static const char *const kind_names[CCOM_COLL_NKINDS] = {
-	"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Send",
-	"Recv", "p2p group",
+	"AllReduce", "Broadcast", "Reduce", "AllGather", "ReduceScatter", "AlltoAll", "Gather",
+	"Scatter", "Send", "Recv", "p2p group",
 };
 
 void ccom_tune_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int *proto)

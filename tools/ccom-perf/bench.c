@@ -13,7 +13,7 @@
 
 #include "perf.h"
 
-static const double busbw_num[PERF_NCOLLS] = { 2, 1, 1, 1, 1, 1, 1 };
+static const double busbw_num[PERF_NCOLLS] = { 2, 1, 1, 1, 1, 1, 1, 1, 1 };
 
 static double now_s(void)
 {
@@ -28,7 +28,7 @@ size_t perf_count(const struct perf_opts *o, size_t bytes, int nranks)
 	size_t n = bytes / perf_dtype_size(o->dtype);
 
 	if (o->coll == PERF_ALLGATHER || o->coll == PERF_REDUCESCATTER ||
-	    o->coll == PERF_ALLTOALL)
+	    o->coll == PERF_ALLTOALL || o->coll == PERF_GATHER || o->coll == PERF_SCATTER)
 		n /= (size_t)nranks;
 	return n;
 }
@@ -43,6 +43,8 @@ static double bus_factor(const struct perf_ctx *c)
 	case PERF_ALLGATHER:
 	case PERF_REDUCESCATTER:
 	case PERF_ALLTOALL:
+	case PERF_GATHER:	/* nccl-tests: the root's link carries (n - 1) / n of the size */
+	case PERF_SCATTER:
 		return (n - 1) / n;
 	default:
 		return 1;
@@ -73,6 +75,10 @@ static ccomResult_t issue(struct perf_ctx *c, const void *s, void *r, size_t cou
 		ccomSend(s, count, o->dtype, (c->rank + 1) % n, c->comm, NULL);
 		ccomRecv(r, count, o->dtype, (c->rank + n - 1) % n, c->comm, NULL);
 		return ccomGroupEnd();
+	case PERF_GATHER:
+		return ccomGather(s, r, count, o->dtype, o->root, c->comm, NULL);
+	case PERF_SCATTER:
+		return ccomScatter(s, r, count, o->dtype, o->root, c->comm, NULL);
 	default:
 		return ccomInvalidArgument;
 	}
@@ -92,7 +98,11 @@ static void buffers(struct perf_ctx *c, size_t count, int inplace, char **s, cha
 		*s = c->recv + (size_t)c->rank * count * esz;
 		break;
 	case PERF_REDUCESCATTER:
+	case PERF_SCATTER:
 		*r = c->send + (size_t)c->rank * count * esz;
+		break;
+	case PERF_GATHER:
+		*s = c->recv + (size_t)c->rank * count * esz;
 		break;
 	default:
 		*s = c->recv;
@@ -102,7 +112,8 @@ static void buffers(struct perf_ctx *c, size_t count, int inplace, char **s, cha
 
 static size_t input_elems(const struct perf_ctx *c, size_t count)
 {
-	if (c->o->coll == PERF_REDUCESCATTER || c->o->coll == PERF_ALLTOALL)
+	if (c->o->coll == PERF_REDUCESCATTER || c->o->coll == PERF_ALLTOALL ||
+	    c->o->coll == PERF_SCATTER)
 		return count * (size_t)c->nranks;
 	return count;
 }
@@ -244,7 +255,8 @@ static int run_mode(struct perf_ctx *c, size_t bytes, size_t count, int inplace,
 }
 
 static const char *const coll_names[PERF_NCOLLS] = {
-	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv"
+	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv",
+	"gather", "scatter"
 };
 
 static const char *type_name(ccomDataType_t dt)
@@ -260,7 +272,7 @@ static const char *op_name(const struct perf_opts *o)
 	static const char *const n[] = { "sum", "prod", "max", "min", "avg" };
 
 	if (o->coll == PERF_BROADCAST || o->coll == PERF_ALLGATHER || o->coll == PERF_ALLTOALL ||
-	    o->coll == PERF_SENDRECV)
+	    o->coll == PERF_SENDRECV || o->coll == PERF_GATHER || o->coll == PERF_SCATTER)
 		return "none";
 	return n[o->op];
 }
@@ -328,11 +340,12 @@ static int roof_columns(struct perf_ctx *c, size_t bytes, size_t count, const do
 	return 0;
 }
 
-/* The "size" column: the total buffer of allgather, reducescatter and alltoall. */
+/* The "size" column: the total buffer of allgather, reducescatter, alltoall, gather, scatter. */
 static size_t row_bytes(const struct perf_ctx *c, size_t count)
 {
 	return count * perf_dtype_size(c->o->dtype) *
-	       (input_elems(c, 1) > 1 || c->o->coll == PERF_ALLGATHER ? (size_t)c->nranks : 1);
+	       (input_elems(c, 1) > 1 || c->o->coll == PERF_ALLGATHER ||
+		c->o->coll == PERF_GATHER ? (size_t)c->nranks : 1);
 }
 
 int perf_run(struct perf_ctx *c)
@@ -341,7 +354,8 @@ int perf_run(struct perf_ctx *c)
 	char l1[256], l2[256], l3[256];
 	double us[2];
 	size_t bytes, count;
-	int root = (o->coll == PERF_BROADCAST || o->coll == PERF_REDUCE) ? o->root : -1;
+	int root = (o->coll == PERF_BROADCAST || o->coll == PERF_REDUCE || o->coll == PERF_GATHER ||
+		    o->coll == PERF_SCATTER) ? o->root : -1;
 
 	if (c->rank == 0)
 		print_header(c);

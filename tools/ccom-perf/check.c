@@ -130,6 +130,10 @@ static double expected(const struct perf_ctx *c, size_t count, size_t i)
 		return perf_input((int)blk, (size_t)r * count + off, c->o->op);
 	case PERF_SENDRECV:
 		return perf_input((r + n - 1) % n, i, c->o->op);
+	case PERF_GATHER:
+		return perf_input((int)blk, off, c->o->op);
+	case PERF_SCATTER:
+		return perf_input(root, (size_t)r * count + i, c->o->op);
 	default:
 		return 0;
 	}
@@ -143,6 +147,8 @@ static size_t out_elems(const struct perf_ctx *c, size_t count)
 		return count * (size_t)c->nranks;
 	case PERF_REDUCE:
 		return c->rank == c->o->root ? count : 0;
+	case PERF_GATHER:
+		return c->rank == c->o->root ? count * (size_t)c->nranks : 0;
 	default:
 		return count;
 	}

@@ -23,12 +23,14 @@
 #include "perf.h"
 
 static const char *const coll_names[PERF_NCOLLS] = {
-	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv"
+	"allreduce", "broadcast", "reduce", "allgather", "reducescatter", "alltoall", "sendrecv",
+	"gather", "scatter"
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv>\n"
+	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv|\n"
+		   "                 gather|scatter>\n"
 		   "         [-n ranks] [-b minbytes] [-e maxbytes] [-f factor] [-d dtype] [-o op]\n"
 		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1] [-R] [-H hosts]\n"
 		   "  -n N   fork N local ranks (default: one rank of an mpirun/srun/torchrun job)\n"
@@ -37,7 +39,7 @@ static void usage(FILE *f)
 		   "         network transport (CCOM_NET) carries the traffic between blocks\n"
 		   "  -b/-e  sizes in bytes (K, M, G suffixes), default 32M; -f multiplier (default 2)\n"
 		   "  -d     int8 uint8 int32 uint32 int64 uint64 half bfloat16 float double\n"
-		   "  -o     sum prod max min avg;  -r root of broadcast/reduce (default 0)\n"
+		   "  -o     sum prod max min avg;  -r root of broadcast/reduce/gather/scatter (default 0)\n"
 		   "  -w/-i  warm-up and timed iterations (default: scaled by size, agreed by all ranks)\n"
 		   "  -c     check results (default 1);  -m  buffers from ccomMemAlloc\n"
 		   "  -B     with -n: bind rank i to the i-th allowed CPU when ranks <= CPUs\n"

@@ -175,6 +175,8 @@ void perf_model_traffic(enum perf_model m, enum perf_coll coll, int nranks, int 
 		case PERF_REDUCESCATTER: *copy = 2 * (n - 1); *red = n + 1; break;
 		case PERF_ALLTOALL: *copy = 4 * (n - 1) + own; break;
 		case PERF_SENDRECV: *copy = 4 * n; break;
+		case PERF_GATHER:	/* the root's blocks only: S / n each */
+		case PERF_SCATTER: *copy = (4 * (n - 1) + own) / n; break;
 		default: break;
 		}
 		return;
@@ -192,6 +194,8 @@ void perf_model_traffic(enum perf_model m, enum perf_coll coll, int nranks, int 
 	case PERF_REDUCESCATTER: *red = n + 1; break;
 	case PERF_ALLTOALL: *copy = 2 * (n - 1) + own; break;
 	case PERF_SENDRECV: *copy = 2 * n; break;
+	case PERF_GATHER:
+	case PERF_SCATTER: *copy = (2 * (n - 1) + own) / n; break;
 	default: break;
 	}
 }
