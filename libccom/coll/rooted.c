@@ -29,6 +29,7 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "reduce/reduce.h"
+#include "transport/shm.h"
 
 /* The root's own block: a copy unless in place. */
 static void rooted_self(struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
@@ -47,6 +48,21 @@ static void rooted_self(struct ccomComm *comm, const struct ccom_op *op, size_t 
 		memmove(dst, src, bytes);
 }
 
+/*
+ * A size the p2p headers refused (-EINVAL) is, between ranks of one host
+ * that both posted this collective's signature, a mismatched call: say so
+ * (the board's sentence names both calls) rather than the p2p one.
+ */
+static int rooted_result(struct ccomComm *comm, int err)
+{
+	int sig;
+
+	if (err != -EINVAL || !comm->shm || !comm->coll->check_mismatch)
+		return err;
+	sig = ccom_shm_sig_verify(comm->shm, false);
+	return sig ? sig : err;
+}
+
 int ccom_rooted_run(struct ccomComm *comm, struct ccom_op *op)
 {
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
@@ -60,7 +76,7 @@ int ccom_rooted_run(struct ccomComm *comm, struct ccom_op *op)
 					.sendbuff = op->sendbuff, .recvbuff = op->recvbuff,
 					.count = op->count, .dtype = op->dtype, .root = op->root,
 					.stream = op->stream };
-		return ccom_p2p_run(comm, &one, 1);
+		return rooted_result(comm, ccom_p2p_run(comm, &one, 1));
 	}
 	subs = calloc((size_t)comm->nranks, sizeof(*subs));
 	if (!subs)
@@ -77,5 +93,5 @@ int ccom_rooted_run(struct ccomComm *comm, struct ccom_op *op)
 	rooted_self(comm, op, bytes);
 	err = ccom_p2p_run(comm, subs, n);
 	free(subs);
-	return err;
+	return rooted_result(comm, err);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * coll_matrix.h - the collective matrix shared by coll_matrix*.c: every
- * collective x dtype x op x {out-of-place, in-place} x counts {0, 1, 7,
+ * collective (Gather and Scatter included, every root over the counts)
+ * x dtype x op x {out-of-place, in-place} x counts {0, 1, 7,
  * 1023} on one communicator per rank, each result compared with the
  * reference of coll_util.h, and the bytes after every output checked for
  * overruns.  With job->big, the count 1 Mi + 3 runs too, for float32/sum
@@ -15,9 +16,10 @@
 
 #include "coll_util.h"
 
-enum { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_SR, K_N };
+enum { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_GA, K_SC, K_SR, K_N };
 static const char *const k_names[K_N] = { "allreduce", "broadcast", "reduce", "allgather",
-					  "reducescatter", "alltoall", "sendrecv" };
+					  "reducescatter", "alltoall", "gather", "scatter",
+					  "sendrecv" };
 #define CT_BIG ((1u << 20) + 3)
 #define CT_CANARY 0xa5
 
@@ -30,12 +32,18 @@ struct ct_case {
 
 static int ct_blocks_in(int kind, int n)
 {
-	return (kind == K_RS || kind == K_A2A) ? n : 1;
+	return (kind == K_RS || kind == K_A2A || kind == K_SC) ? n : 1;
 }
 
 static int ct_blocks_out(int kind, int n)
 {
-	return (kind == K_AG || kind == K_A2A) ? n : 1;
+	return (kind == K_AG || kind == K_A2A || kind == K_GA) ? n : 1;
+}
+
+/* Kinds whose count is per block of nranks (the big cases divide by n). */
+static inline int ct_blocked(int kind)
+{
+	return kind == K_AG || kind == K_RS || kind == K_A2A || kind == K_GA || kind == K_SC;
 }
 
 static ccomResult_t ct_issue(ccomComm_t comm, const struct ct_case *c, int rank, int n,
@@ -48,6 +56,11 @@ static ccomResult_t ct_issue(ccomComm_t comm, const struct ct_case *c, int rank,
 	case K_AG: return ccomAllGather(s, r, c->count, c->dt, comm, NULL);
 	case K_RS: return ccomReduceScatter(s, r, c->count, c->dt, c->op, comm, NULL);
 	case K_A2A: return ccomAlltoAll(s, r, c->count, c->dt, comm, NULL);
+	/* Out of place, the buffers a rank does not use are NULL (NCCL allows it). */
+	case K_GA: return ccomGather(s, c->inplace || rank == c->root ? r : NULL, c->count, c->dt,
+				     c->root, comm, NULL);
+	case K_SC: return ccomScatter(c->inplace || rank == c->root ? s : NULL, r, c->count, c->dt,
+				      c->root, comm, NULL);
 	default:
 		ccomGroupStart();
 		ccomSend(s, c->count, c->dt, (rank + 1) % n, comm, NULL);
@@ -67,6 +80,8 @@ static double ct_expect(const struct ct_case *c, int rank, int n, size_t i)
 	case K_AG: return ct_in((int)blk, off, c->op);
 	case K_RS: return ct_reduce(n, (size_t)rank * c->count + i, c->dt, c->op);
 	case K_A2A: return ct_in((int)blk, (size_t)rank * c->count + off, c->op);
+	case K_GA: return ct_in((int)blk, off, c->op);
+	case K_SC: return ct_in(c->root, (size_t)rank * c->count + i, c->op);
 	default: return ct_in((rank + n - 1) % n, i, c->op);
 	}
 }
@@ -80,14 +95,21 @@ static void ct_ptrs(const struct ct_case *c, int rank, char *sb, char *rb, char 
 	*s = sb;
 	*r = rb;
 	if (c->inplace) {
-		if (c->kind == K_AG)
+		/* Gather/Scatter: NCCL's in place is the root's; the others pass both buffers. */
+		if (c->kind == K_AG || (c->kind == K_GA && rank == c->root))
 			*s = rb + (size_t)rank * bytes;
-		else if (c->kind == K_RS)
+		else if (c->kind == K_RS || (c->kind == K_SC && rank == c->root))
 			*r = sb + (size_t)rank * bytes;
-		else
+		else if (c->kind != K_GA && c->kind != K_SC)
 			*s = rb;
 	}
 	*out = *r;
+}
+
+/* In-place cases whose output lies inside the input. */
+static inline int ct_inplace_in_input(const struct ct_case *c, int rank)
+{
+	return c->inplace && (c->kind == K_RS || (c->kind == K_SC && rank == c->root));
 }
 
 static int ct_verify(const struct ct_case *c, int rank, int n, const char *out, const char *end)
@@ -96,7 +118,7 @@ static int ct_verify(const struct ct_case *c, int rank, int n, const char *out, 
 	const unsigned char *p;
 	double g, e;
 
-	if (c->kind == K_RED && rank != c->root)
+	if ((c->kind == K_RED || c->kind == K_GA) && rank != c->root)
 		nout = 0;
 	for (i = 0; i < nout; i++) {
 		g = ct_get(out, i, c->dt);
@@ -108,8 +130,8 @@ static int ct_verify(const struct ct_case *c, int rank, int n, const char *out, 
 			return T_FAIL;
 		}
 	}
-	/* Nothing written past the output (in-place RS: the rest is input). */
-	if (c->kind == K_RS && c->inplace)
+	/* Nothing written past the output (in-place RS, Scatter's root: the rest is input). */
+	if (ct_inplace_in_input(c, rank))
 		return T_PASS;
 	for (p = (const unsigned char *)out + nout * ct_size(c->dt); p < (const unsigned char *)end; p++)
 		if (*p != CT_CANARY && !(c->kind == K_RED && rank != c->root && c->inplace)) {
@@ -144,7 +166,7 @@ static int ct_case_run(ccomComm_t comm, const struct ct_case *c, int rank, int n
 			c->count, ccomGetErrorString(res), ccomGetLastError(comm));
 		return T_FAIL;
 	}
-	return ct_verify(c, rank, n, out, c->inplace && c->kind == K_RS ? out : rb + used);
+	return ct_verify(c, rank, n, out, ct_inplace_in_input(c, rank) ? out : rb + used);
 }
 
 static int ct_is_reduction(int k)
@@ -184,8 +206,7 @@ static int ct_matrix_big(ccomComm_t comm, int rank, int n, char *sb, char *rb, s
 		for (i = 0; i < 2; i++)
 			for (ip = 0; ip < (k == K_SR ? 1 : 2); ip++) {
 				c = (struct ct_case){ k, ip, n - 1, sel[i].dt, sel[i].op,
-						      (k == K_AG || k == K_RS || k == K_A2A) ?
-						      CT_BIG / (size_t)n + 1 : CT_BIG };
+						      ct_blocked(k) ? CT_BIG / (size_t)n + 1 : CT_BIG };
 				if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
 					return T_FAIL;
 			}

@@ -75,8 +75,7 @@ static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size
 	/* The big size: float32/sum out of place, AllReduce also in place. */
 	for (k = 0; nib_big && k < K_N; k++)
 		for (ip = 0; ip < (k == K_AR ? 2 : 1); ip++) {
-			size_t bytes = (k == K_AG || k == K_RS || k == K_A2A) ?
-				       nib_big / (size_t)n : nib_big;
+			size_t bytes = ct_blocked(k) ? nib_big / (size_t)n : nib_big;
 
 			c = (struct ct_case){ k, ip, n - 1, ccomFloat32, ccomSum, bytes / 4 };
 			if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
