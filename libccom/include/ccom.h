@@ -652,7 +652,8 @@ typedef enum {
  *
  * Return: ccomSuccess; ccomInvalidArgument for a NULL @op or @scalar, an
  * invalid @datatype or @residence, or a communicator that is not ready;
- * ccomSystemError when out of memory.  Destroy with ccomRedOpDestroy().
+ * ccomInvalidUsage when 65536 ops are live on @comm; ccomSystemError when
+ * out of memory.  Destroy with ccomRedOpDestroy().
  */
 ccomResult_t ccomRedOpCreatePreMulSum(ccomRedOp_t *op, void *scalar, ccomDataType_t datatype,
 				      ccomScalarResidence_t residence, ccomComm_t comm);
