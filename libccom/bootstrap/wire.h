@@ -235,6 +235,6 @@ struct ccom_bs_host_info {
  * largest block, nranks slots (at least CCOM_BS_MIN_FRAME bytes).
  */
 #define CCOM_BS_MAX_SLOT 4096
-#define CCOM_BS_MIN_FRAME (64 * 1024)
+#define CCOM_BS_MIN_FRAME (1024 * 1024)
 
 #endif
