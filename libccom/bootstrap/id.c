@@ -53,10 +53,13 @@ uint32_t ccom_abi_id(void)
 
 void ccom_bs_id_encode(const struct ccom_bs_id *h, ccomUniqueId *id)
 {
-	memset(id, 0, sizeof(*id));
-	memcpy(id->internal, h, sizeof(*h));
+	struct ccom_bs_id c = *h;
+
 	/* The in-memory flag says nothing to another process. */
-	((struct ccom_bs_id *)id->internal)->flags &= ~CCOM_BS_ID_KEYED;
+	c.flags &= ~CCOM_BS_ID_KEYED;
+	memset(id, 0, sizeof(*id));
+	memcpy(id->internal, &c, sizeof(c));	/* @id may be unaligned */
+	explicit_bzero(&c, sizeof(c));
 }
 
 /* The contents of CCOM_COMM_SECRET_FILE @path into @buf (NUL-terminated); its length or -errno. */

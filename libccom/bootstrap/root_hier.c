@@ -92,8 +92,9 @@ void ccom_bs_root_members_in(struct root *rt, int l)
 		if (run[k].first < rt->lo || run[k].n < 1 || run[k].first >= rt->hi ||
 		    run[k].n > rt->hi - run[k].first) {
 			snprintf(rt->msg, sizeof(rt->msg),
-				 "host leader rank %d (%s pid %d) reported ranks %d-%d to the root of ranks %d-%d of a job of %d",
-				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
+				 "host leader rank %d (%s pid %d) reported ranks %d-%lld to the root of ranks %d-%d of a job of %d",
+				 l, lh->host, lh->pid, run[k].first,
+				 (long long)run[k].first + run[k].n - 1,
 				 rt->lo, rt->hi - 1, rt->nranks);
 			ccom_bs_root_fail(rt, -EINVAL, rt->deadline);
 			return;
