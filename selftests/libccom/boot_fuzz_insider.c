@@ -25,9 +25,14 @@
  * (one log line naming rank 0), while ranks 1 and 2 still exchange
  * messages.
  *
+ * A "root" that answers a rank's first message with a success and a ring
+ * neighbour instead of its proof: the rank fails ("authentication failed
+ * ... before proving") and never connects to that neighbour.
+ *
  * CCOM_BOOT_FUZZ_SEED=S reproduces the order and the random bytes.
  */
 #include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 
@@ -389,6 +394,94 @@ static int fuzz_frames(void)
 	return T_PASS;
 }
 
+/* ---- a reply before the proof ------------------------------------------------ */
+
+/* A listener on 127.0.0.1, any port: its fd, its address in *@a. */
+static int listen_local(union ccom_sockaddr *a)
+{
+	int fd;
+
+	memset(a, 0, sizeof(*a));
+	a->sin.sin_family = AF_INET;
+	a->sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (ccom_sock_listen(a, 16, &fd))
+		return -1;
+	return fd;
+}
+
+/* An fd accepted on @lfd within @secs, or -1. */
+static int accept_within(int lfd, double secs)
+{
+	struct pollfd p = { .fd = lfd, .events = POLLIN };
+
+	if (poll(&p, 1, (int)(secs * 1000)) != 1)
+		return -1;
+	return accept(lfd, NULL, NULL);
+}
+
+static int refusal_rank(int rank, int nranks, void *arg)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomUniqueId *uid = arg;
+	ccomResult_t res;
+	ccomComm_t comm;
+
+	(void)rank;
+	(void)nranks;
+	cfg.timeoutSec = 10;
+	res = ccomCommInitRankConfig(&comm, 2, *uid, 0, &cfg);
+	T_CHECK(res == ccomRemoteError, "the rank got %s: %s", ccomGetErrorString(res),
+		ccomGetLastError(NULL));
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "authentication failed", "before proving",
+			    NULL), "message: %s", ccomGetLastError(NULL));
+	printf("  rank 0: %s\n", ccomGetLastError(NULL));
+	ccomCommDestroy(comm);
+	return T_PASS;
+}
+
+/*
+ * A "root" that answers the rank's first message with a success (err 0) and a
+ * ring neighbour instead of its proof: the rank must not connect there.
+ */
+static int fuzz_refusal(void)
+{
+	union ccom_sockaddr ra, na;
+	struct ccom_bs_auth_hello ah;
+	struct ccom_bs_reply rep;
+	struct ccom_bs_id b;
+	struct t_ranks t;
+	ccomUniqueId uid;
+	int lfd = listen_local(&ra), nfd = listen_local(&na), fd, codes[1], bad;
+	size_t i;
+
+	printf("a reply of success before the proof:\n");
+	T_CHECK(lfd >= 0 && nfd >= 0, "listen on 127.0.0.1");
+	memset(&b, 0, sizeof(b));
+	b.magic = 0x1234567890abcdefULL;
+	b.id_version = CCOM_BS_ID_VERSION;
+	b.root = ra;
+	for (i = 0; i < sizeof(b.secret); i++)
+		b.secret[i] = (uint8_t)rnd(256);
+	ccom_bs_id_encode(&b, &uid);
+	T_CHECK(!t_ranks_start(&t, 1, refusal_rank, &uid, &uid), "fork");
+	t_ranks_release(&t, &uid);
+	fd = accept_within(lfd, 20);
+	T_CHECK(fd >= 0, "the rank never connected to the root");
+	T_CHECK(recv(fd, &ah, sizeof(ah), MSG_WAITALL) == (ssize_t)sizeof(ah), "its hello");
+	memset(&rep, 0, sizeof(rep));
+	rep.magic = b.magic;
+	rep.type = CCOM_BS_REPLY;
+	rep.next = na;
+	T_CHECK(send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep), "the reply");
+	bad = accept_within(nfd, 3) >= 0;
+	T_CHECK(!bad, "the rank connected to the ring neighbour an unproven reply named");
+	T_CHECK(!t_ranks_wait(&t, codes, 60), "the rank exited %d", codes[0]);
+	close(fd);
+	close(lfd);
+	close(nfd);
+	return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = getenv("CCOM_BOOT_FUZZ_SEED") ?
@@ -402,10 +495,12 @@ int main(int argc, char **argv)
 	unlink(logf);
 	setenv("CCOM_DEBUG_FILE", logf, 1);
 	setenv("CCOM_BOOTSTRAP_TIMEOUT", "20", 1);
-	/* "root [CASE]" or "frames" runs one part (CASE: an index of enum hostile). */
+	/* "root [CASE]", "frames" or "refusal" runs one part (CASE: an index of enum hostile). */
 	if ((argc < 2 || !strcmp(argv[1], "root")) && fuzz_root(argc > 2 ? atoi(argv[2]) : -1))
 		return T_FAIL;
 	if ((argc < 2 || !strcmp(argv[1], "frames")) && fuzz_frames())
+		return T_FAIL;
+	if ((argc < 2 || !strcmp(argv[1], "refusal")) && fuzz_refusal())
 		return T_FAIL;
 	unlink(logf);
 	printf("every hostile authenticated frame was refused or failed the job cleanly\n");
