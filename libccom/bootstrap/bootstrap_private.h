@@ -110,7 +110,10 @@ int ccom_bs_id_decode(const ccomUniqueId *id, struct ccom_bs_id *h);
  */
 int ccom_bs_comm_secret(uint8_t out[CCOM_BS_KEY_BYTES]);
 
-/* Replace an id's @key by HMAC(job secret, key) when a job secret is set: 1, 0 (none) or -EINVAL. */
+/*
+ * Replace an id's @key by HMAC(job secret, key) when a job secret is set:
+ * 1, 0 (none) or -EINVAL after ccom_set_last_error().
+ */
 int ccom_bs_id_mix_secret(uint8_t key[CCOM_BS_KEY_BYTES]);
 
 /*

@@ -222,7 +222,7 @@ int main(int argc, char **argv)
 	T_CHECK(w == 0, "%d WARNs that the key is public with a secret set", w);
 
 	snprintf(a1, sizeof(a1), "127.0.0.1:%d", t_free_port(AF_INET));
-	j.timeout_s = 8;
+	j.timeout_s = 5;
 	j.r[0].expect = j.r[1].expect = 2;
 	j.r[2].secret = NULL;
 	j.r[2].expect = 1;
@@ -237,7 +237,7 @@ torch:
 	/* torch: the id through a store anyone may read; the secret in the environment. */
 	memset(&j, 0, sizeof(j));
 	j.nranks = 3;
-	j.timeout_s = 8;
+	j.timeout_s = 5;
 	j.r[0].secret = j.r[1].secret = "t0rch";
 	j.r[0].expect = j.r[1].expect = 2;
 	j.r[2].expect = 1;
