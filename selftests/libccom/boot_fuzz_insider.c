@@ -27,7 +27,9 @@
  *
  * A "root" that answers a rank's first message with a success and a ring
  * neighbour instead of its proof: the rank fails ("authentication failed
- * ... before proving") and never connects to that neighbour.
+ * ... before proving") and never connects to that neighbour; the same
+ * from a "root 0" to root 1 of 2 ids, whose answer carries every rank's
+ * address: root 1 does not adopt it, its rank fails naming root 0.
  *
  * CCOM_BOOT_FUZZ_SEED=S reproduces the order and the random bytes.
  */
@@ -482,6 +484,73 @@ static int fuzz_refusal(void)
 	return T_PASS;
 }
 
+static ccomUniqueId two_ids[2];	/* ids[0] a fake root 0's, ids[1] a real root's */
+
+static int subroot_rank(int rank, int nranks, void *arg)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+	ccomResult_t res;
+	ccomComm_t comm;
+
+	(void)rank;
+	(void)nranks;
+	(void)arg;
+	cfg.timeoutSec = 10;
+	res = ccomCommInitRankScalable(&comm, 2, 1, 2, two_ids, &cfg);
+	T_CHECK(res != ccomSuccess, "rank 1 initialised on a table root 0 never proved");
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "root 0 failed authentication", NULL),
+		"message: %s", ccomGetLastError(NULL));
+	printf("  rank 1: %s\n", ccomGetLastError(NULL));
+	ccomCommDestroy(comm);
+	return T_PASS;
+}
+
+/*
+ * Root 1 of 2 reporting to a "root 0" that answers its hello with a success
+ * and every rank's address instead of its proof: root 1 must not adopt that
+ * table (its rank fails naming root 0's failed authentication).
+ */
+static int fuzz_subroot_refusal(void)
+{
+	union ccom_sockaddr ra, na, tbl[2];
+	struct ccom_bs_auth_hello ah;
+	struct ccom_bs_reply rep;
+	struct ccom_bs_id b;
+	struct t_ranks t;
+	int lfd = listen_local(&ra), nfd = listen_local(&na), fd, codes[1], bad;
+	size_t i;
+
+	printf("root 1 of 2, a reply of success from root 0 before its proof:\n");
+	T_CHECK(lfd >= 0 && nfd >= 0, "listen on 127.0.0.1");
+	memset(&b, 0, sizeof(b));
+	b.magic = 0x0fedcba987654321ULL;
+	b.id_version = CCOM_BS_ID_VERSION;
+	b.root = ra;
+	for (i = 0; i < sizeof(b.secret); i++)
+		b.secret[i] = (uint8_t)rnd(256);
+	ccom_bs_id_encode(&b, &two_ids[0]);
+	T_CHECK(!t_ranks_start(&t, 1, subroot_rank, NULL, &two_ids[1]), "fork");
+	T_CCOM(ccomGetUniqueId(&two_ids[1]), ccomSuccess);
+	t_ranks_release(&t, &two_ids[1]);
+	fd = accept_within(lfd, 20);
+	T_CHECK(fd >= 0, "root 1 never reported to root 0");
+	T_CHECK(recv(fd, &ah, sizeof(ah), MSG_WAITALL) == (ssize_t)sizeof(ah), "its hello");
+	memset(&rep, 0, sizeof(rep));
+	rep.magic = b.magic;
+	rep.type = CCOM_BS_REPLY;
+	rep.msg_len = sizeof(tbl);
+	tbl[0] = tbl[1] = na;
+	T_CHECK(send(fd, &rep, sizeof(rep), MSG_NOSIGNAL) == (ssize_t)sizeof(rep) &&
+		send(fd, tbl, sizeof(tbl), MSG_NOSIGNAL) == (ssize_t)sizeof(tbl), "the reply");
+	bad = accept_within(nfd, 3) >= 0;
+	T_CHECK(!bad, "rank 1 connected to an address of root 0's unproven table");
+	T_CHECK(!t_ranks_wait(&t, codes, 60), "rank 1 exited %d", codes[0]);
+	close(fd);
+	close(lfd);
+	close(nfd);
+	return T_PASS;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t seed = getenv("CCOM_BOOT_FUZZ_SEED") ?
@@ -500,7 +569,7 @@ int main(int argc, char **argv)
 		return T_FAIL;
 	if ((argc < 2 || !strcmp(argv[1], "frames")) && fuzz_frames())
 		return T_FAIL;
-	if ((argc < 2 || !strcmp(argv[1], "refusal")) && fuzz_refusal())
+	if ((argc < 2 || !strcmp(argv[1], "refusal")) && (fuzz_refusal() || fuzz_subroot_refusal()))
 		return T_FAIL;
 	unlink(logf);
 	printf("every hostile authenticated frame was refused or failed the job cleanly\n");
