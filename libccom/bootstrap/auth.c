@@ -13,6 +13,7 @@
  * for another kind of connection.  Calls mac.c only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "bootstrap/auth.h"
@@ -25,10 +26,12 @@
 
 int ccom_bs_secret_new(uint8_t key[CCOM_BS_KEY_BYTES])
 {
+	char why[200];
+
 	if (!ccom_random_bytes(key, CCOM_BS_KEY_BYTES))
 		return 0;
-	ccom_set_last_error("Bootstrap: getrandom() failed: cannot make the secret of a unique id (%s)",
-			    ccomGetLastError(NULL));
+	snprintf(why, sizeof(why), "%s", ccomGetLastError(NULL));
+	ccom_set_last_error("Bootstrap: cannot make the secret of a unique id: %s", why);
 	return -EIO;
 }
 

@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -160,6 +161,15 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	/* Both sides prove they hold the id's secret; a root of another version may refuse instead. */
 	rc = ccom_bs_auth_connect(fd, id->secret, id->magic, ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO,
 				  a->rank, deadline, a->abort, &ah, nonce_a, &rep);
+	if (rc == -EIO) {
+		char why[200];
+
+		close(fd);
+		snprintf(why, sizeof(why), "%s", ccomGetLastError(NULL));
+		ccom_set_last_error("Bootstrap: rank %d: no nonce for the connection to the root at %s: %s",
+				    a->rank, ra, why);
+		return rc;
+	}
 	if (rc == -EKEYREJECTED) {
 		close(fd);
 		ccom_set_last_error("Bootstrap: rank %d: authentication failed with the bootstrap root at %s: it does not hold this job's key (another job's id, different CCOM_COMM_SECRET or CCOM_COMM_SECRET_FILE contents on the ranks, or the root's address now belongs to another program); pass every rank the same unique id (or CCOM_COMM_ID) and the same secret",

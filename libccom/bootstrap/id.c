@@ -180,8 +180,10 @@ int ccom_bs_random_magic(uint64_t *magic)
 {
 	do {
 		if (ccom_random_bytes(magic, sizeof(*magic))) {
-			ccom_set_last_error("Bootstrap: getrandom() failed: cannot make the magic of a unique id (%s)",
-					    ccomGetLastError(NULL));
+			char why[200];
+
+			snprintf(why, sizeof(why), "%s", ccomGetLastError(NULL));
+			ccom_set_last_error("Bootstrap: cannot make the magic of a unique id: %s", why);
 			return -EIO;
 		}
 	} while (*magic == CCOM_BS_FIXED_MAGIC || !*magic);

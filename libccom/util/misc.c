@@ -73,7 +73,7 @@ int ccom_random_bytes(void *buf, size_t len)
 			continue;
 		if (n <= 0) {
 			/* No guessable fallback: ids, secrets and nonces must be unpredictable. */
-			ccom_set_last_error("getrandom() failed (%s): libccom cannot make the random bytes of a unique id or of a connection's authentication; check the kernel's random source (seccomp filters, very old kernels)",
+			ccom_set_last_error("getrandom() failed (%s); check the kernel's random source (a seccomp filter, a very old kernel)",
 					    n < 0 ? strerror(errno) : "no bytes");
 			explicit_bzero(buf, len);
 			return -EIO;
