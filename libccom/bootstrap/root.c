@@ -395,7 +395,11 @@ static int root_challenge(struct root *rt, int i)
 		ccom_bs_subroot_key(rt->key, p->ah.who, key);
 	else
 		memcpy(key, rt->key, sizeof(key));
-	ccom_bs_auth_challenge_init(&ch, key, &p->ah);
+	if (ccom_bs_auth_challenge_init(&ch, key, &p->ah)) {
+		explicit_bzero(key, sizeof(key));
+		root_drop_as(rt, i, ccomGetLastError(NULL), " (no nonce for the challenge)");
+		return -1;
+	}
 	explicit_bzero(key, sizeof(key));
 	if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(ch)) {
 		root_drop(rt, i, "could not send the challenge");
