@@ -384,8 +384,8 @@ ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 ccomResult_t ccomGather(const void *sendbuff, void *recvbuff, size_t count,
 			ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream)
 {
-	struct ccom_op o = { .kind = CCOM_COLL_GATHER, .sendbuff = sendbuff,
-			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .root = root };
+	struct ccom_op o = { .kind = CCOM_COLL_GATHER, .sendbuff = sendbuff, .recvbuff = recvbuff,
+			     .count = count, .dtype = datatype, .root = root };
 
 	return enqueue(comm, &o, stream);
 }
@@ -393,8 +393,8 @@ ccomResult_t ccomGather(const void *sendbuff, void *recvbuff, size_t count,
 ccomResult_t ccomScatter(const void *sendbuff, void *recvbuff, size_t count,
 			 ccomDataType_t datatype, int root, ccomComm_t comm, ccomStream_t stream)
 {
-	struct ccom_op o = { .kind = CCOM_COLL_SCATTER, .sendbuff = sendbuff,
-			     .recvbuff = recvbuff, .count = count, .dtype = datatype, .root = root };
+	struct ccom_op o = { .kind = CCOM_COLL_SCATTER, .sendbuff = sendbuff, .recvbuff = recvbuff,
+			     .count = count, .dtype = datatype, .root = root };
 
 	return enqueue(comm, &o, stream);
 }

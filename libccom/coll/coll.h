@@ -42,7 +42,7 @@ struct ccom_coll_state {
 	/* Its network half: the signature every network conn carries (xfer.h); cap 0: none. */
 	struct ccom_xfer_sig wire_sig;
 
-	/* PreMulSum (redop.c): the comm's custom ops, and the premultiplied input (executor only). */
+	/* PreMulSum (redop.c): the comm's custom ops; the premultiplied input (executor only). */
 	struct ccom_redops *redops;
 	char *premul_tmp;
 	size_t premul_tmp_size;

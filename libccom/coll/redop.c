@@ -40,7 +40,7 @@ struct redop_slot {
 };
 
 struct ccom_redops {
-	pthread_mutex_t lock;		/* protects slots, n, cap: API threads create and destroy */
+	pthread_mutex_t lock;		/* protects slots, n, cap (API threads) */
 	struct redop_slot *slots;
 	int n, cap;
 };

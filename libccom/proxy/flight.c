@@ -56,7 +56,8 @@ static void fill_names(struct ccom_pub_ops *t)
 		snprintf(t->kind_names[i], CCOM_PUB_NAME_LEN, "%s", short_kind_name((enum ccom_coll_kind)i));
 	for (i = 0; i < ccomNumTypes && i < CCOM_PUB_DTYPES; i++)
 		snprintf(t->dtype_names[i], CCOM_PUB_NAME_LEN, "%s", ccom_dtype_name((ccomDataType_t)i));
-	for (i = 0; i <= (int)CCOM_OP_PREMULSUM && i < CCOM_PUB_REDOPS; i++)	/* + premulsum */
+	/* The built-in ops, then "premulsum" for every PreMulSum op. */
+	for (i = 0; i <= (int)CCOM_OP_PREMULSUM && i < CCOM_PUB_REDOPS; i++)
 		snprintf(t->redop_names[i], CCOM_PUB_NAME_LEN, "%s", ccom_op_name((ccomRedOp_t)i));
 	snprintf(t->algo_names[0], CCOM_PUB_NAME_LEN, "-");
 	__atomic_store_n(&t->algo_count, 1, __ATOMIC_RELEASE);
@@ -300,7 +301,8 @@ void ccom_flight_enqueue(struct ccom_flight *fr, struct ccom_op *op)
 		e->dtype = (uint8_t)op->dtype;
 		e->root = ccom_coll_has_root(op->kind) ? op->root : -1;
 	}
-	e->op = !ccom_coll_has_op(op->kind) ? -1 : op->premul ? (int8_t)CCOM_OP_PREMULSUM : (int8_t)op->op;
+	e->op = !ccom_coll_has_op(op->kind) ? -1 :
+		op->premul ? (int8_t)CCOM_OP_PREMULSUM : (int8_t)op->op;
 	e->err = 0;
 	e->algo = e->proto = 0;
 	e->t_enqueue_us = ccom_flight_now();
