@@ -6,8 +6,8 @@
  * 1023} on one communicator per rank, each result compared with the
  * reference of coll_util.h, and the bytes after every output checked for
  * overruns.  With job->big, the count 1 Mi + 3 runs too, for float32/sum
- * and int8/max only (allgather, reducescatter and alltoall use
- * (1 Mi + 3) / nranks + 1 elements per block), to keep the suite fast;
+ * and int8/max only (allgather, reducescatter, alltoall, gather and
+ * scatter use (1 Mi + 3) / nranks + 1 elements per block), to keep the suite fast;
  * under ASan/UBSan (CCOM_TEST_SANITIZER) the big counts run on up to 4
  * ranks only.
  */
