@@ -13,7 +13,8 @@
  * order of the additions is the algorithm's).  On 1, 2, 3 and 4 forked
  * ranks of one host (shm), on 3 ranks over TCP (CCOM_TRANSPORT=net) and,
  * where /dev/nccom exists, on 2 and 3 ranks with CCOM_KDEV=1 (the
- * engine's in-kernel sum).  Then the contract: a ccomScalarDevice value
+ * engine's in-kernel sum; CCOM_TEST_KDEV_ONLY=1, as kdev/run-vm sets it,
+ * runs only those).  Then the contract: a ccomScalarDevice value
  * changed after creation is the one used, a ccomScalarHostImmediate one
  * is not; an op destroyed right after the call that was given it still
  * applies there; destroying twice, a built-in op, a destroyed op's use,
@@ -223,11 +224,18 @@ int main(void)
 		{ 1, NULL }, { 2, NULL }, { 3, NULL }, { 4, NULL }, { 3, "CCOM_TRANSPORT=net" },
 		{ 2, "CCOM_KDEV=1" }, { 3, "CCOM_KDEV=1" },
 	};
+	/* The guest (kdev/run-vm) runs only the engine's jobs: the host ran the others. */
+	const char *kdev_only = getenv("CCOM_TEST_KDEV_ONLY");
 	struct ct_job j = { 0 };
 	double t0;
 	size_t i;
+	int ran = 0;
 
 	for (i = 0; i < sizeof(runs) / sizeof(runs[0]); i++) {
+		if (kdev_only && *kdev_only == '1' && !runs[i].env)
+			continue;
+		if (kdev_only && *kdev_only == '1' && strcmp(runs[i].env, "CCOM_KDEV=1"))
+			continue;
 		if (runs[i].env && !strcmp(runs[i].env, "CCOM_KDEV=1") && access("/dev/nccom", R_OK | W_OK)) {
 			printf("%d ranks, CCOM_KDEV=1: not run (no /dev/nccom; selftests/libccom/kdev/run-vm runs it)\n",
 			       runs[i].n);
@@ -240,6 +248,7 @@ int main(void)
 		printf("%d ranks%s%s: premulsum passed in %.1f s\n", runs[i].n, runs[i].env ? ", " : "",
 		       runs[i].env ? runs[i].env : "", t_now() - t0);
 		fflush(stdout);
+		ran++;
 	}
-	return T_PASS;
+	return ran ? T_PASS : t_skip("no job ran (CCOM_TEST_KDEV_ONLY=1 without /dev/nccom)");
 }
