@@ -7,33 +7,24 @@
  * reason the job cannot start.  It is a rendezvous point, not a data plane:
  * it exits once every rank has its answer.
  *
- * The loop is poll()-driven so that a foreign connection (wrong magic,
- * garbage, a half-sent hello, a failed proof of the id's secret) is
- * dropped and logged without delaying the ranks.  Every connection first
- * authenticates (auth.h): only a peer that holds the unique id's secret
- * can check in, so only it can fail the job (skew, duplicate rank).  A
- * check-in of bootstrap wire version 1 (an older libccom) cannot prove
- * anything: it is told why it is refused, and the job goes on without it
- * (its absence is named, with the reason, when the root times out).  Its deadline is derived from the ranks' own remaining time (minus
- * a margin), so that a missing rank is reported by the root, naming the
- * ranks that never checked in, before the present ranks time out alone.
- * Of the folder it uses id.c (the identity it checks the ranks' against)
- * and auth.c; bootstrap.c starts it with ccom_bs_root_start().
+ * This file owns the poll loop, the connections that have not checked in
+ * yet, their authentication and the flat check-in.  The loop is
+ * poll()-driven so that a foreign connection (wrong magic, garbage, a
+ * half-sent hello, a failed proof of the id's secret) is dropped and logged
+ * without delaying the ranks.  Every connection first authenticates
+ * (auth.h): only a peer that holds the unique id's secret can check in, so
+ * only it can fail the job (skew, duplicate rank).  A check-in of bootstrap
+ * wire version 1 (an older libccom) cannot prove anything: it is told why
+ * it is refused, and the job goes on without it (its absence is named, with
+ * the reason, when the root times out).  Its deadline is derived from the
+ * ranks' own remaining time (minus a margin), so that a missing rank is
+ * reported by the root, naming the ranks that never checked in, before the
+ * present ranks time out alone.
  *
- * Several roots (ccomCommInitRankScalable, nIds > 1, wire.h): each root
- * serves the ranks r with r * nids / nranks == its index; a root k > 0
- * whose ranks are in sends their addresses to root 0 and gets everyone's
- * back (a blocking exchange), root 0 waits for its own ranks and every
- * other root, then each answers its own ranks.  A failure anywhere (a
- * missing rank, a mismatch, a hang-up) is reported to root 0, which tells
- * every root, so every present rank gets the same sentence.  Root 0 waits
- * half a margin longer than the others, so that a root k's report of a
- * missing rank arrives before root 0 would time out on its own.
- * Hierarchical with several roots, each root runs the hierarchical
- * protocol for its own range (its host leaders forward runs of that
- * range); in the combine step a root k > 0 reports only its leaders and
- * root 0 sends every root the table of all leaders, from which each root
- * tells its leaders their neighbours in the ring of all leaders.
+ * Several roots (the combine step) are in root_multi.c, host leaders (the
+ * hierarchical bootstrap) in root_hier.c; root_private.h is what the three
+ * share.  Of the folder it uses id.c (the identity it checks the ranks'
+ * against) and auth.c; bootstrap.c starts it with ccom_bs_root_start().
  */
 #include <errno.h>
 #include <poll.h>
@@ -43,84 +34,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bootstrap/auth.h"
-#include "bootstrap/bootstrap_private.h"
+#include "bootstrap/root_private.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
 
-#define ROOT_HELLO_GRACE_US 10000000	/* per step: hello, answer to the challenge, check-in */
-#define ROOT_MAX_PENDING 4096
-
-/* What a connection that has not checked in yet reads next. */
-enum root_stage {
-	RP_HEAD,	/* magic and type: of an auth hello, or of a wire version 1 check-in */
-	RP_AUTH,	/* the rest of struct ccom_bs_auth_hello */
-	RP_V1,		/* the rest of a wire version 1 check-in (to be refused) */
-	RP_ANSWER,	/* struct ccom_bs_auth_answer, after our challenge */
-	RP_CHECKIN,	/* struct ccom_bs_hello (and ext), after the proof */
-};
-
-#define RP_HEAD_BYTES (sizeof(uint64_t) + sizeof(uint32_t))
-
-struct root_pending {
-	int fd;
-	int64_t since;
-	enum root_stage stage;
-	size_t got;		/* bytes of the stage's message (hello + ext in RP_CHECKIN) */
-	union ccom_sockaddr from;
-	struct ccom_bs_auth_hello ah;
-	uint8_t nonce[CCOM_BS_NONCE_BYTES];	/* our challenge's */
-	struct ccom_bs_auth_answer ans;
-	struct ccom_bs_hello hello;
-	struct ccom_bs_hello_ext ext;
-};
-
-struct root_rank {
-	int fd;			/* -1 until checked in, and after answered (members: always) */
-	int in;			/* checked in, itself or through its host leader */
-	int leader;		/* checked in as a host leader (hierarchical): @fd carries members */
-	int via;		/* members: the rank of their host leader */
-	struct ccom_bs_hello hello;
-};
-
-struct root {
-	int lfd;
-	uint64_t magic;
-	uint8_t key[CCOM_BS_KEY_BYTES];		/* the id's secret */
-	uint8_t sub_key[CCOM_BS_KEY_BYTES];	/* root k > 0: its key towards root 0 */
-	int have_sub_key;
-	char refused[400];	/* the last check-in refused unauthenticated, for the timeout */
-	int nranks;		/* fixed by the first check-in, -1 before */
-	int first_rank;
-	int count;
-	struct root_rank *ranks;
-	int64_t first_us;
-	int64_t deadline;	/* report a timeout at this time (0: no rank yet) */
-	int64_t linger;		/* after a failure, keep answering until then */
-	int64_t latest;		/* when the last checked-in rank gives up by itself */
-	int failed;		/* -errno once the job cannot start */
-	int mode;		/* of the first check-in: 0 none yet, CCOM_BS_HELLO(_MULTI) or _HELLO_HOST */
-	int nleaders;
-	char msg[CCOM_BS_MAX_MSG];
-	/* Several roots (nids > 1); nids 1: one root, lo 0, hi nranks. */
-	int nids, idx, lo, hi;
-	uint64_t root0_magic;
-	union ccom_sockaddr root0;
-	union ccom_sockaddr *addrs;	/* every rank's listen address as known here */
-	int *sub_fd;			/* root 0: connection of each root k > 0, or -1 */
-	int subs_in;
-	int reported;			/* root k > 0: root 0 was told (table or failure) */
-	struct root_pending *pend;	/* connections that have not checked in yet */
-	int npend;
-	int cap;
-	struct pollfd *pfd;		/* poll set of one round */
-	int *who;			/* rank of each polled checked-in connection */
-	int pfd_cap;
-};
-
 /* Send a verdict followed by @len bytes of @data (error text or address entries). */
-static void root_send_reply_data(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
+void ccom_bs_root_send_reply_data(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
 				 const void *msg, size_t len)
 {
 	struct ccom_bs_reply r;
@@ -140,92 +60,17 @@ static void root_send_reply_data(int fd, uint64_t magic, int err, const union cc
 	ccom_sock_send_all(fd, buf, sizeof(r) + len, ccom_now_us() + 1000000, NULL);
 }
 
-static void root_send_reply(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
+void ccom_bs_root_send_reply(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,
 			    const char *msg)
 {
 	size_t len = msg ? strlen(msg) : 0;
 
-	root_send_reply_data(fd, magic, err, next, msg,
+	ccom_bs_root_send_reply_data(fd, magic, err, next, msg,
 			     len < CCOM_BS_MAX_MSG ? len : CCOM_BS_MAX_MSG);
 }
 
-/* A host leader's check-in (hierarchical bootstrap), with one root or several. */
-static int is_host(uint32_t type)
-{
-	return type == CCOM_BS_HELLO_HOST || type == CCOM_BS_HELLO_HOST_MULTI;
-}
-
-/* First rank of root @idx's range: ceil(idx * nranks / nids). */
-static int range_lo(int idx, int nranks, int nids)
-{
-	return (int)(((int64_t)idx * nranks + nids - 1) / nids);
-}
-
-/* Root 0: pass a failure on to every root k > 0 that is waiting for the table. */
-static void root_tell_subs(struct root *rt, int err)
-{
-	int k;
-
-	for (k = 1; rt->sub_fd && k < rt->nids; k++) {
-		if (rt->sub_fd[k] < 0)
-			continue;
-		root_send_reply(rt->sub_fd[k], rt->magic, err, NULL, rt->msg);
-		close(rt->sub_fd[k]);
-		rt->sub_fd[k] = -1;
-	}
-}
-
-/* Send root 0 a struct ccom_bs_subroot and @len bytes of @data; 0 or -errno. */
-static int root_sub_send(struct root *rt, int fd, int err, uint32_t count, const void *data,
-			 size_t len, int64_t deadline)
-{
-	struct ccom_bs_subroot m;
-	int64_t now = ccom_now_us();
-	int rc;
-
-	memset(&m, 0, sizeof(m));
-	m.magic = rt->root0_magic;
-	m.type = CCOM_BS_SUBROOT;
-	m.abi = ccom_abi_id();
-	m.idx = rt->idx;
-	m.nids = rt->nids;
-	m.nranks = rt->nranks;
-	m.err = err;
-	m.count = count;
-	m.msg_len = err ? (uint32_t)len : 0;
-	m.remaining_ms = rt->latest > now ? (uint32_t)((rt->latest - now) / 1000) : 0;
-	m.hier = (uint32_t)is_host(rt->mode);
-	rc = ccom_sock_send_all(fd, &m, sizeof(m), deadline, NULL);
-	if (!rc && len)
-		rc = ccom_sock_send_all(fd, data, len, deadline, NULL);
-	return rc;
-}
-
-/* Root k > 0 towards root 0: prove the key derived from ids[0]'s secret; 0, 1 refused, or -errno. */
-static int root_sub_auth(struct root *rt, int fd, int64_t deadline)
-{
-	struct ccom_bs_reply head;
-
-	return ccom_bs_auth_connect(fd, rt->sub_key, rt->root0_magic, CCOM_BS_SUBROOT, rt->idx,
-				    deadline, NULL, NULL, NULL, &head);
-}
-
-/* Root k > 0 failed: tell root 0 (best effort, 1 s), which tells everyone. */
-static void root_sub_report(struct root *rt, int err)
-{
-	int64_t deadline = ccom_now_us() + 1000000;
-	int fd;
-
-	rt->reported = 1;
-	if (!rt->have_sub_key || ccom_sock_connect(&rt->root0, deadline, NULL, &fd))
-		return;
-	if (!root_sub_auth(rt, fd, deadline))
-		root_sub_send(rt, fd, err, 0, rt->msg, strlen(rt->msg), deadline);
-	close(fd);
-}
-
 /* The job cannot start: tell every rank that checked in, and later ones too. */
-static void root_fail(struct root *rt, int err, int64_t linger)
+void ccom_bs_root_fail(struct root *rt, int err, int64_t linger)
 {
 	int r;
 
@@ -234,16 +79,16 @@ static void root_fail(struct root *rt, int err, int64_t linger)
 	ccom_warn("Bootstrap root: %s", rt->msg);
 	/* Root 0 first: its own timeout is only half a margin later (a loaded host). */
 	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
-		root_sub_report(rt, err);
+		ccom_bs_root_sub_report(rt, err);
 	for (r = 0; rt->ranks && r < rt->nranks; r++) {
 		if (rt->ranks[r].fd < 0)
 			continue;
-		root_send_reply(rt->ranks[r].fd, rt->magic, err, NULL, rt->msg);
+		ccom_bs_root_send_reply(rt->ranks[r].fd, rt->magic, err, NULL, rt->msg);
 		close(rt->ranks[r].fd);
 		rt->ranks[r].fd = -1;
 	}
 	if (rt->nids > 1 && rt->idx == 0)
-		root_tell_subs(rt, err);
+		ccom_bs_root_tell_subs(rt, err);
 }
 
 /* One log line per dropped connection, naming the peer. */
@@ -290,45 +135,12 @@ static int root_check_skew(struct root *rt, const struct ccom_bs_hello *h)
 	return -EBADE;
 }
 
-/* Hierarchical: every rank is in; tell each host leader its place in the leaders' ring. */
-static void root_all_in_hier(struct root *rt)
-{
-	int *lead, h = 0, r, mine = rt->nleaders;
-
-	/* With several roots the leaders of the other roots are marked too (root 0's table). */
-	for (rt->nleaders = 0, r = 0; r < rt->nranks; r++)
-		rt->nleaders += rt->ranks[r].leader;
-	lead = malloc(rt->nleaders * sizeof(*lead));
-	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks of its range checked in through %d host leaders (%d in the job) after %.3f ms",
-		  rt->idx, rt->nids, rt->hi - rt->lo, mine, rt->nleaders,
-		  (ccom_now_us() - rt->first_us) / 1e3);
-	for (r = 0; lead && r < rt->nranks; r++)
-		if (rt->ranks[r].leader)
-			lead[h++] = r;
-	for (h = 0; lead && h < rt->nleaders; h++) {
-		struct ccom_bs_host_info hi = {
-			.nhosts = rt->nleaders,
-			.index = h,
-			.prev_leader = lead[(h - 1 + rt->nleaders) % rt->nleaders],
-			.next_leader = lead[(h + 1) % rt->nleaders],
-		};
-		int fd = rt->ranks[lead[h]].fd;
-
-		if (fd < 0)
-			continue;	/* a leader of another root */
-		root_send_reply_data(fd, rt->magic, 0, &rt->addrs[hi.next_leader], &hi, sizeof(hi));
-		close(fd);
-		rt->ranks[lead[h]].fd = -1;
-	}
-	free(lead);
-}
-
 static void root_all_in(struct root *rt)
 {
 	int r;
 
 	if (is_host(rt->mode)) {
-		root_all_in_hier(rt);
+		ccom_bs_root_all_in_hier(rt);
 		return;
 	}
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap root %d/%d: all %d ranks checked in after %.3f ms",
@@ -344,7 +156,7 @@ static void root_all_in(struct root *rt)
 			e[k].rank = (int32_t)((r - dist + n) % n);
 			e[k].addr = rt->addrs[e[k].rank];
 		}
-		root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->addrs[next], e,
+		ccom_bs_root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->addrs[next], e,
 				     k * sizeof(e[0]));
 		close(rt->ranks[r].fd);
 		rt->ranks[r].fd = -1;
@@ -352,7 +164,7 @@ static void root_all_in(struct root *rt)
 }
 
 /* The job's shape, from its first check-in (or, at root 0, a root k's report). */
-static int root_setup(struct root *rt, int nranks, int nids, int idx)
+int ccom_bs_root_setup(struct root *rt, int nranks, int nids, int idx)
 {
 	int r;
 
@@ -377,24 +189,6 @@ static int root_setup(struct root *rt, int nranks, int nids, int idx)
 	return 0;
 }
 
-/* Several roots: the rank's ids must match this root's and it must be one of its ranks. */
-static int root_check_multi(struct root *rt, const struct ccom_bs_hello *h, int nids, int idx)
-{
-	if (nids != rt->nids) {
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "nIds mismatch: rank %d (%s pid %d) passed %d unique id(s) but this root (ids[%d]) serves a job of %d; every rank must pass the same nIds and ids",
-			 h->rank, h->host, h->pid, nids, rt->idx, rt->nids);
-		return -EPERM;
-	}
-	if (idx != rt->idx || h->rank < rt->lo || h->rank >= rt->hi) {
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "rank %d (%s pid %d) checked in with ids[%d], whose root serves ranks %d-%d of %d (rank r uses ids[r * nIds / nranks]); pass the ids in the same order on every rank",
-			 h->rank, h->host, h->pid, idx, rt->lo, rt->hi - 1, rt->nranks);
-		return -EPERM;
-	}
-	return 0;
-}
-
 /* A complete, well-formed hello arrived on pending connection @i. */
 static void root_checkin(struct root *rt, int i)
 {
@@ -411,7 +205,7 @@ static void root_checkin(struct root *rt, int i)
 		rt->latest = now + (int64_t)h->remaining_ms * 1000;
 	if (rt->failed) {
 		/* Later ranks of a failed job get the verdict too. */
-		root_send_reply(p.fd, rt->magic, rt->failed, NULL, rt->msg);
+		ccom_bs_root_send_reply(p.fd, rt->magic, rt->failed, NULL, rt->msg);
 		close(p.fd);
 		if (dl > rt->linger)
 			rt->linger = dl;
@@ -429,7 +223,7 @@ static void root_checkin(struct root *rt, int i)
 			 h->rank, h->nranks, h->host, h->pid, idx, nids);
 		err = -EINVAL;
 	} else if (rt->nranks < 0) {
-		err = root_setup(rt, h->nranks, nids, idx);
+		err = ccom_bs_root_setup(rt, h->nranks, nids, idx);
 		rt->first_rank = h->rank;
 		if (multi) {
 			rt->root0 = p.ext.root0;
@@ -450,7 +244,7 @@ static void root_checkin(struct root *rt, int i)
 			 "nranks mismatch: rank %d (%s pid %d) checked in with nranks %d but %s with nranks %d; every rank must pass the same nranks",
 			 h->rank, h->host, h->pid, h->nranks, who, rt->nranks);
 		err = -EPERM;
-	} else if (!err && (err = root_check_multi(rt, h, nids, idx))) {
+	} else if (!err && (err = ccom_bs_root_check_multi(rt, h, nids, idx))) {
 		/* rt->msg says which */
 	} else if (!err && rt->mode && is_host(rt->mode) != is_host(h->type)) {
 		char who[64];
@@ -477,9 +271,9 @@ static void root_checkin(struct root *rt, int i)
 	}
 	if (err) {
 		/* The refused connection gets the verdict as well. */
-		root_send_reply(p.fd, rt->magic, err, NULL, rt->msg);
+		ccom_bs_root_send_reply(p.fd, rt->magic, err, NULL, rt->msg);
 		close(p.fd);
-		root_fail(rt, err, dl > rt->deadline ? dl : rt->deadline);
+		ccom_bs_root_fail(rt, err, dl > rt->deadline ? dl : rt->deadline);
 		return;
 	}
 	rt->ranks[h->rank].fd = p.fd;
@@ -531,11 +325,8 @@ static void root_timeout(struct root *rt)
 	}
 	free(in);
 	/* Ranks arriving late get the verdict too, as long as the others wait. */
-	root_fail(rt, -ETIMEDOUT, rt->latest);
+	ccom_bs_root_fail(rt, -ETIMEDOUT, rt->latest);
 }
-
-/* Read what is available on pending connection @i; 1 if it was consumed. */
-static void root_subroot_in(struct root *rt, int i);
 
 /* A check-in of bootstrap wire version 1 (no authentication): tell it why, drop it. */
 static void root_refuse_v1(struct root *rt, int i)
@@ -549,7 +340,7 @@ static void root_refuse_v1(struct root *rt, int i)
 		 ccom_version_code(), ccom_abi_id(), (unsigned long long)ccom_build_hash(),
 		 CCOM_BS_WIRE_VERSION);
 	snprintf(rt->refused, sizeof(rt->refused), "%.390s", msg);
-	root_send_reply(rt->pend[i].fd, rt->magic, -EBADE, NULL, msg);
+	ccom_bs_root_send_reply(rt->pend[i].fd, rt->magic, -EBADE, NULL, msg);
 	root_drop_as(rt, i, msg,
 		     " (refused without failing the job: an unauthenticated check-in could come from anyone who saw the magic)");
 }
@@ -566,7 +357,7 @@ static int root_challenge(struct root *rt, int i)
 		snprintf(why, sizeof(why),
 			 "the peer speaks bootstrap wire version %u, this root version %d: use the same libccom build on every rank",
 			 p->ah.wire, CCOM_BS_WIRE_VERSION);
-		root_send_reply(p->fd, rt->magic, -EBADE, NULL, why);
+		ccom_bs_root_send_reply(p->fd, rt->magic, -EBADE, NULL, why);
 		root_drop(rt, i, why);
 		return -1;
 	}
@@ -701,6 +492,7 @@ static int root_checkin_in(struct root *rt, int i)
 	return 1;
 }
 
+/* Read what is available on pending connection @i; 1 if it was consumed. */
 static int root_read_pending(struct root *rt, int i)
 {
 	struct root_pending *p = &rt->pend[i];
@@ -743,7 +535,7 @@ static int root_read_pending(struct root *rt, int i)
 			return 1;
 		}
 		if (p->ah.role == CCOM_BS_SUBROOT) {
-			root_subroot_in(rt, i);
+			ccom_bs_root_subroot_in(rt, i);
 			return 1;
 		}
 		p->stage = RP_CHECKIN;
@@ -751,240 +543,6 @@ static int root_read_pending(struct root *rt, int i)
 		p->since = ccom_now_us();
 		return 0;
 	}
-}
-
-/* Root 0: a root k > 0 reports its ranks' addresses (kept, with its connection) or its failure. */
-static void root_subroot_in(struct root *rt, int i)
-{
-	struct root_pending p = rt->pend[i];
-	int64_t now = ccom_now_us(), until = now + 2000000;
-	struct ccom_bs_subroot m;
-	struct ccom_bs_addr_entry *e = NULL;
-	char text[CCOM_BS_MAX_MSG + 1];
-	int lo, hi, err = 0;
-	uint32_t k;
-
-	rt->pend[i] = rt->pend[--rt->npend];
-	if (ccom_sock_recv_all(p.fd, &m, sizeof(m), until, NULL) || m.magic != rt->magic ||
-	    m.type != CCOM_BS_SUBROOT || m.idx != p.ah.who ||
-	    m.abi != ccom_abi_id() || m.nids < 2 || m.idx < 1 || m.idx >= m.nids ||
-	    m.nranks < m.nids || m.msg_len > CCOM_BS_MAX_MSG) {
-		ccom_warn("Bootstrap root: dropped a malformed report of another root");
-		close(p.fd);
-		return;
-	}
-	if (now + (int64_t)m.remaining_ms * 1000 > rt->latest)
-		rt->latest = now + (int64_t)m.remaining_ms * 1000;
-	if (rt->failed) {
-		root_send_reply(p.fd, rt->magic, rt->failed, NULL, rt->msg);
-		close(p.fd);
-		return;
-	}
-	lo = range_lo(m.idx, m.nranks, m.nids);
-	hi = range_lo(m.idx + 1, m.nranks, m.nids);
-	if (m.err) {
-		size_t len = m.msg_len;
-
-		if (ccom_sock_recv_all(p.fd, text, len, until, NULL))
-			len = 0;
-		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d (ranks %d-%d) reports: %.900s", m.idx,
-			 m.nids, lo, hi - 1, len ? text : "(no reason given)");
-		close(p.fd);
-		root_fail(rt, m.err, rt->latest);
-		return;
-	}
-	if (rt->nranks < 0) {
-		err = root_setup(rt, m.nranks, m.nids, 0);
-		rt->first_rank = -1;
-	}
-	if (!err && rt->nranks == (int)m.nranks && rt->mode &&
-	    is_host(rt->mode) != (m.hier != 0)) {
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "bootstrap mode mismatch: the ranks of root %d of %d (ranks %d-%d) checked in %s but those of root 0 %s; set the same CCOM_BOOTSTRAP_HIER (and CCOM_BOOTSTRAP_HIER_THRESHOLD) on every rank",
-			 m.idx, m.nids, lo, hi - 1, m.hier ? "through host leaders" : "flat",
-			 is_host(rt->mode) ? "through host leaders" : "flat");
-		err = -EPERM;
-	} else if (err) {
-		/* rt->msg says which */
-	} else if (m.nranks != rt->nranks || m.nids != rt->nids || rt->idx != 0) {
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "root %d of a job of %d ranks and %d ids reported to the root of ids[%d] of a job of %d ranks and %d ids; every rank must pass the same nranks, nIds and ids in the same order",
-			 m.idx, m.nranks, m.nids, rt->idx, rt->nranks, rt->nids);
-		err = -EPERM;
-	} else if (rt->sub_fd[m.idx] >= 0) {
-		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported twice", m.idx, m.nids);
-		err = -EPERM;
-	} else if (m.hier ? m.count < 1 || m.count > (uint32_t)(hi - lo) :
-			    m.count != (uint32_t)(hi - lo)) {
-		snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported %u %s instead of %s%d",
-			 m.idx, m.nids, m.count, m.hier ? "host leaders" : "ranks",
-			 m.hier ? "1 to " : "", hi - lo);
-		err = -EPROTO;
-	}
-	if (!err && !rt->mode)
-		rt->mode = m.hier ? CCOM_BS_HELLO_HOST_MULTI : CCOM_BS_HELLO_MULTI;
-	if (!err) {
-		e = calloc(m.count, sizeof(*e));
-		if (!e || ccom_sock_recv_all(p.fd, e, m.count * sizeof(*e), until, NULL)) {
-			snprintf(rt->msg, sizeof(rt->msg), "root %d of %d: its table of %u ranks did not arrive",
-				 m.idx, m.nids, m.count);
-			err = -EPROTO;
-		}
-	}
-	for (k = 0; !err && k < m.count; k++) {
-		if (e[k].rank < lo || e[k].rank >= hi) {
-			snprintf(rt->msg, sizeof(rt->msg), "root %d of %d reported rank %d, not one of its ranks %d-%d",
-				 m.idx, m.nids, e[k].rank, lo, hi - 1);
-			err = -EPROTO;
-			break;
-		}
-		rt->addrs[e[k].rank] = e[k].addr;
-		/* Hierarchical: the leaders of root k join the ring of all leaders. */
-		rt->ranks[e[k].rank].leader = m.hier != 0;
-	}
-	free(e);
-	if (err) {
-		root_send_reply(p.fd, rt->magic, err, NULL, rt->msg);
-		close(p.fd);
-		root_fail(rt, err, rt->latest);
-		return;
-	}
-	rt->sub_fd[m.idx] = p.fd;
-	rt->subs_in++;
-	if (!rt->deadline)
-		rt->deadline = now + (int64_t)m.remaining_ms * 1000;
-	ccom_trace(CCOM_SUBSYS_BOOT, "Bootstrap root: root %d of %d reported ranks %d-%d", m.idx,
-		   m.nids, lo, hi - 1);
-}
-
-/* Root k > 0, hierarchical: root 0's table of every host leader (@len bytes); 0 or -errno. */
-static int root_sub_leaders_in(struct root *rt, int fd, uint32_t len, int64_t deadline)
-{
-	size_t n = len / sizeof(struct ccom_bs_addr_entry), k;
-	struct ccom_bs_addr_entry *e;
-	int rc;
-
-	if (!n || n > (size_t)rt->nranks || len % sizeof(*e))
-		return -EBADMSG;
-	e = malloc(len);
-	if (!e)
-		return -ENOMEM;
-	rc = ccom_sock_recv_all(fd, e, len, deadline, NULL);
-	for (k = 0; !rc && k < n; k++) {
-		if (e[k].rank < 0 || e[k].rank >= rt->nranks) {
-			rc = -EBADMSG;
-			break;
-		}
-		rt->addrs[e[k].rank] = e[k].addr;
-		rt->ranks[e[k].rank].leader = 1;
-	}
-	free(e);
-	return rc;
-}
-
-/*
- * Root k > 0, its ranks in: send them to root 0 and get every rank's
- * address (or root 0's verdict) back.  0, or -1 after root_fail().
- */
-static int root_sub_exchange(struct root *rt)
-{
-	int hier = is_host(rt->mode);
-	int fd = -1, rc, err = 0, r, k = 0;
-	int64_t deadline = rt->latest;
-	struct ccom_bs_addr_entry *e = calloc(rt->hi - rt->lo, sizeof(*e));
-	struct ccom_bs_reply rep;
-	char text[CCOM_BS_MAX_MSG + 1], a[80];
-
-	rt->reported = 1;
-	rc = e ? 0 : -ENOMEM;
-	/* Hierarchical: only the leaders (the ranks' addresses travel on their ring). */
-	for (r = rt->lo; e && r < rt->hi; r++) {
-		if (hier && !rt->ranks[r].leader)
-			continue;
-		e[k].rank = r;
-		e[k++].addr = rt->addrs[r];
-	}
-	if (!rc)
-		rc = ccom_sock_connect(&rt->root0, deadline, NULL, &fd);
-	if (!rc)
-		rc = ccom_bs_auth_connect(fd, rt->sub_key, rt->root0_magic, CCOM_BS_SUBROOT,
-					  rt->idx, deadline, NULL, NULL, NULL, &rep);
-	if (rc == 1) {
-		/* Root 0 refused (another wire version): the rest of its verdict follows. */
-		rc = ccom_sock_recv_all(fd, (char *)&rep + RP_HEAD_BYTES, sizeof(rep) - RP_HEAD_BYTES,
-					deadline, NULL);
-	} else {
-		if (!rc)
-			rc = root_sub_send(rt, fd, 0, k, e, k * sizeof(*e), deadline);
-		if (!rc)
-			rc = ccom_sock_recv_all(fd, &rep, sizeof(rep), deadline, NULL);
-	}
-	if (!rc && (rep.magic != rt->root0_magic || rep.type != CCOM_BS_REPLY))
-		rc = -EBADMSG;
-	if (!rc && rep.err) {
-		size_t len = rep.msg_len < CCOM_BS_MAX_MSG ? rep.msg_len : CCOM_BS_MAX_MSG;
-
-		if (ccom_sock_recv_all(fd, text, len, deadline, NULL))
-			len = 0;
-		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "root 0 refused the job");
-		err = rep.err;
-	} else if (!rc && hier) {
-		rc = root_sub_leaders_in(rt, fd, rep.msg_len, deadline);
-	} else if (!rc && rep.msg_len != rt->nranks * sizeof(*rt->addrs)) {
-		rc = -EBADMSG;
-	} else if (!rc) {
-		rc = ccom_sock_recv_all(fd, rt->addrs, rep.msg_len, deadline, NULL);
-	}
-	if (fd >= 0)
-		close(fd);
-	free(e);
-	if (rc)
-		snprintf(rt->msg, sizeof(rt->msg),
-			 "root %d of %d could not exchange its ranks' addresses with root 0 at %s: %s (is the process that created ids[0] alive and reachable?)",
-			 rt->idx, rt->nids, ccom_addr_str(&rt->root0, a, sizeof(a)),
-			 rc == -EKEYREJECTED ? "root 0 failed authentication: it does not hold ids[0]'s secret; pass every rank the same ids in the same order" :
-			 strerror(-rc));
-	if (rc || err) {
-		root_fail(rt, rc ? rc : err, rt->latest);
-		return -1;
-	}
-	return 0;
-}
-
-/* Root 0, everyone in: every rank's address to each root k > 0. */
-static void root_send_tables(struct root *rt)
-{
-	int64_t deadline = ccom_now_us() + 2000000;
-	struct ccom_bs_addr_entry *e = NULL;
-	const void *table = rt->addrs;
-	struct ccom_bs_reply r;
-	int k, n = 0;
-
-	memset(&r, 0, sizeof(r));
-	r.magic = rt->magic;
-	r.type = CCOM_BS_REPLY;
-	r.msg_len = rt->nranks * sizeof(*rt->addrs);
-	if (is_host(rt->mode)) {
-		/* Hierarchical: every host leader, sorted by rank (the ring of all leaders). */
-		e = calloc(rt->nranks, sizeof(*e));
-		for (k = 0; e && k < rt->nranks; k++) {
-			if (!rt->ranks[k].leader)
-				continue;
-			e[n].rank = k;
-			e[n++].addr = rt->addrs[k];
-		}
-		r.msg_len = n * sizeof(*e);
-		table = e;
-	}
-	for (k = 1; k < rt->nids; k++) {
-		if (table && !ccom_sock_send_all(rt->sub_fd[k], &r, sizeof(r), deadline, NULL))
-			ccom_sock_send_all(rt->sub_fd[k], table, r.msg_len, deadline, NULL);
-		close(rt->sub_fd[k]);
-		rt->sub_fd[k] = -1;
-	}
-	free(e);
 }
 
 static int root_grow(struct root *rt)
@@ -1028,7 +586,7 @@ static void root_accept(struct root *rt)
  * of its connection means it closed it (died or was aborted), and the job
  * can no longer start.
  */
-static void root_hangup(struct root *rt, int r)
+void ccom_bs_root_hangup(struct root *rt, int r)
 {
 	const struct ccom_bs_hello *h = &rt->ranks[r].hello;
 
@@ -1039,73 +597,7 @@ static void root_hangup(struct root *rt, int r)
 		 "rank %d (%s pid %d)%s disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
 		 h->rank, h->host, h->pid, rt->ranks[r].leader ? ", a host leader," : "",
 		 rt->nranks - rt->count, rt->nranks);
-	root_fail(rt, -ECONNRESET, rt->deadline);
-}
-
-/* Hierarchical: host leader @l sends ranks of its host (runs), or its host's failure. */
-static void root_members_in(struct root *rt, int l)
-{
-	const struct ccom_bs_hello *lh = &rt->ranks[l].hello;
-	int64_t until = ccom_now_us() + 2000000;
-	struct ccom_bs_members m;
-	struct ccom_bs_run run[64];
-	char text[CCOM_BS_MAX_MSG + 1];
-	uint32_t k;
-	int r, fd = rt->ranks[l].fd;
-
-	if (ccom_sock_recv_all(fd, &m, sizeof(m), until, NULL)) {
-		root_hangup(rt, l);
-		return;
-	}
-	if (m.magic != rt->magic || m.type != CCOM_BS_MEMBERS || m.msg_len > CCOM_BS_MAX_MSG ||
-	    (!m.err && m.count > sizeof(run) / sizeof(run[0]))) {
-		snprintf(rt->msg, sizeof(rt->msg), "host leader rank %d (%s pid %d) sent a malformed member list",
-			 l, lh->host, lh->pid);
-		root_fail(rt, -EPROTO, rt->deadline);
-		return;
-	}
-	if (m.err) {
-		size_t len = m.msg_len;
-
-		if (ccom_sock_recv_all(fd, text, len, until, NULL))
-			len = 0;
-		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "a host leader failed");
-		root_fail(rt, m.err, rt->latest);
-		return;
-	}
-	if (ccom_sock_recv_all(fd, run, m.count * sizeof(run[0]), until, NULL)) {
-		root_hangup(rt, l);
-		return;
-	}
-	for (k = 0; k < m.count; k++) {
-		/* With several roots a leader's members check in with its root: its range. */
-		if (run[k].first < rt->lo || run[k].n < 1 || run[k].first >= rt->hi ||
-		    run[k].n > rt->hi - run[k].first) {
-			snprintf(rt->msg, sizeof(rt->msg),
-				 "host leader rank %d (%s pid %d) reported ranks %d-%d to the root of ranks %d-%d of a job of %d",
-				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
-				 rt->lo, rt->hi - 1, rt->nranks);
-			root_fail(rt, -EINVAL, rt->deadline);
-			return;
-		}
-		for (r = run[k].first; r < run[k].first + run[k].n; r++) {
-			if (rt->ranks[r].in) {
-				const struct ccom_bs_hello *o = &rt->ranks[rt->ranks[r].via].hello;
-
-				snprintf(rt->msg, sizeof(rt->msg),
-					 "duplicate rank: rank %d checked in twice (on the host of rank %d, %s pid %d, and on that of rank %d, %s pid %d); every process must pass a distinct rank",
-					 r, rt->ranks[r].via, o->host, o->pid, l, lh->host, lh->pid);
-				root_fail(rt, -EPERM, rt->deadline);
-				return;
-			}
-			rt->ranks[r].in = 1;
-			rt->ranks[r].via = l;
-			rt->count++;
-		}
-	}
-	ccom_trace(CCOM_SUBSYS_BOOT, "Bootstrap root: host leader %d reported %u run(s), %d ranks in",
-		   l, m.count, rt->count);
+	ccom_bs_root_fail(rt, -ECONNRESET, rt->deadline);
 }
 
 static int root_pfd_reserve(struct root *rt, int need)
@@ -1126,8 +618,6 @@ static int root_pfd_reserve(struct root *rt, int need)
 	rt->pfd_cap = need;
 	return 0;
 }
-
-static void root_members_in(struct root *rt, int l);
 
 /* One poll round.  Returns 1 when the root is done. */
 static int root_step(struct root *rt)
@@ -1153,9 +643,9 @@ static int root_step(struct root *rt)
 		return 1;
 	for (i = 0; i < m && !rt->failed; i++)
 		if (pfd[1 + n + i].revents && rt->ranks[rt->who[i]].leader)
-			root_members_in(rt, rt->who[i]);
+			ccom_bs_root_members_in(rt, rt->who[i]);
 		else if (pfd[1 + n + i].revents)
-			root_hangup(rt, rt->who[i]);
+			ccom_bs_root_hangup(rt, rt->who[i]);
 	/* Walk backwards: consuming entry i moves the last one into its slot. */
 	for (i = n - 1; i >= 0; i--) {
 		if (pfd[i + 1].revents)
@@ -1169,10 +659,10 @@ static int root_step(struct root *rt)
 		root_accept(rt);
 	if (!rt->failed && rt->nranks > 0 && rt->count == rt->hi - rt->lo &&
 	    (rt->nids <= 1 || rt->idx > 0 || rt->subs_in == rt->nids - 1)) {
-		if (rt->nids > 1 && rt->idx > 0 && root_sub_exchange(rt))
+		if (rt->nids > 1 && rt->idx > 0 && ccom_bs_root_sub_exchange(rt))
 			return rt->failed && ccom_now_us() >= rt->linger;
 		if (rt->nids > 1 && rt->idx == 0)
-			root_send_tables(rt);
+			ccom_bs_root_send_tables(rt);
 		root_all_in(rt);
 		return 1;
 	}

@@ -8,52 +8,33 @@
  * drains the sockets in the same order, so the stream stays ordered while
  * large transfers use every socket.  Data calls are nonblocking
  * (MSG_DONTWAIT) and never wait: coll/ drives progress and calls ->wait()
- * when stuck.  ->wait() first lets the caller busy-poll for a budget that
- * adapts per stall (a stall that ends while polling raises it by
- * NET_SPIN_STEP_US, one that must sleep halves it), then sleeps in ppoll
- * on the sockets the group's transfers are stuck on.  Waking a sleeping
- * vCPU costs 10-50 us, while a peer running on another CPU answers within
- * a few: busy-polling took the 2-rank 8-byte AllReduce between two
- * namespaces from 19-24 us to 6-7 us on an idle 2-CPU machine (the budget
- * is capped at NET_SPIN_MAX_US, see there).  When the
- * peer cannot run because we hold its CPU, polls time out and the budget
- * decays to NET_SPIN_MIN_US, i.e. the old sleep-at-once behaviour.  At
- * most every 250 ms a stall polls and yields for up to 5 ms instead of
- * sleeping, so that two ranks stuck on one CPU by sync wake-ups get
- * spread by the scheduler (2-rank 1 MiB AllReduce between namespaces on
- * an idle machine: median 325 us with it, 616 us without, Open MPI 459;
- * 18 interleaved runs).  More ranks on this host than CPUs: no busy-poll
- * at all.
+ * when stuck; how ->wait() spends a stall is net_socket_wait.c's.
  *
  * Setup (collective over the peer list): every rank with peers listens on
  * the address of its bootstrap socket (so CCOM_SOCKET_IFNAME selects the
  * data interface too) and every rank's card (address, socket count, piece
  * size, CCOM_NET_CONNECT, remote peer count) travels by one bootstrap
  * allgather.  CCOM_NET_CONNECT=eager (auto: up to NET_AUTO_LAZY_PEERS
- * remote peers per rank) then connects the full
- * mesh: the higher rank of each pair connects.  Each connection starts
- * with a hello {comm magic, comm hash, rank, socket index}; the accepting
- * side drops connections with a wrong hello and keeps waiting.  Connect
- * never waits for the peer's accept (the kernel completes the handshake),
- * so "connect all, then accept all" cannot deadlock.  CCOM_NET_CONNECT=lazy
- * (auto, the default: when some rank has more remote peers) keeps the listener and connects each pair, by the same rules, in the
- * first operation that calls ->send or ->recv on it
- * (net_socket_connect.c): the mesh of eager needs (CCOM_NSOCKS + 1)
- * descriptors per remote peer and its connects dominate init above a few
- * hundred ranks.
+ * remote peers per rank) then connects the full mesh: the higher rank of
+ * each pair connects.  CCOM_NET_CONNECT=lazy (auto, the default: when some
+ * rank has more remote peers) keeps the listener and connects each pair,
+ * by the same rules, in the first operation that calls ->send or ->recv on
+ * it: the mesh of eager needs (CCOM_NSOCKS + 1) descriptors per remote peer
+ * and its connects dominate init above a few hundred ranks.  Both ways of
+ * connecting, and the bytes a send takes before its pair is connected, are
+ * net_socket_connect.c's; this file owns the data path, the cards, setup
+ * and teardown.
  *
  * A peer that closed its socket or died turns into -ECONNRESET with a
  * sentence naming it (coll/ maps it to ccomRemoteError).
  */
 #include <errno.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/socket.h>
 
@@ -72,7 +53,6 @@
 #define NET_WIRE_VERSION 2u
 #define NET_MIN_CHUNK 4096
 #define NET_MAX_CHUNK (64 << 20)
-#define NET_HELLO_TIMEOUT_US 5000000LL
 #define NET_NOTE_WAIT_MS 100
 /*
  * CCOM_NET_CONNECT=auto connects lazily when some rank has more remote
@@ -86,23 +66,6 @@
  */
 #define NET_AUTO_LAZY_PEERS 64
 #define NET_NOTE_MAGIC 0x6e6574636c707274ULL	/* "netclprt" */
-/*
- * Busy-poll budget of a stall before ppoll(), adapted between these
- * (microseconds).  The ceiling is about what a sleep and wake-up cost on an
- * idle vCPU: a longer spin burns CPU that, with both "hosts" on few CPUs,
- * the kernel's TCP copies need, and under contention it costs the rank its
- * scheduling credit, so the next wake-up waits behind other jobs.  2 ranks
- * between namespaces, medians of 5-10 interleaved runs against the former
- * 100 us: under chrt -f 1, 8 B 4.96 / 4.55 us (6.38 / 6.49 in a second A/B:
- * noise), 1 MiB 439 / 455 us, 16 MiB 8.2 / 8.6 ms; at load average 12-14,
- * 64 KiB 52-81 / 77-115 us, 1 MiB 851-888 / 1513-1776 us, 16 MiB 19 / 61 ms.
- */
-#define NET_SPIN_MIN_US 2
-#define NET_SPIN_MAX_US 20
-#define NET_SPIN_STEP_US 5
-/* A poll-and-yield window of NET_PROBE_US at most every NET_PROBE_EVERY_US. */
-#define NET_PROBE_US 5000
-#define NET_PROBE_EVERY_US 250000
 
 /* Address card each rank sends to each of its peers over the bootstrap. */
 struct net_card {
@@ -128,11 +91,6 @@ struct net_note {
 	int32_t culprit;
 	int32_t pad;
 };
-
-static struct net_conn *to_net(struct ccom_transport_conn *conn)
-{
-	return (struct net_conn *)conn;
-}
 
 /* ---------------------------------------------------------------- data path */
 
@@ -178,44 +136,8 @@ ssize_t net_peer_gone(struct net_conn *c, const char *what, int err)
 	return -ECONNRESET;
 }
 
-/*
- * Bytes moved: the stall (if any) is over.  A stall that ended while
- * busy-polling earns a longer budget next time (additive increase); one
- * that had to sleep halved it already (see net_wait()).
- */
-static inline void moved(struct net_group *g)
-{
-	if (!g->idle_since)
-		return;
-	if (!g->slept && g->spin_us < g->spin_max_us)
-		g->spin_us += NET_SPIN_STEP_US;
-	g->idle_since = 0;
-	g->slept = false;
-}
-
-/*
- * Lazy connection: a conn that is not READY yet advances its connection
- * instead of moving bytes.  1: READY, go on; 0: not yet (the caller
- * retries, its wait watches the connection); -errno.
- */
-static void group_progress(struct net_group *g);
-
-static int ensure_ready(struct net_conn *c)
-{
-	int err;
-
-	if (c->group->nactive)
-		group_progress(c->group);
-	if (atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY)
-		return 1;
-	err = net_lazy_progress(c);
-	if (err)
-		return err;
-	return atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
-}
-
 /* Move up to @size bytes into the striped stream of a READY conn. */
-static ssize_t stream_send(struct net_conn *c, const void *buf, size_t size)
+ssize_t net_stream_send(struct net_conn *c, const void *buf, size_t size)
 {
 	size_t done = 0;
 
@@ -244,88 +166,24 @@ static ssize_t stream_send(struct net_conn *c, const void *buf, size_t size)
 	return (ssize_t)done;
 }
 
-/* The bytes taken before the connection existed go first: 1 when none is left. */
-static int flush_early(struct net_conn *c)
-{
-	ssize_t r;
-
-	if (c->early_off == c->early_len)
-		return 1;
-	r = stream_send(c, c->early + c->early_off, c->early_len - c->early_off);
-	if (r < 0)
-		return (int)r;
-	c->early_off += (unsigned int)r;
-	c->tx_want = c->early_off < c->early_len;
-	return !c->tx_want;
-}
-
-/*
- * Advance every conn of the group that is on its way, and flush the early
- * bytes of those that got there: a conn is needed by the peer as soon as
- * the peer's operation reaches it, while this rank's operation may be
- * busy with other conns (a send of size 0, a step on another peer) and
- * call nothing on it for a while.  Their errors stay on them (c->err).
- */
-static void group_progress(struct net_group *g)
-{
-	int i, st;
-
-	for (i = 0; i < g->nactive; i++) {
-		struct net_conn *a = g->active[i];
-
-		st = atomic_load_explicit(&a->state, memory_order_relaxed);
-		if (st != NET_READY && st != NET_FAILED && !a->dead)
-			net_lazy_progress(a);
-		st = atomic_load_explicit(&a->state, memory_order_relaxed);
-		if (st == NET_READY && !a->dead)
-			flush_early(a);
-		if (st == NET_FAILED || a->dead ||
-		    (st == NET_READY && a->early_off == a->early_len))
-			g->active[i--] = g->active[--g->nactive];
-	}
-}
 
 static ssize_t net_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
 {
 	struct net_conn *c = to_net(conn);
-	size_t n;
 	int ready;
 
 	if (c->dead)
 		return -ECONNRESET;
 	/* An empty call needs no connection (and would leave one half made). */
-	ready = size ? ensure_ready(c) : 1;
+	ready = size ? net_ensure_ready(c) : 1;
 	if (ready < 0)
 		return ready;
-	if (!ready) {
-		/*
-		 * Not connected yet: take the first bytes of the stream
-		 * anyway, as a fresh socket's buffer would (at most
-		 * NET_EARLY_BYTES, and only in a collective).  The collective
-		 * signature (proxy/xfer.c) counts on it: a receive-only
-		 * side pushes its signature (a send) before it pulls the
-		 * peer's (a recv), and pushes only until the pull succeeds;
-		 * a small message goes out in one call with the signature,
-		 * and a peer that gets only the signature waits for ours
-		 * before it sends, while we may wait for its data.  Only
-		 * conns that carry signatures: the op then pulls the peer's
-		 * signature on this conn before it ends (at the latest in
-		 * ccom_xfer_sig_end()), and that recv flushes these bytes.
-		 */
-		c->tx_want = true;
-		if (!c->base.sig || !c->base.sig->sig.seq ||
-		    c->base.sig_touch_seq != c->base.sig->sig.seq ||
-		    c->early_len == sizeof(c->early))
-			return 0;
-		n = sizeof(c->early) - c->early_len < size ? sizeof(c->early) - c->early_len : size;
-		memcpy(c->early + c->early_len, buf, n);
-		c->early_len += (unsigned int)n;
-		return (ssize_t)n;
-	}
-	ready = flush_early(c);
+	if (!ready)
+		return net_take_early(c, buf, size);
+	ready = net_flush_early(c);
 	if (ready <= 0)
 		return ready;
-	return stream_send(c, buf, size);
+	return net_stream_send(c, buf, size);
 }
 
 static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size)
@@ -337,13 +195,13 @@ static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 	if (c->dead)
 		return -ECONNRESET;
 	/* An empty call needs no connection (and would leave one half made). */
-	ready = size ? ensure_ready(c) : 1;
+	ready = size ? net_ensure_ready(c) : 1;
 	if (ready <= 0) {
 		c->rx_want = true;
 		return ready;
 	}
 	if (size) {
-		ready = flush_early(c);
+		ready = net_flush_early(c);
 		if (ready < 0)
 			return ready;
 	}
@@ -372,123 +230,6 @@ static ssize_t net_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 	}
 	c->rx_want = done < size;
 	return (ssize_t)done;
-}
-
-/* Add the sockets @c is stuck on (or asked about) to @pfd; returns the new count. */
-static int watch(struct pollfd *pfd, int n, struct net_conn *c, bool tx, bool rx,
-		 bool *lfd_added)
-{
-	if (c->dead || (!tx && !rx))
-		return n;
-	if (atomic_load_explicit(&c->state, memory_order_relaxed) != NET_READY)
-		return net_lazy_watch(pfd, n, c, lfd_added);
-	if (tx)
-		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
-	if (rx)
-		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
-	return n;
-}
-
-/*
- * Lazy groups: room in g->pfds for everything a wait may watch (conns on
- * their way watch their connecting sockets, the listener, the accepted
- * connections waiting for a hello and a liveness probe).
- */
-static int ensure_pfds(struct net_group *g)
-{
-	struct pollfd *p;
-	int i, need = 0;
-
-	for (i = 0; i < g->nconns; i++)
-		need += atomic_load_explicit(&g->conns[i]->state, memory_order_relaxed) == NET_READY ?
-			2 : net_lazy_watch_max(g->conns[i]);
-	need += 1 + g->npending;
-	if (need <= g->pfds_cap)
-		return 0;
-	p = realloc(g->pfds, (size_t)need * 2 * sizeof(*p));
-	if (!p) {
-		ccom_set_last_error("net_socket: out of memory for %d poll entries", need * 2);
-		return -ENOMEM;
-	}
-	g->pfds = p;
-	g->pfds_cap = need * 2;
-	return 0;
-}
-
-/*
- * Sleep until a socket the group's transfers are stuck on can move, or
- * @timeout_us.  Readable data is progress even with POLLHUP (the stream
- * must be drained first; recv() then sees the end and names the peer).  A
- * hang-up on another conn returns 0: that conn's own send/recv reports it.
- */
-static int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
-{
-	struct net_conn *c = to_net(conn);
-	struct net_group *g = c->group;
-	bool lfd_added = false, ready;
-	struct timespec ts;
-	int n, i, r;
-
-	if (c->dead)
-		return -ECONNRESET;
-	if (g->nactive)
-		group_progress(g);
-	if (g->lazy) {
-		r = ensure_pfds(g);
-		if (r)
-			return r;
-	}
-	n = watch(g->pfds, 0, c, c->tx_want || (dir & CCOM_TRANSPORT_WAIT_SEND),
-		  c->rx_want || (dir & CCOM_TRANSPORT_WAIT_RECV), &lfd_added);
-	for (i = 0; i < g->nconns; i++)
-		if (g->conns[i] != c)
-			n = watch(g->pfds, n, g->conns[i], g->conns[i]->tx_want,
-				  g->conns[i]->rx_want, &lfd_added);
-	if (!n || timeout_us <= 0)
-		return 0;
-	if (g->spin_max_us && !g->slept) {
-		int64_t now = ccom_now_us();
-
-		if (!g->idle_since)
-			g->idle_since = now;
-		if (now - g->idle_since < g->spin_us)
-			return 0;	/* busy-poll: the caller retries its send/recv */
-		/*
-		 * Now and then stay runnable (poll and yield) instead of
-		 * sleeping: two ranks that wake each other through sockets
-		 * end up on one CPU (socket wake-ups are sync wake-ups: the
-		 * woken task goes to the waker's CPU) and stay there while
-		 * each sleeps as the other runs.  Two runnable tasks on one
-		 * CPU let the idle CPU take one of them.
-		 */
-		if (now >= g->next_probe_us) {
-			g->next_probe_us = now + NET_PROBE_EVERY_US;
-			g->probe_until_us = now + NET_PROBE_US;
-		}
-		if (now < g->probe_until_us) {
-			sched_yield();
-			return 0;
-		}
-		/* The peer did not come in time: it may need this CPU; sleep, spin less next time. */
-		g->slept = true;
-		if (g->spin_us > NET_SPIN_MIN_US)
-			g->spin_us /= 2;
-	}
-	ts.tv_sec = timeout_us / 1000000;
-	ts.tv_nsec = (long)(timeout_us % 1000000) * 1000;
-	r = ppoll(g->pfds, n, &ts, NULL);
-	if (r < 0)
-		return errno == EINTR ? 0 : -errno;
-	/* A connection on its way reports its errors through net_lazy_progress(). */
-	ready = atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
-	for (i = 0; ready && i < n; i++) {
-		if (g->pfds[i].revents & POLLIN)
-			continue;
-		if ((g->pfds[i].revents & (POLLERR | POLLHUP | POLLNVAL)) &&
-		    (g->pfds[i].fd == c->fds[c->tx.cur] || g->pfds[i].fd == c->fds[c->rx.cur]))
-			return (int)net_peer_gone(c, "reported an error or hang-up", 0);
-	}
-	return 0;
 }
 
 int ccom_net_conn_nsocks(const struct ccom_transport_conn *conn)
@@ -740,119 +481,6 @@ bool net_source_addr(const struct ccomComm *comm, const union ccom_sockaddr *to,
 	       ccom_addr_in_subnet(to, src, comm->tcp_nic.prefix);
 }
 
-static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
-		       const union ccom_sockaddr *to, int64_t deadline)
-{
-	struct net_hello h = {
-		.magic = comm->magic, .comm_hash = comm->comm_hash,
-		.rank = comm->rank, .sock = idx,
-	};
-	union ccom_sockaddr src;
-	bool from = net_source_addr(comm, to, &src);
-	char as[96];
-	int fd, err;
-
-	err = ccom_sock_connect_from(to, from ? &src : NULL, deadline, &comm->abort_flag, &fd);
-	if (err == -EMFILE || err == -ENFILE)
-		return net_fd_exhausted(comm, "socket", c->base.peer, -err);
-	if (!err) {
-		c->fds[idx] = fd;
-		err = ccom_sock_setup(fd);
-	}
-	if (!err)
-		err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
-	if (err)
-		ccom_set_last_error("net_socket: cannot connect socket %d to peer rank %d at %s: %s%s",
-				    idx, c->base.peer, ccom_addr_str(to, as, sizeof(as)),
-				    strerror(-err),
-				    err == -ECANCELED ? " (aborted)" :
-				    "; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts can reach");
-	return err;
-}
-
-/*
- * Read the hello of an accepted connection and file it under its (peer,
- * socket).  Returns 1 if filed, 0 if dropped (foreign, malformed,
- * duplicate, silent), or -ECANCELED.
- */
-static int file_accepted(struct ccomComm *comm, int fd, const int *peers, int npeers,
-			 struct ccom_transport_conn **conns, const union ccom_sockaddr *from)
-{
-	int64_t dl = ccom_now_us() + NET_HELLO_TIMEOUT_US;
-	struct net_hello h;
-	char as[96];
-	int i, err;
-
-	err = ccom_sock_recv_all(fd, &h, sizeof(h), dl, &comm->abort_flag);
-	if (err == -ECANCELED)
-		return err;
-	for (i = 0; !err && i < npeers; i++) {
-		struct net_conn *c = to_net(conns[i]);
-
-		if (peers[i] != h.rank || h.magic != comm->magic || h.comm_hash != comm->comm_hash)
-			continue;
-		if (h.rank <= comm->rank || h.sock < 0 || h.sock > c->nsocks || c->fds[h.sock] >= 0)
-			break;
-		c->fds[h.sock] = fd;
-		return 1;
-	}
-	ccom_warn("net_socket: dropped a connection from %s: %s; a foreign or stale process is connecting to this rank's data port",
-		  ccom_addr_str(from, as, sizeof(as)),
-		  err ? strerror(-err) : "its hello does not match an expected peer socket");
-	return 0;
-}
-
-static int accept_all(struct ccomComm *comm, int lfd, const int *peers, int npeers,
-		      struct ccom_transport_conn **conns, int expected, int64_t deadline)
-{
-	union ccom_sockaddr from;
-	int got = 0, fd, err, r;
-
-	while (got < expected) {
-		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
-		if (err == -EMFILE || err == -ENFILE)
-			return net_fd_exhausted(comm, "accept", -1, -err);
-		if (err)
-			return err;
-		r = ccom_sock_setup(fd) ? 0 : file_accepted(comm, fd, peers, npeers, conns, &from);
-		if (r == 1) {
-			got++;
-			continue;
-		}
-		close(fd);
-		if (r < 0)
-			return r;
-	}
-	return 0;
-}
-
-/* Name the higher-ranked peers (they connect to us) that did not connect every socket. */
-static void report_missing(const struct ccomComm *comm, const int *peers, int npeers,
-			   struct ccom_transport_conn **conns, int err)
-{
-	char list[256];
-	size_t off = 0;
-	int i, s;
-
-	list[0] = '\0';
-	for (i = 0; i < npeers && off < sizeof(list) - 16; i++) {
-		struct net_conn *c = to_net(conns[i]);
-
-		if (peers[i] < comm->rank)
-			continue;
-		for (s = 0; s <= c->nsocks; s++)
-			if (c->fds[s] < 0)
-				break;
-		if (s <= c->nsocks)
-			off += snprintf(list + off, sizeof(list) - off, "%s%d", off ? "," : "",
-					peers[i]);
-	}
-	ccom_set_last_error("net_socket: rank %d %s waiting for TCP connections from peer rank(s) %s; %s",
-			    comm->rank, err == -ECANCELED ? "was aborted while" : "timed out",
-			    list, err == -ECANCELED ? "ccomCommAbort was called" :
-			    "those ranks died or cannot reach this rank's address (check CCOM_SOCKET_IFNAME and firewalls)");
-}
-
 /* One conn per peer, all in one group; READY only once connected. */
 static int make_conns(struct ccomComm *comm, const int *peers, int npeers,
 		      struct ccom_transport_conn **conns, const struct net_card *cards,
@@ -878,34 +506,6 @@ static int make_conns(struct ccomComm *comm, const int *peers, int npeers,
 	g->connect_tmo_us = p->timeout_us;
 	*out = g;
 	return 0;
-}
-
-/* Eager: connect every pair now (the higher rank connects, the lower accepts). */
-static int connect_all(struct ccomComm *comm, const int *peers, int npeers,
-		       struct ccom_transport_conn **conns, const struct net_card *cards,
-		       const struct net_params *p, int lfd)
-{
-	int i, s, expected = 0, err;
-
-	for (i = 0; i < npeers; i++)
-		if (peers[i] > comm->rank)
-			expected += to_net(conns[i])->nsocks + 1;	/* + the control socket */
-	/* Higher rank connects: never waits for the accept, so no cycle. */
-	for (i = 0; i < npeers; i++) {
-		if (peers[i] > comm->rank)
-			continue;
-		for (s = 0; s <= to_net(conns[i])->nsocks; s++) {
-			err = connect_one(comm, to_net(conns[i]), s, &cards[i].addr, p->deadline);
-			if (err)
-				return err;
-		}
-	}
-	err = accept_all(comm, lfd, peers, npeers, conns, expected, p->deadline);
-	if (err && err != -EMFILE && err != -ENFILE)
-		report_missing(comm, peers, npeers, conns, err);
-	for (i = 0; !err && i < npeers; i++)
-		atomic_store(&to_net(conns[i])->state, NET_READY);
-	return err;
 }
 
 /*
@@ -972,19 +572,6 @@ static void net_teardown(struct ccomComm *comm, struct ccom_transport_conn **con
 	}
 }
 
-/*
- * Ranks of this host <= its CPUs: stalls busy-poll for an adaptive budget
- * before sleeping (a sleeping vCPU takes 10-50 us to wake, a peer on
- * another CPU answers within a few).  More ranks than CPUs: sleep at once.
- */
-static void spin_policy(const struct ccomComm *comm, struct net_group *g)
-{
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-
-	g->spin_max_us = comm->local_nranks > ncpu ? 0 : NET_SPIN_MAX_US;
-	g->spin_us = g->spin_max_us / 2;
-}
-
 static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 		     struct ccom_transport_conn **conns)
 {
@@ -1029,10 +616,10 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 		g->lfd = lfd;
 		lfd = -1;
 	} else if (!err) {
-		err = connect_all(comm, peers, npeers, conns, cards, &p, lfd);
+		err = net_connect_eager(comm, peers, npeers, conns, lfd, p.deadline);
 	}
 	if (!err)
-		spin_policy(comm, g);
+		net_spin_policy(comm, g);
 	if (err)
 		net_teardown(comm, conns, npeers);
 	else

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
- * net_socket_connect.c - lazy connection of the TCP transport
+ * net_socket_connect.c - how the TCP transport connects a pair of ranks:
+ * all at setup (CCOM_NET_CONNECT=eager, net_connect_eager()), or lazily
  * (CCOM_NET_CONNECT=lazy): a pair of ranks is connected the first time an
  * operation calls ->send or ->recv on it, instead of the full mesh at
  * init (which needs (CCOM_NSOCKS + 1) descriptors per remote peer and
@@ -29,6 +30,18 @@
  * nothing to watch, probes the peer's listener every NET_LIVENESS_US
  * while it waits (a refused probe means the same).  A probe is a
  * connection closed before any hello: the peer drops it silently.
+ *
+ * Eager: the higher rank of each pair connects, the lower accepts; each
+ * connection starts with the same hello, and the accepting side drops
+ * connections with a wrong hello and keeps waiting.  Connect never waits
+ * for the peer's accept (the kernel completes the handshake), so "connect
+ * all, then accept all" cannot deadlock.
+ *
+ * The data path's side (net_ensure_ready(), net_take_early(),
+ * net_flush_early(), net_group_progress()): a send on a pair that is not
+ * connected yet keeps its first bytes (NET_EARLY_BYTES), which go out
+ * first once it is, and every conn of the group on its way is advanced on
+ * each call, whichever conn the call is for.
  */
 #include <errno.h>
 #include <poll.h>
@@ -42,6 +55,7 @@
 
 #include "core/comm.h"
 #include "proxy/proxy.h"
+#include "proxy/xfer.h"
 #include "transport/net_socket_private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -434,4 +448,235 @@ void net_lazy_group_close(struct net_group *g)
 	if (g->lfd >= 0)
 		close(g->lfd);
 	g->lfd = -1;
+}
+
+/* ---------------------------------------------------------------- eager: at setup */
+
+static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
+		       const union ccom_sockaddr *to, int64_t deadline)
+{
+	struct net_hello h = {
+		.magic = comm->magic, .comm_hash = comm->comm_hash,
+		.rank = comm->rank, .sock = idx,
+	};
+	union ccom_sockaddr src;
+	bool from = net_source_addr(comm, to, &src);
+	char as[96];
+	int fd, err;
+
+	err = ccom_sock_connect_from(to, from ? &src : NULL, deadline, &comm->abort_flag, &fd);
+	if (err == -EMFILE || err == -ENFILE)
+		return net_fd_exhausted(comm, "socket", c->base.peer, -err);
+	if (!err) {
+		c->fds[idx] = fd;
+		err = ccom_sock_setup(fd);
+	}
+	if (!err)
+		err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
+	if (err)
+		ccom_set_last_error("net_socket: cannot connect socket %d to peer rank %d at %s: %s%s",
+				    idx, c->base.peer, ccom_addr_str(to, as, sizeof(as)),
+				    strerror(-err),
+				    err == -ECANCELED ? " (aborted)" :
+				    "; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts can reach");
+	return err;
+}
+
+/*
+ * Read the hello of an accepted connection and file it under its (peer,
+ * socket).  Returns 1 if filed, 0 if dropped (foreign, malformed,
+ * duplicate, silent), or -ECANCELED.
+ */
+static int file_accepted(struct ccomComm *comm, int fd, const int *peers, int npeers,
+			 struct ccom_transport_conn **conns, const union ccom_sockaddr *from)
+{
+	int64_t dl = ccom_now_us() + NET_HELLO_TIMEOUT_US;
+	struct net_hello h;
+	char as[96];
+	int i, err;
+
+	err = ccom_sock_recv_all(fd, &h, sizeof(h), dl, &comm->abort_flag);
+	if (err == -ECANCELED)
+		return err;
+	for (i = 0; !err && i < npeers; i++) {
+		struct net_conn *c = to_net(conns[i]);
+
+		if (peers[i] != h.rank || h.magic != comm->magic || h.comm_hash != comm->comm_hash)
+			continue;
+		if (h.rank <= comm->rank || h.sock < 0 || h.sock > c->nsocks || c->fds[h.sock] >= 0)
+			break;
+		c->fds[h.sock] = fd;
+		return 1;
+	}
+	ccom_warn("net_socket: dropped a connection from %s: %s; a foreign or stale process is connecting to this rank's data port",
+		  ccom_addr_str(from, as, sizeof(as)),
+		  err ? strerror(-err) : "its hello does not match an expected peer socket");
+	return 0;
+}
+
+static int accept_all(struct ccomComm *comm, int lfd, const int *peers, int npeers,
+		      struct ccom_transport_conn **conns, int expected, int64_t deadline)
+{
+	union ccom_sockaddr from;
+	int got = 0, fd, err, r;
+
+	while (got < expected) {
+		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
+		if (err == -EMFILE || err == -ENFILE)
+			return net_fd_exhausted(comm, "accept", -1, -err);
+		if (err)
+			return err;
+		r = ccom_sock_setup(fd) ? 0 : file_accepted(comm, fd, peers, npeers, conns, &from);
+		if (r == 1) {
+			got++;
+			continue;
+		}
+		close(fd);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Name the higher-ranked peers (they connect to us) that did not connect every socket. */
+static void report_missing(const struct ccomComm *comm, const int *peers, int npeers,
+			   struct ccom_transport_conn **conns, int err)
+{
+	char list[256];
+	size_t off = 0;
+	int i, s;
+
+	list[0] = '\0';
+	for (i = 0; i < npeers && off < sizeof(list) - 16; i++) {
+		struct net_conn *c = to_net(conns[i]);
+
+		if (peers[i] < comm->rank)
+			continue;
+		for (s = 0; s <= c->nsocks; s++)
+			if (c->fds[s] < 0)
+				break;
+		if (s <= c->nsocks)
+			off += snprintf(list + off, sizeof(list) - off, "%s%d", off ? "," : "",
+					peers[i]);
+	}
+	ccom_set_last_error("net_socket: rank %d %s waiting for TCP connections from peer rank(s) %s; %s",
+			    comm->rank, err == -ECANCELED ? "was aborted while" : "timed out",
+			    list, err == -ECANCELED ? "ccomCommAbort was called" :
+			    "those ranks died or cannot reach this rank's address (check CCOM_SOCKET_IFNAME and firewalls)");
+}
+
+/* Eager: connect every pair now (the higher rank connects, the lower accepts). */
+int net_connect_eager(struct ccomComm *comm, const int *peers, int npeers,
+		      struct ccom_transport_conn **conns, int lfd, int64_t deadline)
+{
+	int i, s, expected = 0, err;
+
+	for (i = 0; i < npeers; i++)
+		if (peers[i] > comm->rank)
+			expected += to_net(conns[i])->nsocks + 1;	/* + the control socket */
+	/* Higher rank connects: never waits for the accept, so no cycle. */
+	for (i = 0; i < npeers; i++) {
+		if (peers[i] > comm->rank)
+			continue;
+		for (s = 0; s <= to_net(conns[i])->nsocks; s++) {
+			err = connect_one(comm, to_net(conns[i]), s, &to_net(conns[i])->addr, deadline);
+			if (err)
+				return err;
+		}
+	}
+	err = accept_all(comm, lfd, peers, npeers, conns, expected, deadline);
+	if (err && err != -EMFILE && err != -ENFILE)
+		report_missing(comm, peers, npeers, conns, err);
+	for (i = 0; !err && i < npeers; i++)
+		atomic_store(&to_net(conns[i])->state, NET_READY);
+	return err;
+}
+
+/* ---------------------------------------------------------------- the data path's side */
+
+/*
+ * Lazy connection: a conn that is not READY yet advances its connection
+ * instead of moving bytes.  1: READY, go on; 0: not yet (the caller
+ * retries, its wait watches the connection); -errno.
+ */
+int net_ensure_ready(struct net_conn *c)
+{
+	int err;
+
+	if (c->group->nactive)
+		net_group_progress(c->group);
+	if (atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY)
+		return 1;
+	err = net_lazy_progress(c);
+	if (err)
+		return err;
+	return atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
+}
+
+/* The bytes taken before the connection existed go first: 1 when none is left. */
+int net_flush_early(struct net_conn *c)
+{
+	ssize_t r;
+
+	if (c->early_off == c->early_len)
+		return 1;
+	r = net_stream_send(c, c->early + c->early_off, c->early_len - c->early_off);
+	if (r < 0)
+		return (int)r;
+	c->early_off += (unsigned int)r;
+	c->tx_want = c->early_off < c->early_len;
+	return !c->tx_want;
+}
+
+/*
+ * Advance every conn of the group that is on its way, and flush the early
+ * bytes of those that got there: a conn is needed by the peer as soon as
+ * the peer's operation reaches it, while this rank's operation may be
+ * busy with other conns (a send of size 0, a step on another peer) and
+ * call nothing on it for a while.  Their errors stay on them (c->err).
+ */
+void net_group_progress(struct net_group *g)
+{
+	int i, st;
+
+	for (i = 0; i < g->nactive; i++) {
+		struct net_conn *a = g->active[i];
+
+		st = atomic_load_explicit(&a->state, memory_order_relaxed);
+		if (st != NET_READY && st != NET_FAILED && !a->dead)
+			net_lazy_progress(a);
+		st = atomic_load_explicit(&a->state, memory_order_relaxed);
+		if (st == NET_READY && !a->dead)
+			net_flush_early(a);
+		if (st == NET_FAILED || a->dead ||
+		    (st == NET_READY && a->early_off == a->early_len))
+			g->active[i--] = g->active[--g->nactive];
+	}
+}
+
+/*
+ * Not connected yet: take the first bytes of the stream anyway, as a fresh
+ * socket's buffer would (at most NET_EARLY_BYTES, and only in a
+ * collective).  The collective signature (proxy/xfer.c) counts on it: a
+ * receive-only side pushes its signature (a send) before it pulls the
+ * peer's (a recv), and pushes only until the pull succeeds; a small
+ * message goes out in one call with the signature, and a peer that gets
+ * only the signature waits for ours before it sends, while we may wait for
+ * its data.  Only conns that carry signatures: the op then pulls the
+ * peer's signature on this conn before it ends (at the latest in
+ * ccom_xfer_sig_end()), and that recv flushes these bytes.
+ */
+ssize_t net_take_early(struct net_conn *c, const void *buf, size_t size)
+{
+	size_t n;
+
+	c->tx_want = true;
+	if (!c->base.sig || !c->base.sig->sig.seq ||
+	    c->base.sig_touch_seq != c->base.sig->sig.seq ||
+	    c->early_len == sizeof(c->early))
+		return 0;
+	n = sizeof(c->early) - c->early_len < size ? sizeof(c->early) - c->early_len : size;
+	memcpy(c->early + c->early_len, buf, n);
+	c->early_len += (unsigned int)n;
+	return (ssize_t)n;
 }
