@@ -34,7 +34,7 @@
 #define BS_HELLO_WAIT_US 5000000	/* from the accept to a complete hello */
 #define BS_ANSWER_WAIT_US 10000000	/* from the challenge to the answer */
 /* Unauthenticated connections kept at once; beyond, the oldest (waited this long) gives way. */
-#define BS_PENDING_MAX 256
+#define BS_PENDING_MAX 64
 #define BS_PENDING_MIN_AGE_US 1000000
 
 /* ------------------------------------------------------------------ */

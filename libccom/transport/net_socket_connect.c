@@ -265,7 +265,7 @@ static const char *hello_reject(struct net_group *g, struct ccomComm *comm,
 }
 
 /*
- * One WARN per dropped connection for the first few, then one per 1000:
+ * One WARN per dropped connection for the first 64, then one per 1000:
  * a flood must not flood the log too.
  */
 static void drop_note(struct net_group *g, const struct ccomComm *comm,
@@ -275,7 +275,7 @@ static void drop_note(struct net_group *g, const struct ccomComm *comm,
 	char as[96], claim[64] = "";
 
 	g->ndropped++;
-	if (g->ndropped > 8 && g->ndropped % 1000)
+	if (g->ndropped > 64 && g->ndropped % 1000)
 		return;
 	if (h)
 		snprintf(claim, sizeof(claim), " claiming peer rank %d socket %d", h->rank, h->sock);
@@ -363,7 +363,7 @@ static int accept_step(struct net_group *g, struct ccomComm *comm, int64_t now)
 		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
 			if (pending_room(g, comm, now, true))
 				continue;
-			if (!emfile_logged && !(g->ndropped++ % 1000))
+			if (!emfile_logged && !(g->nemfile++ % 1000))
 				ccom_warn("net_socket: rank %d has no file descriptor to accept a connection (%s); it stays in the backlog: raise ulimit -n, or a flood of connections is holding them",
 					  comm->rank, strerror(errno));
 			emfile_logged = true;

@@ -73,7 +73,7 @@ struct net_hello {
  * then the oldest one that waited NET_PENDING_MIN_AGE_US gives way (the
  * rest stays in the kernel's backlog, taking no descriptor).
  */
-#define NET_PENDING_MAX 256
+#define NET_PENDING_MAX 64
 #define NET_PENDING_MIN_AGE_US 1000000LL
 
 /* One direction of the striped stream: which socket, and what is left of its piece. */
@@ -171,6 +171,7 @@ struct net_group {
 	int64_t connect_tmo_us;		/* a pair's connect may take this long */
 	uint8_t nonce[NET_NONCE_BYTES];	/* this rank's card nonce: hellos to it carry it */
 	uint64_t ndropped;		/* connections dropped (foreign, replayed, flood) */
+	uint64_t nemfile;		/* accepts that found no descriptor (logged 1 in 1000) */
 };
 
 static inline struct net_conn *to_net(struct ccom_transport_conn *conn)
