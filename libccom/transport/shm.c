@@ -517,6 +517,9 @@ static int report_broken(struct ccom_shm *s, int l)
 	int reason = atomic_load(&c->reason);
 	static const char *const what[] = { "failed", "failed", "died", "aborted" };
 
+	/* Written by that peer into the shared segment: a rank of the comm, else itself. */
+	if (culprit < 0 || culprit >= comm->nranks)
+		culprit = by;
 	s->culprit = culprit;
 	s->reason = reason;
 	/*
