@@ -90,10 +90,23 @@ int ccom_bs_bruck_allgather_locked(struct ccom_bootstrap *bs, void *buf, size_t 
 	return rc;
 }
 
+/* An all-gather slot above CCOM_BS_MAX_SLOT would exceed the frame limit: -EINVAL. */
+static int bs_check_slot(const struct ccom_bootstrap *bs, size_t slot_size)
+{
+	if (slot_size <= CCOM_BS_MAX_SLOT)
+		return 0;
+	ccom_set_last_error("Bootstrap: rank %d: an all-gather of %zu-byte slots, above the bootstrap's limit of %d (an internal message too large)",
+			    bs->rank, slot_size, CCOM_BS_MAX_SLOT);
+	return -EINVAL;
+}
+
 int ccom_bootstrap_allgather(struct ccom_bootstrap *bs, void *buf, size_t slot_size)
 {
 	int rc;
 
+	rc = bs_check_slot(bs, slot_size);
+	if (rc)
+		return rc;
 	pthread_mutex_lock(&bs->lock);
 	rc = ccom_bs_bruck_allgather_locked(bs, buf, slot_size);
 	pthread_mutex_unlock(&bs->lock);
@@ -152,6 +165,8 @@ int ccom_bootstrap_subset_allgather(struct ccom_bootstrap *bs, const int *ranks,
 
 	if (me < 0)
 		return me;
+	if (bs_check_slot(bs, slot_size))
+		return -EINVAL;
 	tmp = malloc((size_t)n * slot_size);
 	if (!tmp) {
 		ccom_set_last_error("Bootstrap: out of memory for a subset all-gather of %d x %zu bytes",

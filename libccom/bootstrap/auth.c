@@ -13,8 +13,8 @@
  * for another kind of connection.  Calls mac.c only.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "bootstrap/auth.h"
 #include "bootstrap/mac.h"
@@ -26,21 +26,13 @@
 
 int ccom_bs_secret_new(uint8_t key[CCOM_BS_KEY_BYTES])
 {
-	size_t got = 0;
+	char why[200];
 
-	while (got < CCOM_BS_KEY_BYTES) {
-		ssize_t n = getrandom(key + got, CCOM_BS_KEY_BYTES - got, 0);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			ccom_set_last_error("Bootstrap: getrandom() failed (%s): cannot make the secret of a unique id",
-					    n < 0 ? strerror(errno) : "no bytes");
-			return -EIO;
-		}
-		got += n;
-	}
-	return 0;
+	if (!ccom_random_bytes(key, CCOM_BS_KEY_BYTES))
+		return 0;
+	snprintf(why, sizeof(why), "%s", ccomGetLastError(NULL));
+	ccom_set_last_error("Bootstrap: cannot make the secret of a unique id: %s", why);
+	return -EIO;
 }
 
 void ccom_bs_public_key(uint8_t key[CCOM_BS_KEY_BYTES])
@@ -100,10 +92,11 @@ void ccom_bs_key_wrap(const uint8_t key[CCOM_BS_KEY_BYTES], const struct ccom_bs
 	auth_mac(key, 'W', ah, nonce_a, pad);
 	for (i = 0; i < CCOM_BS_KEY_BYTES; i++)
 		out[i] = in[i] ^ pad[i];
+	explicit_bzero(pad, sizeof(pad));
 }
 
-void ccom_bs_auth_hello_init(struct ccom_bs_auth_hello *ah, uint64_t magic, uint32_t role,
-			     int32_t who)
+int ccom_bs_auth_hello_init(struct ccom_bs_auth_hello *ah, uint64_t magic, uint32_t role,
+			    int32_t who)
 {
 	memset(ah, 0, sizeof(*ah));
 	ah->magic = magic;
@@ -111,19 +104,39 @@ void ccom_bs_auth_hello_init(struct ccom_bs_auth_hello *ah, uint64_t magic, uint
 	ah->wire = CCOM_BS_WIRE_VERSION;
 	ah->role = role;
 	ah->who = who;
-	ccom_random_bytes(ah->nonce, sizeof(ah->nonce));
+	/* On failure the nonce is all zero, which no acceptor answers (below). */
+	return ccom_random_bytes(ah->nonce, sizeof(ah->nonce));
 }
 
-void ccom_bs_auth_challenge_init(struct ccom_bs_auth_challenge *ch,
-				 const uint8_t key[CCOM_BS_KEY_BYTES],
-				 const struct ccom_bs_auth_hello *ah)
+/* An all-zero nonce is what a failed getrandom() leaves: never a valid one. */
+static int nonce_unset(const uint8_t *nonce)
 {
+	uint8_t any = 0;
+	int i;
+
+	for (i = 0; i < CCOM_BS_NONCE_BYTES; i++)
+		any |= nonce[i];
+	return !any;
+}
+
+int ccom_bs_auth_challenge_init(struct ccom_bs_auth_challenge *ch,
+				const uint8_t key[CCOM_BS_KEY_BYTES],
+				const struct ccom_bs_auth_hello *ah)
+{
+	int rc;
+
 	memset(ch, 0, sizeof(*ch));
 	ch->magic = ah->magic;
 	ch->type = CCOM_BS_CHALLENGE;
 	ch->wire = CCOM_BS_WIRE_VERSION;
-	ccom_random_bytes(ch->nonce, sizeof(ch->nonce));
+	rc = ccom_random_bytes(ch->nonce, sizeof(ch->nonce));
+	if (rc) {
+		/* No proof without a fresh nonce: the connector rejects this challenge. */
+		ch->type = 0;
+		return rc;
+	}
 	auth_mac(key, 'A', ah, ch->nonce, ch->mac);
+	return 0;
 }
 
 int ccom_bs_auth_challenge_ok(const uint8_t key[CCOM_BS_KEY_BYTES],
@@ -131,15 +144,18 @@ int ccom_bs_auth_challenge_ok(const uint8_t key[CCOM_BS_KEY_BYTES],
 			      const struct ccom_bs_auth_challenge *ch)
 {
 	uint8_t want[CCOM_BS_MAC_BYTES];
+	int ok;
 
 	if (ch->magic != ah->magic || ch->type != CCOM_BS_CHALLENGE ||
-	    ch->wire != CCOM_BS_WIRE_VERSION)
+	    ch->wire != CCOM_BS_WIRE_VERSION || nonce_unset(ch->nonce))
 		return 0;
 	/* An acceptor that echoes our nonce as its own must not pass either. */
 	if (!memcmp(ch->nonce, ah->nonce, sizeof(ch->nonce)))
 		return 0;
 	auth_mac(key, 'A', ah, ch->nonce, want);
-	return ccom_mac_equal(want, ch->mac, sizeof(want));
+	ok = ccom_mac_equal(want, ch->mac, sizeof(want));
+	explicit_bzero(want, sizeof(want));
+	return ok;
 }
 
 void ccom_bs_auth_answer_init(struct ccom_bs_auth_answer *ans, const uint8_t key[CCOM_BS_KEY_BYTES],
@@ -153,9 +169,15 @@ int ccom_bs_auth_answer_ok(const uint8_t key[CCOM_BS_KEY_BYTES],
 			   const struct ccom_bs_auth_answer *ans)
 {
 	uint8_t want[CCOM_BS_MAC_BYTES];
+	int ok;
 
+	/* A challenge sent with a failed nonce (all zero) is answered by no one. */
+	if (nonce_unset(nonce_a) || nonce_unset(ah->nonce))
+		return 0;
 	auth_mac(key, 'C', ah, nonce_a, want);
-	return ccom_mac_equal(want, ans->mac, sizeof(want));
+	ok = ccom_mac_equal(want, ans->mac, sizeof(want));
+	explicit_bzero(want, sizeof(want));
+	return ok;
 }
 
 int ccom_bs_auth_connect(int fd, const uint8_t key[CCOM_BS_KEY_BYTES], uint64_t magic,
@@ -169,7 +191,9 @@ int ccom_bs_auth_connect(int fd, const uint8_t key[CCOM_BS_KEY_BYTES], uint64_t 
 	struct ccom_bs_auth_hello ah;
 	int rc;
 
-	ccom_bs_auth_hello_init(&ah, magic, role, who);
+	rc = ccom_bs_auth_hello_init(&ah, magic, role, who);
+	if (rc)
+		return rc;
 	rc = ccom_sock_send_all(fd, &ah, sizeof(ah), deadline, abort);
 	if (!rc)
 		rc = ccom_sock_recv_all(fd, &ch, hlen, deadline, abort);

@@ -15,7 +15,7 @@
 
 #include "bootstrap/wire.h"
 
-/* A fresh random secret from getrandom(); 0, or -EIO after ccom_set_last_error(). */
+/* A fresh random secret from getrandom() (no fallback); 0, or -EIO after ccom_set_last_error(). */
 int ccom_bs_secret_new(uint8_t key[CCOM_BS_KEY_BYTES]);
 
 /* The fixed, public key of ids made from CCOM_COMM_ID (they carry no secret). */
@@ -34,14 +34,23 @@ void ccom_bs_key_wrap(const uint8_t key[CCOM_BS_KEY_BYTES], const struct ccom_bs
 		      const uint8_t *nonce_a, const uint8_t in[CCOM_BS_KEY_BYTES],
 		      uint8_t out[CCOM_BS_KEY_BYTES]);
 
-/* Connector: the first message, with a fresh nonce. */
-void ccom_bs_auth_hello_init(struct ccom_bs_auth_hello *ah, uint64_t magic, uint32_t role,
-			     int32_t who);
+/*
+ * Connector: the first message, with a fresh nonce.  0, or -EIO after
+ * ccom_set_last_error() when getrandom() failed: the nonce is then all
+ * zero, and no acceptor answers it.
+ */
+int ccom_bs_auth_hello_init(struct ccom_bs_auth_hello *ah, uint64_t magic, uint32_t role,
+			    int32_t who);
 
-/* Acceptor: the answer to @ah, with a fresh nonce and the acceptor's proof. */
-void ccom_bs_auth_challenge_init(struct ccom_bs_auth_challenge *ch,
-				 const uint8_t key[CCOM_BS_KEY_BYTES],
-				 const struct ccom_bs_auth_hello *ah);
+/*
+ * Acceptor: the answer to @ah, with a fresh nonce and the acceptor's proof.
+ * 0, or -EIO after ccom_set_last_error() when getrandom() failed: @ch then
+ * carries no proof (type 0, nonce all zero), so a caller that sends it
+ * anyway only makes the connector fail, and no answer to it is accepted.
+ */
+int ccom_bs_auth_challenge_init(struct ccom_bs_auth_challenge *ch,
+				const uint8_t key[CCOM_BS_KEY_BYTES],
+				const struct ccom_bs_auth_hello *ah);
 
 /* Connector: 1 if @ch proves the acceptor holds @key (and answers @ah). */
 int ccom_bs_auth_challenge_ok(const uint8_t key[CCOM_BS_KEY_BYTES],

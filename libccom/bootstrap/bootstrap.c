@@ -10,6 +10,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -58,6 +59,7 @@ int ccom_bootstrap_get_unique_id(ccomUniqueId *id)
 
 int ccom_bootstrap_new_root(ccomUniqueId *id)
 {
+	uint8_t key[CCOM_BS_KEY_BYTES];
 	struct ccom_bs_id h;
 	int fd, rc;
 
@@ -65,21 +67,32 @@ int ccom_bootstrap_new_root(ccomUniqueId *id)
 	rc = bs_listen(&h.root, &fd, "bootstrap root");
 	if (rc)
 		return rc;
-	h.magic = ccom_bs_random_magic();
 	h.id_version = CCOM_BS_ID_VERSION;
-	rc = ccom_bs_secret_new(h.secret);
+	rc = ccom_bs_random_magic(&h.magic);
+	if (!rc)
+		rc = ccom_bs_secret_new(h.secret);
+	if (!rc) {
+		/* The ranks mix the job secret into the id's at init: so does their root. */
+		memcpy(key, h.secret, sizeof(key));
+		rc = ccom_bs_id_mix_secret(key);
+		rc = rc < 0 ? rc : 0;
+	}
 	if (rc) {
 		close(fd);
+		explicit_bzero(&h, sizeof(h));
+		explicit_bzero(key, sizeof(key));
 		return rc;
 	}
-	rc = ccom_bs_root_start(fd, h.magic, h.secret);
+	rc = ccom_bs_root_start(fd, h.magic, key);
+	explicit_bzero(key, sizeof(key));
 	if (rc) {
 		close(fd);
+		explicit_bzero(&h, sizeof(h));
 		ccom_set_last_error("Bootstrap: cannot start the root thread: %s", strerror(-rc));
 		return rc;
 	}
 	ccom_bs_id_encode(&h, id);
-	memset(&h, 0, sizeof(h));
+	explicit_bzero(&h, sizeof(h));
 	return 0;
 }
 
@@ -148,9 +161,18 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	/* Both sides prove they hold the id's secret; a root of another version may refuse instead. */
 	rc = ccom_bs_auth_connect(fd, id->secret, id->magic, ext ? CCOM_BS_HELLO_MULTI : CCOM_BS_HELLO,
 				  a->rank, deadline, a->abort, &ah, nonce_a, &rep);
+	if (rc == -EIO) {
+		char why[200];
+
+		close(fd);
+		snprintf(why, sizeof(why), "%s", ccomGetLastError(NULL));
+		ccom_set_last_error("Bootstrap: rank %d: no nonce for the connection to the root at %s: %s",
+				    a->rank, ra, why);
+		return rc;
+	}
 	if (rc == -EKEYREJECTED) {
 		close(fd);
-		ccom_set_last_error("Bootstrap: rank %d: the bootstrap root at %s failed authentication: it does not hold this unique id's secret (an id of another job, or the root's address now belongs to another program); pass every rank the 128 bytes of the same ccomGetUniqueId",
+		ccom_set_last_error("Bootstrap: rank %d: authentication failed with the bootstrap root at %s: it does not hold this job's key (another job's id, different CCOM_COMM_SECRET or CCOM_COMM_SECRET_FILE contents on the ranks, or the root's address now belongs to another program); pass every rank the same unique id (or CCOM_COMM_ID) and the same secret",
 				    a->rank, ra);
 		return -EBADMSG;
 	}
@@ -179,7 +201,7 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 			/* Only this root can unwrap the key it will use towards root 0. */
 			ccom_bs_key_wrap(id->secret, &ah, nonce_a, ext->subroot_key, x.subroot_key);
 			rc = ccom_sock_send_all(fd, &x, sizeof(x), deadline, a->abort);
-			memset(&x, 0, sizeof(x));
+			explicit_bzero(&x, sizeof(x));
 		}
 		if (!rc) {
 			ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d/%d checked in with the root at %s",
@@ -190,6 +212,16 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	if (!rc && (rep.magic != id->magic || rep.type != CCOM_BS_REPLY ||
 		    rep.msg_len > CCOM_BS_MAX_MSG))
 		rc = -EBADMSG;
+	/*
+	 * A refusal comes before any proof: it may only fail this rank (with
+	 * its text, marked as unproven), never hand it a ring or addresses.
+	 */
+	if (!rc && refused && !rep.err) {
+		close(fd);
+		ccom_set_last_error("Bootstrap: rank %d: authentication failed with the bootstrap root at %s: it answered with a success before proving it holds the job's key (not a ccom root of this job); pass every rank the same unique id (or CCOM_COMM_ID) and the same secret",
+				    a->rank, ra);
+		return -EBADMSG;
+	}
 	if (!rc && rep.msg_len)
 		rc = ccom_sock_recv_all(fd, msg, rep.msg_len, verdict_deadline, a->abort);
 	close(fd);
@@ -215,6 +247,11 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	}
 	if (rep.err) {
 		msg[rep.msg_len] = '\0';
+		if (refused) {
+			ccom_set_last_error("Bootstrap: rank %d: the root at %s refused this rank before authenticating (an unproven answer, from an older libccom or another program): %s",
+					    a->rank, ra, rep.msg_len ? msg : "(no reason given)");
+			return -EBADE;
+		}
 		ccom_set_last_error("Bootstrap: rank %d: the root refused the job: %s", a->rank,
 				    rep.msg_len ? msg : "(no reason given)");
 		return rep.err < 0 ? rep.err : -EPROTO;
@@ -312,10 +349,21 @@ static int bs_multi_ids(const struct ccom_bootstrap_args *a, struct ccom_bs_id *
 		ccom_bs_subroot_key(id0.secret, idx, ext->subroot_key);
 	*magic0 = id0.magic;
 	memcpy(key0, id0.secret, CCOM_BS_KEY_BYTES);
-	memset(&id0, 0, sizeof(id0));
+	explicit_bzero(&id0, sizeof(id0));
 	ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank %d checks in with root %d of %d", a->rank, idx,
 		  a->nids);
 	return 0;
+}
+
+/* Rank 0 of a job whose key anyone can compute (CCOM_COMM_ID, no secret): one WARN. */
+static void bs_warn_public(const struct ccom_bootstrap_args *a, const struct ccom_bs_id *id)
+{
+	char ra[80];
+
+	if (a->rank || !(id->flags & CCOM_BS_ID_ROOT_AT_RANK0) || (id->flags & CCOM_BS_ID_KEYED))
+		return;
+	ccom_warn("Bootstrap: this job's unique id is made from the address %s alone (CCOM_COMM_ID, MASTER_ADDR): its key is public, so anyone who can reach that port can join or fail the job; set CCOM_COMM_SECRET (or CCOM_COMM_SECRET_FILE, a file only this user can read) to the same secret on every rank",
+		  ccom_addr_str(&id->root, ra, sizeof(ra)));
 }
 
 int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstrap **out)
@@ -328,18 +376,24 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 	uint64_t magic = 0;
 	int rc;
 
+	if (a->nranks > CCOM_BS_MAX_RANKS) {
+		ccom_set_last_error("Bootstrap: nranks %d is above the bootstrap's limit of %d ranks",
+				    a->nranks, CCOM_BS_MAX_RANKS);
+		return -EINVAL;
+	}
 	if (a->nids > 1)
 		rc = bs_multi_ids(a, &id, &ext, &magic, key);
 	else
 		rc = ccom_bs_id_decode(a->id, &id);
 	if (rc)
 		return rc;
+	bs_warn_public(a, &id);
 	if (a->nids <= 1) {
 		magic = id.magic;
 		memcpy(key, id.secret, sizeof(key));
 	}
 	bs = bs_alloc(a, magic, key);
-	memset(key, 0, sizeof(key));
+	explicit_bzero(key, sizeof(key));
 	if (!bs) {
 		ccom_set_last_error("Bootstrap: out of memory for %d ranks", a->nranks);
 		return -ENOMEM;
@@ -414,6 +468,6 @@ void ccom_bootstrap_close(struct ccom_bootstrap *bs)
 		close(bs->ring_recv_fd);
 	pthread_mutex_destroy(&bs->lock);
 	free(bs->addrs);
-	memset(bs->key, 0, sizeof(bs->key));
+	explicit_bzero(bs->key, sizeof(bs->key));
 	free(bs);
 }

@@ -9,7 +9,7 @@
  *   msg.c         connections between ranks, (peer, tag) messages, progress
  *   hier.c        the hierarchical bootstrap: host leaders, their ring
  *   root.c        the root thread
- *   id.c          unique id encode/decode and magic, announced identity
+ *   id.c          unique id encode/decode and magic, job secret, announced identity
  *   rebuild.c     what ccomCommShrink needs of a live bootstrap (calls msg.c)
  *   auth.c        the challenge-response of every connection (auth.h)
  *   mac.c         SHA-256, HMAC-SHA-256 (mac.h)
@@ -17,8 +17,8 @@
  *
  * bootstrap.c calls all below it, allgather.c calls msg.c, hier.c calls
  * msg.c, auth.c and mac.c, root.c calls
- * id.c and auth.c, msg.c and id.c call auth.c, auth.c and datakey.c call
- * mac.c, which calls no other file of the folder.
+ * id.c and auth.c, msg.c calls auth.c, id.c calls auth.c and mac.c,
+ * auth.c and datakey.c call mac.c, which calls no other file of the folder.
  */
 #ifndef CCOM_BOOTSTRAP_PRIVATE_H
 #define CCOM_BOOTSTRAP_PRIVATE_H
@@ -44,7 +44,8 @@ struct bs_msg {
 /* Receive state of the p2p connection from one peer. */
 struct bs_rx {
 	int fd;			/* -1: not connected yet */
-	int closed;		/* peer closed it */
+	int closed;		/* peer closed it, or it was dropped (@err) */
+	int err;		/* -errno: dropped for breaking the protocol (-EMSGSIZE) */
 	struct ccom_bs_frame hdr;
 	size_t hdr_got;
 	struct bs_msg *msg;	/* payload being read */
@@ -95,11 +96,32 @@ struct ccom_bootstrap {
 /* Copy @h into a zeroed @id. */
 void ccom_bs_id_encode(const struct ccom_bs_id *h, ccomUniqueId *id);
 
-/* Copy @id into @h; -EINVAL after ccom_set_last_error() unless it is a valid id. */
+/*
+ * Copy @id into @h, the job secret mixed into @h->secret (ccom_bs_id_mix_secret,
+ * CCOM_BS_ID_KEYED then set in @h->flags); -EINVAL after
+ * ccom_set_last_error() unless it is a valid id and the secret is usable.
+ */
 int ccom_bs_id_decode(const ccomUniqueId *id, struct ccom_bs_id *h);
 
-/* A random magic for a fresh root: never 0 (invalid) nor the fixed CCOM_COMM_ID one. */
-uint64_t ccom_bs_random_magic(void);
+/*
+ * The job secret (CCOM_COMM_SECRET, or the contents of
+ * CCOM_COMM_SECRET_FILE, which must be a regular file of this user that no
+ * one else can read), hashed into @out: 1; 0 when neither is set; -EINVAL
+ * after ccom_set_last_error() when it is unusable.
+ */
+int ccom_bs_comm_secret(uint8_t out[CCOM_BS_KEY_BYTES]);
+
+/*
+ * Replace an id's @key by HMAC(job secret, key) when a job secret is set:
+ * 1, 0 (none) or -EINVAL after ccom_set_last_error().
+ */
+int ccom_bs_id_mix_secret(uint8_t key[CCOM_BS_KEY_BYTES]);
+
+/*
+ * A random magic for a fresh root: never 0 (invalid) nor the fixed
+ * CCOM_COMM_ID one.  0, or -EIO after ccom_set_last_error().
+ */
+int ccom_bs_random_magic(uint64_t *magic);
 
 /*
  * root.c: start a detached root thread serving @listen_fd (taken over),
@@ -119,6 +141,14 @@ int ccom_bs_msg_init(struct ccom_bootstrap *bs);
 
 /* Close the p2p and pending connections, free queued messages and the state. */
 void ccom_bs_msg_fini(struct ccom_bootstrap *bs);
+
+/* The largest frame @bs sends or accepts: nranks all-gather slots, at least CCOM_BS_MIN_FRAME. */
+static inline size_t ccom_bs_max_frame(const struct ccom_bootstrap *bs)
+{
+	size_t f = (size_t)bs->nranks * CCOM_BS_MAX_SLOT;
+
+	return f > CCOM_BS_MIN_FRAME ? f : CCOM_BS_MIN_FRAME;
+}
 
 /* The sentence for a bootstrap -errno (timeouts, abort, peer gone, foreign peer). */
 const char *ccom_bs_err_str(int rc);

@@ -101,6 +101,8 @@ const char *ccom_bs_err_str(int rc)
 		return "the answer is not a ccom bootstrap message (wrong magic): the address belongs to another program or job";
 	case -EKEYREJECTED:
 		return "the peer failed authentication: it does not hold this job's unique id (its address belongs to another job or program)";
+	case -EMSGSIZE:
+		return "the peer sent a frame above the bootstrap's size limit (a different libccom build, or a broken peer): its connection was dropped";
 	default:
 		return ccom_errno_str(-rc);
 	}
@@ -134,6 +136,22 @@ static struct bs_msg *bs_dequeue(struct ccom_bootstrap *bs, int peer, uint32_t t
 	return NULL;
 }
 
+/*
+ * The connection from @peer broke the protocol (@err): stop reading it,
+ * once with a log line naming the peer; a receive from @peer fails with @err.
+ */
+static void bs_rx_fail(struct ccom_bootstrap *bs, int peer, int err)
+{
+	struct bs_rx *rx = &bs->rx[peer];
+
+	ccom_warn("Bootstrap: rank %d dropped the p2p connection from rank %d: a frame of %llu bytes (tag %u), above this job's limit of %zu (a different libccom build, or a broken peer)",
+		  bs->rank, peer, (unsigned long long)rx->hdr.size, rx->hdr.tag,
+		  ccom_bs_max_frame(bs));
+	shutdown(rx->fd, SHUT_RDWR);
+	rx->closed = 1;
+	rx->err = err;
+}
+
 /* Read what is available from @peer's connection into the queue. */
 static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
 {
@@ -149,8 +167,10 @@ static int bs_rx_progress(struct ccom_bootstrap *bs, int peer)
 			rx->hdr_got += n;
 			if (rx->hdr_got < sizeof(rx->hdr))
 				continue;
-			if (rx->hdr.size > ((uint64_t)1 << 34))
-				return -EPROTO;
+			if (rx->hdr.size > ccom_bs_max_frame(bs)) {
+				bs_rx_fail(bs, peer, -EMSGSIZE);
+				return 0;
+			}
 			rx->msg = malloc(sizeof(*rx->msg) + rx->hdr.size);
 			if (!rx->msg)
 				return -ENOMEM;
@@ -520,6 +540,11 @@ int ccom_bs_send_locked(struct ccom_bootstrap *bs, int peer, int tag, const void
 	int64_t deadline = ccom_now_us() + bs->timeout_us;
 	int rc;
 
+	if (size > ccom_bs_max_frame(bs)) {
+		ccom_set_last_error("Bootstrap: rank %d cannot send %zu bytes (tag %d) to rank %d: above the bootstrap's frame limit of %zu bytes for %d ranks (an internal message too large)",
+				    bs->rank, size, tag, peer, ccom_bs_max_frame(bs), bs->nranks);
+		return -EMSGSIZE;
+	}
 	if (peer == bs->rank) {
 		struct bs_msg *m = malloc(sizeof(*m) + size);
 
@@ -583,7 +608,7 @@ int ccom_bs_recv_locked(struct ccom_bootstrap *bs, int peer, int tag, void *data
 		if (m)
 			break;
 		if (bs->rx[peer].closed) {
-			rc = -ECONNRESET;
+			rc = bs->rx[peer].err ? bs->rx[peer].err : -ECONNRESET;
 			break;
 		}
 		rc = ccom_bs_progress(bs, deadline, -1, 0);

@@ -69,7 +69,7 @@ int ccom_bootstrap_recv_any(struct ccom_bootstrap *bs, const int *peers, int n,
 			;
 		if (i < n) {
 			*from = peers[i];
-			rc = -ECONNRESET;
+			rc = bs->rx[peers[i]].err ? bs->rx[peers[i]].err : -ECONNRESET;
 			break;
 		}
 		rc = ccom_bs_progress(bs, deadline, -1, 0);

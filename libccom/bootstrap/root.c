@@ -69,6 +69,27 @@ void ccom_bs_root_send_reply(int fd, uint64_t magic, int err, const union ccom_s
 			     len < CCOM_BS_MAX_MSG ? len : CCOM_BS_MAX_MSG);
 }
 
+void ccom_bs_root_conn_add(struct root *rt, int r, int fd)
+{
+	rt->ranks[r].fd = fd;
+	rt->open[rt->nopen++] = r;
+	rt->ranks[r].open_at = rt->nopen;
+}
+
+void ccom_bs_root_conn_close(struct root *rt, int r)
+{
+	int at = rt->ranks[r].open_at - 1, last;
+
+	if (at < 0)
+		return;
+	close(rt->ranks[r].fd);
+	last = rt->open[--rt->nopen];
+	rt->open[at] = last;
+	rt->ranks[last].open_at = at + 1;
+	rt->ranks[r].open_at = 0;
+	rt->ranks[r].fd = -1;
+}
+
 /* The job cannot start: tell every rank that checked in, and later ones too. */
 void ccom_bs_root_fail(struct root *rt, int err, int64_t linger)
 {
@@ -80,12 +101,10 @@ void ccom_bs_root_fail(struct root *rt, int err, int64_t linger)
 	/* Root 0 first: its own timeout is only half a margin later (a loaded host). */
 	if (rt->nids > 1 && rt->idx > 0 && !rt->reported)
 		ccom_bs_root_sub_report(rt, err);
-	for (r = 0; rt->ranks && r < rt->nranks; r++) {
-		if (rt->ranks[r].fd < 0)
-			continue;
+	while (rt->nopen > 0) {
+		r = rt->open[rt->nopen - 1];
 		ccom_bs_root_send_reply(rt->ranks[r].fd, rt->magic, err, NULL, rt->msg);
-		close(rt->ranks[r].fd);
-		rt->ranks[r].fd = -1;
+		ccom_bs_root_conn_close(rt, r);
 	}
 	if (rt->nids > 1 && rt->idx == 0)
 		ccom_bs_root_tell_subs(rt, err);
@@ -156,10 +175,9 @@ static void root_all_in(struct root *rt)
 			e[k].rank = (int32_t)((r - dist + n) % n);
 			e[k].addr = rt->addrs[e[k].rank];
 		}
-		ccom_bs_root_send_reply_data(rt->ranks[r].fd, rt->magic, 0, &rt->addrs[next], e,
+		ccom_bs_root_send_reply_data(root_rank_fd(rt, r), rt->magic, 0, &rt->addrs[next], e,
 				     k * sizeof(e[0]));
-		close(rt->ranks[r].fd);
-		rt->ranks[r].fd = -1;
+		ccom_bs_root_conn_close(rt, r);
 	}
 }
 
@@ -168,16 +186,16 @@ int ccom_bs_root_setup(struct root *rt, int nranks, int nids, int idx)
 {
 	int r;
 
+	/* Zeroed (untouched) pages until ranks check in: nranks costs no memory by itself. */
 	rt->ranks = calloc(nranks, sizeof(*rt->ranks));
 	rt->addrs = calloc(nranks, sizeof(*rt->addrs));
+	rt->open = calloc(nranks, sizeof(*rt->open));
 	if (nids > 1 && idx == 0)
 		rt->sub_fd = malloc(nids * sizeof(*rt->sub_fd));
-	if (!rt->ranks || !rt->addrs || (nids > 1 && idx == 0 && !rt->sub_fd)) {
+	if (!rt->ranks || !rt->addrs || !rt->open || (nids > 1 && idx == 0 && !rt->sub_fd)) {
 		snprintf(rt->msg, sizeof(rt->msg), "out of memory for %d ranks", nranks);
 		return -ENOMEM;
 	}
-	for (r = 0; r < nranks; r++)
-		rt->ranks[r].fd = -1;
 	for (r = 0; rt->sub_fd && r < nids; r++)
 		rt->sub_fd[r] = -1;
 	rt->nranks = nranks;
@@ -216,6 +234,11 @@ static void root_checkin(struct root *rt, int i)
 	} else if (h->nranks < 1 || h->rank < 0 || h->rank >= h->nranks) {
 		snprintf(rt->msg, sizeof(rt->msg), "rank %d of %d (%s pid %d) is out of range",
 			 h->rank, h->nranks, h->host, h->pid);
+		err = -EINVAL;
+	} else if (h->nranks > CCOM_BS_MAX_RANKS) {
+		snprintf(rt->msg, sizeof(rt->msg),
+			 "rank %d (%s pid %d) checked in with nranks %d, above the bootstrap's limit of %d ranks",
+			 h->rank, h->host, h->pid, h->nranks, CCOM_BS_MAX_RANKS);
 		err = -EINVAL;
 	} else if (nids < 1 || nids > h->nranks || idx < 0 || idx >= nids) {
 		snprintf(rt->msg, sizeof(rt->msg),
@@ -276,7 +299,7 @@ static void root_checkin(struct root *rt, int i)
 		ccom_bs_root_fail(rt, err, dl > rt->deadline ? dl : rt->deadline);
 		return;
 	}
-	rt->ranks[h->rank].fd = p.fd;
+	ccom_bs_root_conn_add(rt, h->rank, p.fd);
 	rt->ranks[h->rank].in = 1;
 	rt->ranks[h->rank].leader = is_host(h->type);
 	rt->ranks[h->rank].via = h->rank;
@@ -372,8 +395,12 @@ static int root_challenge(struct root *rt, int i)
 		ccom_bs_subroot_key(rt->key, p->ah.who, key);
 	else
 		memcpy(key, rt->key, sizeof(key));
-	ccom_bs_auth_challenge_init(&ch, key, &p->ah);
-	memset(key, 0, sizeof(key));
+	if (ccom_bs_auth_challenge_init(&ch, key, &p->ah)) {
+		explicit_bzero(key, sizeof(key));
+		root_drop_as(rt, i, ccomGetLastError(NULL), " (no nonce for the challenge)");
+		return -1;
+	}
+	explicit_bzero(key, sizeof(key));
 	if (send(p->fd, &ch, sizeof(ch), MSG_NOSIGNAL | MSG_DONTWAIT) != (ssize_t)sizeof(ch)) {
 		root_drop(rt, i, "could not send the challenge");
 		return -1;
@@ -397,7 +424,7 @@ static int root_answer_ok(struct root *rt, const struct root_pending *p)
 	else
 		memcpy(key, rt->key, sizeof(key));
 	ok = ccom_bs_auth_answer_ok(key, &p->ah, p->nonce, &p->ans);
-	memset(key, 0, sizeof(key));
+	explicit_bzero(key, sizeof(key));
 	return ok;
 }
 
@@ -493,6 +520,21 @@ static int root_checkin_in(struct root *rt, int i)
 }
 
 /* Read what is available on pending connection @i; 1 if it was consumed. */
+/*
+ * Named if the job times out: a rank with another key (another job's id,
+ * or another CCOM_COMM_SECRET) fails the handshake like this.
+ */
+static void root_note_auth_failure(struct root *rt, const struct root_pending *p, const char *what)
+{
+	char a[80];
+
+	if (p->ah.role == CCOM_BS_SUBROOT)
+		return;
+	snprintf(rt->refused, sizeof(rt->refused),
+		 "a check-in as rank %d from %s %s (a rank with another unique id, or another CCOM_COMM_SECRET?)",
+		 p->ah.who, ccom_addr_str(&p->from, a, sizeof(a)), what);
+}
+
 static int root_read_pending(struct root *rt, int i)
 {
 	struct root_pending *p = &rt->pend[i];
@@ -501,6 +543,8 @@ static int root_read_pending(struct root *rt, int i)
 	ssize_t n = recv(p->fd, buf, cap, 0);
 
 	if (n == 0) {
+		if (p->stage == RP_ANSWER)
+			root_note_auth_failure(rt, p, "hung up on the root's proof");
 		root_drop(rt, i, p->stage == RP_ANSWER ? "closed before its answer to the challenge" :
 							 "closed before a complete check-in");
 		return 1;
@@ -531,6 +575,7 @@ static int root_read_pending(struct root *rt, int i)
 		return 1;
 	default:
 		if (!root_answer_ok(rt, p)) {
+			root_note_auth_failure(rt, p, "failed authentication");
 			root_drop_as(rt, i, CCOM_BS_AUTH_FAILED, "");
 			return 1;
 		}
@@ -590,8 +635,7 @@ void ccom_bs_root_hangup(struct root *rt, int r)
 {
 	const struct ccom_bs_hello *h = &rt->ranks[r].hello;
 
-	close(rt->ranks[r].fd);
-	rt->ranks[r].fd = -1;
+	ccom_bs_root_conn_close(rt, r);
 	rt->count--;
 	snprintf(rt->msg, sizeof(rt->msg),
 		 "rank %d (%s pid %d)%s disconnected after checking in (it died or was aborted) while %d of %d ranks were still missing",
@@ -626,18 +670,16 @@ static int root_step(struct root *rt)
 	struct pollfd *pfd;
 	int i, n = rt->npend, m = 0;
 
-	if (root_pfd_reserve(rt, 1 + n + (rt->nranks > 0 ? rt->nranks : 0)))
+	if (root_pfd_reserve(rt, 1 + n + rt->nopen))
 		return 1;
 	pfd = rt->pfd;
 	/* [0] listen, [1, n] pending connections, then the ranks that checked in. */
 	pfd[0] = (struct pollfd){ .fd = rt->lfd, .events = POLLIN };
 	for (i = 0; i < n; i++)
 		pfd[i + 1] = (struct pollfd){ .fd = rt->pend[i].fd, .events = POLLIN };
-	for (i = 0; !rt->failed && i < rt->nranks; i++) {
-		if (rt->ranks[i].fd < 0)
-			continue;
-		pfd[1 + n + m] = (struct pollfd){ .fd = rt->ranks[i].fd, .events = POLLIN };
-		rt->who[m++] = i;
+	for (i = 0; !rt->failed && i < rt->nopen; i++) {
+		pfd[1 + n + m] = (struct pollfd){ .fd = rt->ranks[rt->open[i]].fd, .events = POLLIN };
+		rt->who[m++] = rt->open[i];
 	}
 	if (poll(pfd, 1 + n + m, CCOM_SOCK_POLL_MS) < 0 && errno != EINTR)
 		return 1;
@@ -681,16 +723,16 @@ static void *root_main(void *arg)
 		;
 	for (i = 0; i < rt->npend; i++)
 		close(rt->pend[i].fd);
-	for (i = 0; rt->ranks && i < rt->nranks; i++)
-		if (rt->ranks[i].fd >= 0)
-			close(rt->ranks[i].fd);
+	while (rt->nopen > 0)
+		ccom_bs_root_conn_close(rt, rt->open[rt->nopen - 1]);
 	for (i = 1; rt->sub_fd && i < rt->nids; i++)
 		if (rt->sub_fd[i] >= 0)
 			close(rt->sub_fd[i]);
 	close(rt->lfd);
-	memset(rt->key, 0, sizeof(rt->key));
-	memset(rt->sub_key, 0, sizeof(rt->sub_key));
+	explicit_bzero(rt->key, sizeof(rt->key));
+	explicit_bzero(rt->sub_key, sizeof(rt->sub_key));
 	free(rt->sub_fd);
+	free(rt->open);
 	free(rt->addrs);
 	free(rt->pfd);
 	free(rt->who);

@@ -41,13 +41,12 @@ void ccom_bs_root_all_in_hier(struct root *rt)
 			.prev_leader = lead[(h - 1 + rt->nleaders) % rt->nleaders],
 			.next_leader = lead[(h + 1) % rt->nleaders],
 		};
-		int fd = rt->ranks[lead[h]].fd;
+		int fd = root_rank_fd(rt, lead[h]);
 
 		if (fd < 0)
 			continue;	/* a leader of another root */
 		ccom_bs_root_send_reply_data(fd, rt->magic, 0, &rt->addrs[hi.next_leader], &hi, sizeof(hi));
-		close(fd);
-		rt->ranks[lead[h]].fd = -1;
+		ccom_bs_root_conn_close(rt, lead[h]);
 	}
 	free(lead);
 }
@@ -61,7 +60,7 @@ void ccom_bs_root_members_in(struct root *rt, int l)
 	struct ccom_bs_run run[64];
 	char text[CCOM_BS_MAX_MSG + 1];
 	uint32_t k;
-	int r, fd = rt->ranks[l].fd;
+	int r, fd = root_rank_fd(rt, l);
 
 	if (ccom_sock_recv_all(fd, &m, sizeof(m), until, NULL)) {
 		ccom_bs_root_hangup(rt, l);
@@ -93,8 +92,9 @@ void ccom_bs_root_members_in(struct root *rt, int l)
 		if (run[k].first < rt->lo || run[k].n < 1 || run[k].first >= rt->hi ||
 		    run[k].n > rt->hi - run[k].first) {
 			snprintf(rt->msg, sizeof(rt->msg),
-				 "host leader rank %d (%s pid %d) reported ranks %d-%d to the root of ranks %d-%d of a job of %d",
-				 l, lh->host, lh->pid, run[k].first, run[k].first + run[k].n - 1,
+				 "host leader rank %d (%s pid %d) reported ranks %d-%lld to the root of ranks %d-%d of a job of %d",
+				 l, lh->host, lh->pid, run[k].first,
+				 (long long)run[k].first + run[k].n - 1,
 				 rt->lo, rt->hi - 1, rt->nranks);
 			ccom_bs_root_fail(rt, -EINVAL, rt->deadline);
 			return;

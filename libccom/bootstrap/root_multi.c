@@ -124,7 +124,7 @@ void ccom_bs_root_subroot_in(struct root *rt, int i)
 	if (ccom_sock_recv_all(p.fd, &m, sizeof(m), until, NULL) || m.magic != rt->magic ||
 	    m.type != CCOM_BS_SUBROOT || m.idx != p.ah.who ||
 	    m.abi != ccom_abi_id() || m.nids < 2 || m.idx < 1 || m.idx >= m.nids ||
-	    m.nranks < m.nids || m.msg_len > CCOM_BS_MAX_MSG) {
+	    m.nranks < m.nids || m.nranks > CCOM_BS_MAX_RANKS || m.msg_len > CCOM_BS_MAX_MSG) {
 		ccom_warn("Bootstrap root: dropped a malformed report of another root");
 		close(p.fd);
 		return;
@@ -246,7 +246,7 @@ static int root_sub_leaders_in(struct root *rt, int fd, uint32_t len, int64_t de
 int ccom_bs_root_sub_exchange(struct root *rt)
 {
 	int hier = is_host(rt->mode);
-	int fd = -1, rc, err = 0, r, k = 0;
+	int fd = -1, rc, err = 0, r, k = 0, refused = 0;
 	int64_t deadline = rt->latest;
 	struct ccom_bs_addr_entry *e = calloc(rt->hi - rt->lo, sizeof(*e));
 	struct ccom_bs_reply rep;
@@ -268,8 +268,12 @@ int ccom_bs_root_sub_exchange(struct root *rt)
 					  rt->idx, deadline, NULL, NULL, NULL, &rep);
 	if (rc == 1) {
 		/* Root 0 refused (another wire version): the rest of its verdict follows. */
+		refused = 1;
 		rc = ccom_sock_recv_all(fd, (char *)&rep + RP_HEAD_BYTES, sizeof(rep) - RP_HEAD_BYTES,
 					deadline, NULL);
+		/* Unproven: it may fail this root, never hand it a table. */
+		if (!rc && !rep.err)
+			rc = -EKEYREJECTED;
 	} else {
 		if (!rc)
 			rc = root_sub_send(rt, fd, 0, k, e, k * sizeof(*e), deadline);
@@ -284,7 +288,9 @@ int ccom_bs_root_sub_exchange(struct root *rt)
 		if (ccom_sock_recv_all(fd, text, len, deadline, NULL))
 			len = 0;
 		text[len] = '\0';
-		snprintf(rt->msg, sizeof(rt->msg), "%.1000s", len ? text : "root 0 refused the job");
+		snprintf(rt->msg, sizeof(rt->msg), "%s%.900s",
+			 refused ? "root 0 refused this root before authenticating: " : "",
+			 len ? text : "root 0 refused the job");
 		err = rep.err;
 	} else if (!rc && hier) {
 		rc = root_sub_leaders_in(rt, fd, rep.msg_len, deadline);

@@ -43,8 +43,14 @@ struct root_pending {
 	struct ccom_bs_hello_ext ext;
 };
 
+/*
+ * One rank of the job.  The table is calloc()ed for nranks (at most
+ * CCOM_BS_MAX_RANKS) and its zero state means "not in, no connection", so
+ * that only the entries of ranks that check in are ever touched.
+ */
 struct root_rank {
-	int fd;			/* -1 until checked in, and after answered (members: always) */
+	int fd;			/* its connection while @open_at (members: never) */
+	int open_at;		/* 1 + its index in root->open while @fd is open, else 0 */
 	int in;			/* checked in, itself or through its host leader */
 	int leader;		/* checked in as a host leader (hierarchical): @fd carries members */
 	int via;		/* members: the rank of their host leader */
@@ -81,6 +87,8 @@ struct root {
 	struct root_pending *pend;	/* connections that have not checked in yet */
 	int npend;
 	int cap;
+	int *open;			/* ranks whose connection is open (nranks slots) */
+	int nopen;
 	struct pollfd *pfd;		/* poll set of one round */
 	int *who;			/* rank of each polled checked-in connection */
 	int pfd_cap;
@@ -97,6 +105,17 @@ static inline int range_lo(int idx, int nranks, int nids)
 {
 	return (int)(((int64_t)idx * nranks + nids - 1) / nids);
 }
+
+/* @r's connection, or -1. */
+static inline int root_rank_fd(const struct root *rt, int r)
+{
+	return rt->ranks[r].open_at ? rt->ranks[r].fd : -1;
+}
+
+/* root.c: a checked-in rank's connection @fd is kept open (until answered). */
+void ccom_bs_root_conn_add(struct root *rt, int r, int fd);
+/* root.c: close @r's connection (if open). */
+void ccom_bs_root_conn_close(struct root *rt, int r);
 
 /* root.c: answers, failure, the job's shape. */
 void ccom_bs_root_send_reply_data(int fd, uint64_t magic, int err, const union ccom_sockaddr *next,

@@ -24,6 +24,10 @@
 #define CCOM_BS_FIXED_MAGIC 0x63636f6d2d636f6dULL /* "ccom-com", ids from CCOM_COMM_ID */
 #define CCOM_BS_ID_VERSION 2
 #define CCOM_BS_ID_ROOT_AT_RANK0 0x1u
+/* In memory only (never in an id's bytes): the job secret is mixed into @secret. */
+#define CCOM_BS_ID_KEYED 0x100u
+/* The longest CCOM_COMM_SECRET (or CCOM_COMM_SECRET_FILE's contents), in bytes. */
+#define CCOM_BS_SECRET_MAX 4096
 #define CCOM_BS_WIRE_VERSION 3
 #define CCOM_BS_KEY_BYTES 32
 #define CCOM_BS_NONCE_BYTES 16
@@ -218,5 +222,19 @@ struct ccom_bs_host_info {
 };
 
 #define CCOM_BS_MAX_MSG 1024
+
+/*
+ * The most ranks a bootstrap serves (a root refuses a check-in above it):
+ * what a root allocates is bounded by what an authenticated peer sends.
+ */
+#define CCOM_BS_MAX_RANKS (1 << 20)
+
+/*
+ * The largest slot of a bootstrap all-gather and the largest frame a rank
+ * accepts on a p2p connection: a frame never exceeds an all-gather's
+ * largest block, nranks slots (at least CCOM_BS_MIN_FRAME bytes).
+ */
+#define CCOM_BS_MAX_SLOT 4096
+#define CCOM_BS_MIN_FRAME (1024 * 1024)
 
 #endif

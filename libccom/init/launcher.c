@@ -139,7 +139,11 @@ ccomResult_t ccomCommInitFromEnv(ccomComm_t *comm, ccomConfig_t *config)
 	rc = ccom_bootstrap_id_from_addr(addr, asrc, &id);
 	if (rc)
 		return ccom_result_from_errno(rc);
-	ccom_info(CCOM_SUBSYS_INIT, "ccomCommInitFromEnv: rank %d of %d from %s, rendezvous %s from %s",
-		  rank, nranks, rsrc, addr, asrc);
+	/* The key of an id from an address is public unless a job secret is mixed in (id.c). */
+	ccom_info(CCOM_SUBSYS_INIT, "ccomCommInitFromEnv: rank %d of %d from %s, rendezvous %s from %s, %s",
+		  rank, nranks, rsrc, addr, asrc,
+		  ccom_param_str("CCOM_COMM_SECRET") || ccom_param_str("CCOM_COMM_SECRET_FILE") ?
+			  "authenticated by the job secret" :
+			  "unauthenticated (no CCOM_COMM_SECRET)");
 	return ccomCommInitRankConfig(comm, nranks, id, rank, config);
 }

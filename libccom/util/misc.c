@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/err.h"
 #include "util/misc.h"
 
 int64_t ccom_now_us(void)
@@ -60,7 +61,7 @@ int ccom_sleep_us(int64_t us, const atomic_int *abort)
 	}
 }
 
-void ccom_random_bytes(void *buf, size_t len)
+int ccom_random_bytes(void *buf, size_t len)
 {
 	unsigned char *p = buf;
 	size_t got = 0;
@@ -68,18 +69,18 @@ void ccom_random_bytes(void *buf, size_t len)
 	while (got < len) {
 		ssize_t n = getrandom(p + got, len - got, 0);
 
-		if (n <= 0)
-			break;
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			/* No guessable fallback: ids, secrets and nonces must be unpredictable. */
+			ccom_set_last_error("getrandom() failed (%s); check the kernel's random source (a seccomp filter, a very old kernel)",
+					    n < 0 ? strerror(errno) : "no bytes");
+			explicit_bzero(buf, len);
+			return -EIO;
+		}
 		got += n;
 	}
-	if (got < len) {
-		uint64_t x = ccom_hash_mix((uint64_t)ccom_now_us() ^ ((uint64_t)getpid() << 32));
-
-		for (; got < len; got++) {
-			x = ccom_hash_mix(x);
-			p[got] = (unsigned char)x;
-		}
-	}
+	return 0;
 }
 
 void ccom_format_rank_list(const unsigned char *flags, int n, int want, char *buf, size_t len)

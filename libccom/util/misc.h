@@ -26,8 +26,12 @@ uint64_t ccom_hash_mix(uint64_t x);
  */
 int ccom_sleep_us(int64_t us, const atomic_int *abort);
 
-/* Fill @buf with @len random bytes (getrandom, with a time/pid fallback). */
-void ccom_random_bytes(void *buf, size_t len);
+/*
+ * Fill @buf with @len random bytes from getrandom() (retried on EINTR).
+ * 0, or -EIO after ccom_set_last_error() (and @buf zeroed): there is no
+ * fallback, a caller that needs the bytes fails.
+ */
+int ccom_random_bytes(void *buf, size_t len);
 
 /* Format the ranks whose @flags[i] is zero as "1,3-5" into @buf (truncated with "..."). */
 void ccom_format_rank_list(const unsigned char *flags, int n, int want, char *buf, size_t len);

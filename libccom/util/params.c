@@ -48,6 +48,10 @@ static const struct ccom_param_desc params[] = {
 	/* Bootstrap */
 	{ "CCOM_COMM_ID", NULL,
 	  "Fixed rendezvous address <ipv4>:<port> | [<ipv6>]:<port> | <host>:<port>; rank 0 hosts the root there." },
+	{ "CCOM_COMM_SECRET", NULL,
+	  "Job secret (1 to 4096 bytes) mixed into the key of every unique id: ranks must all set the same one; with it, neither CCOM_COMM_ID nor the 128 bytes of an id (e.g. in torch's TCPStore) are enough to join." },
+	{ "CCOM_COMM_SECRET_FILE", NULL,
+	  "A file holding the job secret instead of CCOM_COMM_SECRET (trailing newline ignored); refused unless a regular file of this user that no one else can read (chmod 600)." },
 	{ "CCOM_BOOTSTRAP_TIMEOUT", "300",
 	  "Seconds every bootstrap wait (rendezvous, ring, all-gather, p2p) may last before ccomTimeout." },
 	{ "CCOM_SOCKET_IFNAME", NULL,

@@ -257,7 +257,7 @@ static int wrong_secret_main(void)
 	res = ccomCommInitRank(&comm, 1, bad, 0);
 	T_CHECK(res == ccomRemoteError, "a wrong secret gave %s: %s", ccomGetErrorString(res),
 		ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "root", "failed authentication", "secret", NULL),
+	T_CHECK(t_has_words(ccomGetLastError(NULL), "root", "authentication failed", "secret", NULL),
 		"message: %s", ccomGetLastError(NULL));
 	T_CHECK(t_now() - t0 < 5, "a wrong secret took %.1f s to fail", t_now() - t0);
 	printf("wrong secret: %s in %.3f s: %s\n", ccomGetErrorString(res), t_now() - t0,

@@ -2,8 +2,9 @@
 /*
  * Description: the flight recorder.  3 forked ranks run 3 AllReduces, then
  * ranks 0 and 1 issue a 4th (1024 floats) that rank 2 never calls, with
- * CCOM_OP_TIMEOUT=2: ranks 0 and 1 time out and dump; rank 2 aborts after
- * 3 s and dumps on the abort.  On every rank the WARN log (CCOM_DEBUG_FILE)
+ * CCOM_OP_TIMEOUT=2: ranks 0 and 1 time out and dump; rank 2 aborts once
+ * both have (however long a loaded host makes that: up to 50 s) and dumps
+ * on the abort.  On every rank the WARN log (CCOM_DEBUG_FILE)
  * holds one "flight" line per recorded op (first run), and the JSON dump
  * (CCOM_FLIGHT_RECORDER_FILE with %h and %p) parses (python3's json module)
  * and holds, on ranks 0 and 1, ops 1-3 done and op 4 an AllReduce of 1024
@@ -12,10 +13,13 @@
  * CCOM_FLIGHT_RECORDER_ENTRIES=2 only the last two ops are kept.
  */
 #include <glob.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 
 #include "coll_util.h"
 
 static char dir[256];
+static atomic_int *timed_out;	/* shared: ranks whose op 4 has ended */
 
 static int read_file(const char *path, char **out)
 {
@@ -82,11 +86,16 @@ static int flight_rank(int rank, int n, void *arg)
 		T_CCOM(ccomAllReduce(buf, buf, 16, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	if (rank == 2) {
-		sleep(3);	/* alive, but never calls op 4 */
+		double t0 = t_now();
+
+		/* Alive, but never calls op 4: until the others' op 4 timed out. */
+		while (atomic_load(timed_out) < 2 && t_now() - t0 < 50)
+			usleep(10000);
 		ccomCommAbort(comm);
 	} else {
 		T_CCOM(ccomAllReduce(buf, buf, 1024, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 		res = ccomCommSynchronize(comm);
+		atomic_fetch_add(timed_out, 1);
 		T_CHECK(res == ccomTimeout, "rank %d: op 4 ended in %s: %s", rank,
 			ccomGetErrorString(res), ccomGetLastError(comm));
 	}
@@ -141,10 +150,15 @@ int main(void)
 		return t_skip("python3 with its json module is needed to parse the dump");
 	snprintf(dir, sizeof(dir), "/tmp/ccom-flight-XXXXXX");
 	T_CHECK(mkdtemp(dir), "mkdtemp");
-	if (ct_run(&j, 3, flight_rank, 60))
+	timed_out = mmap(NULL, sizeof(*timed_out), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	T_CHECK(timed_out != MAP_FAILED, "mmap");
+	atomic_store(timed_out, 0);
+	if (ct_run(&j, 3, flight_rank, 90))
 		return T_FAIL;
 	j.count = 2;
-	if (ct_run(&j, 3, flight_rank, 60))
+	atomic_store(timed_out, 0);
+	if (ct_run(&j, 3, flight_rank, 90))
 		return T_FAIL;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? T_PASS : T_FAIL;
