@@ -409,7 +409,8 @@ void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, 
 
 	for (i = 0; i < CCOM_SHM_ZMAPS; i++) {
 		z = &s->zmap[i];
-		if (z->base && z->lrank == lrank && z->serial == serial) {
+		/* A cached mapping serves only the size it was made with (the peer's word). */
+		if (z->base && z->lrank == lrank && z->serial == serial && size <= z->size) {
 			z->used = s->zseq;
 			return z->base;
 		}
