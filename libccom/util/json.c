@@ -197,12 +197,10 @@ static void open_container(struct ccom_json *w, const char *key, enum ccom_json_
 {
 	uint64_t bit;
 
+	if (w->depth >= CCOM_JSON_MAX_DEPTH && !w->err)
+		w->err = -EINVAL;
 	if (!begin_value(w, key))
 		return;
-	if (w->depth >= CCOM_JSON_MAX_DEPTH) {
-		w->err = -EINVAL;
-		return;
-	}
 	bit = 1ull << ++w->depth;
 	w->has_member &= ~bit;
 	w->is_object = object ? w->is_object | bit : w->is_object & ~bit;

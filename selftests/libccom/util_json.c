@@ -307,8 +307,11 @@ static int test_misuse(void)
 	for (i = 0; i < CCOM_JSON_MAX_DEPTH; i++)
 		ccom_json_array(&w, NULL, CCOM_JSON_INLINE);
 	T_CHECK(!ccom_json_error(&w), "%d levels refused", CCOM_JSON_MAX_DEPTH);
+	ccom_json_int(&w, NULL, 1);		/* the next element would need a comma */
+	len = w.len;
 	ccom_json_array(&w, NULL, CCOM_JSON_INLINE);
 	T_CHECK(ccom_json_error(&w) == -EINVAL, "level %d accepted", CCOM_JSON_MAX_DEPTH + 1);
+	T_CHECK(w.len == len, "level %d partly written", CCOM_JSON_MAX_DEPTH + 1);
 	ccom_json_fini(&w);
 	return T_PASS;
 }
