@@ -34,30 +34,14 @@ NETT_FN void ht_hosts_down(void)
 	ht_sw_up = 0;
 }
 
-NETT_FN void ht_on_signal(int sig)
-{
-	ht_hosts_down();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /* Create @n hosts on one bridge: 0, NETT_SKIP (reason printed) or 1 on a setup failure. */
 NETT_FN int ht_hosts_up(int n)
 {
 	int h, pid = (int)getpid();
 
-	if (geteuid() != 0) {
-		printf("SKIP: network namespaces need root (run as root to test hosts in namespaces)\n");
+	if (nett_ns_prologue("hosts in namespaces", ht_hosts_down))
 		return NETT_SKIP;
-	}
-	if (nett_sh("command -v ip >/dev/null 2>&1")) {
-		printf("SKIP: ip(8) is missing (install iproute2)\n");
-		return NETT_SKIP;
-	}
 	snprintf(ht_sw, sizeof(ht_sw), "cch%dsw", pid);
-	atexit(ht_hosts_down);
-	signal(SIGINT, ht_on_signal);
-	signal(SIGTERM, ht_on_signal);
 	if (nett_sh("ip netns add %s", ht_sw)) {
 		printf("SKIP: cannot create a network namespace (no CAP_SYS_ADMIN or no CONFIG_NET_NS)\n");
 		return NETT_SKIP;
@@ -143,6 +127,38 @@ NETT_FN int ht_barrier(ccomComm_t comm, int rank, char *buf)
 {
 	return nett_sync(comm, ccomAllReduce(buf, buf, 1, ccomInt32, ccomSum, comm, NULL), "barrier",
 			 rank);
+}
+
+/* Called before (@after 0) and after (@after 1) the measured call; non-zero fails the rank. */
+typedef int (*ht_probe_fn)(int rank, int after, void *ctx);
+
+/*
+ * The byte-counting tests' AllReduce: @bytes of int32 sum, first a warm-up
+ * call (first-use allocations, TCP windows) and a barrier, then one call
+ * between barriers with @probe on either side, its result checked.  0 or 1.
+ */
+NETT_FN int ht_measured_allreduce(ccomComm_t comm, int rank, int nranks, size_t bytes,
+				  ht_probe_fn probe, void *ctx)
+{
+	size_t count = bytes / 4;
+	char *in = malloc(bytes), *out = malloc(bytes), one[8] = { 0 };
+	int rc = 1;
+
+	if (!in || !out)
+		goto out;
+	nett_fill(in, ccomInt32, count, rank, 0, ccomSum);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL), "warm-up",
+		      rank) || ht_barrier(comm, rank, one) || probe(rank, 0, ctx))
+		goto out;
+	memset(out, 0, bytes);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL),
+		      "allreduce", rank) || ht_barrier(comm, rank, one) || probe(rank, 1, ctx))
+		goto out;
+	rc = nett_mismatches(out, ccomInt32, count, 0, nranks, ccomSum, "allreduce", rank) ? 1 : 0;
+out:
+	free(in);
+	free(out);
+	return rc;
 }
 
 /* A rank's body: 0 on success; *result is reported to the parent. */

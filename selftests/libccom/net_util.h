@@ -57,11 +57,37 @@ NETT_FN void nett_hosts_down(void)
 	nett_nhosts = 0;
 }
 
+static void (*nett_down_fn)(void);
+
 NETT_FN void nett_on_signal(int sig)
 {
-	nett_hosts_down();
+	if (nett_down_fn)
+		nett_down_fn();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * What every namespace set-up checks first: root and ip(8) (else NETT_SKIP,
+ * the reason printed; @why says what the namespaces are for), then @down
+ * registered to remove them at exit and on SIGINT/SIGTERM.  Returns 0 or
+ * NETT_SKIP.
+ */
+NETT_FN int nett_ns_prologue(const char *why, void (*down)(void))
+{
+	if (geteuid() != 0) {
+		printf("SKIP: network namespaces need root (run as root to test %s)\n", why);
+		return NETT_SKIP;
+	}
+	if (nett_sh("command -v ip >/dev/null 2>&1")) {
+		printf("SKIP: ip(8) is missing (install iproute2)\n");
+		return NETT_SKIP;
+	}
+	nett_down_fn = down;
+	atexit(down);
+	signal(SIGINT, nett_on_signal);
+	signal(SIGTERM, nett_on_signal);
+	return 0;
 }
 
 /*
@@ -73,21 +99,12 @@ NETT_FN int nett_hosts_up(void)
 	char va[16], vb[16];
 	int h, pid = (int)getpid();
 
-	if (geteuid() != 0) {
-		printf("SKIP: network namespaces need root (run as root to test TCP between hosts)\n");
+	if (nett_ns_prologue("TCP between hosts", nett_hosts_down))
 		return NETT_SKIP;
-	}
-	if (nett_sh("command -v ip >/dev/null 2>&1")) {
-		printf("SKIP: ip(8) is missing (install iproute2)\n");
-		return NETT_SKIP;
-	}
 	snprintf(va, sizeof(va), "cct%da", pid % 100000);
 	snprintf(vb, sizeof(vb), "cct%db", pid % 100000);
 	for (h = 0; h < 2; h++)
 		snprintf(nett_ns[h], sizeof(nett_ns[h]), "ccnt%dh%d", pid, h);
-	atexit(nett_hosts_down);
-	signal(SIGINT, nett_on_signal);
-	signal(SIGTERM, nett_on_signal);
 	nett_nhosts = 0;
 	for (h = 0; h < 2; h++) {
 		if (nett_sh("ip netns add %s", nett_ns[h])) {
@@ -367,6 +384,26 @@ NETT_FN int nett_sync(ccomComm_t comm, ccomResult_t res, const char *what, int r
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * A rank's death at a known point, for the failure tests: each survivor
+ * writes one byte to @ready once its good operations are done; the victim
+ * waits for all nranks - 1 bytes, then exits 42 without a word.  Returns 0
+ * to a survivor (1 if its byte could not be written).
+ */
+NETT_FN int nett_die_when_ready(int rank, int nranks, int victim, const int ready[2])
+{
+	if (rank == victim) {
+		char b;
+		int k;
+
+		for (k = 0; k < nranks - 1; k++)
+			if (read(ready[0], &b, 1) != 1)
+				break;
+		_exit(42);
+	}
+	return write(ready[1], "x", 1) != 1;
 }
 
 NETT_FN void nett_fill(void *buf, ccomDataType_t t, size_t n, int rank, size_t first,
