@@ -6,7 +6,7 @@
  * namespace, and reference checks for collectives.
  *
  * Each simulated host is a namespace "ccnt<pid>h<H>" holding one veth end
- * renamed to "ccv0" (10.231.0.<H+1>/24), so CCOM_SOCKET_IFNAME=ccv selects it
+ * renamed to "ccv0" (NETT_SUBNET.<H+1>/24), so CCOM_SOCKET_IFNAME=ccv selects it
  * on every host; CCOM_HOSTID=<namespace name> makes the ranks of different
  * namespaces different hosts (they share hostname and boot id).
  */
@@ -32,6 +32,7 @@
 #define NETT_FN static __attribute__((unused))
 #define NETT_SKIP 77
 #define NETT_MAX_RANKS 8
+#define NETT_SUBNET "10.231.0"	/* of the hosts' ccv0 */
 
 static char nett_ns[2][32];
 static int nett_nhosts;
@@ -122,8 +123,8 @@ NETT_FN int nett_hosts_up(void)
 		    nett_ns[1]))
 		return 1;
 	for (h = 0; h < 2; h++)
-		if (nett_sh("ip -n %s link set %s name ccv0 && ip -n %s addr add 10.231.0.%d/24 dev ccv0 && ip -n %s link set ccv0 up && ip -n %s link set lo up",
-			    nett_ns[h], h ? vb : va, nett_ns[h], h + 1, nett_ns[h], nett_ns[h]))
+		if (nett_sh("ip -n %s link set %s name ccv0 && ip -n %s addr add %s.%d/24 dev ccv0 && ip -n %s link set ccv0 up && ip -n %s link set lo up",
+			    nett_ns[h], h ? vb : va, nett_ns[h], NETT_SUBNET, h + 1, nett_ns[h], nett_ns[h]))
 			return 1;
 	return 0;
 }
