@@ -120,17 +120,7 @@ static inline int ct_same(double got, double want, ccomDataType_t dt)
 /* setenv() the job's "NAME=value" strings. */
 static inline void ct_setenv(const struct ct_job *j)
 {
-	char buf[128], *eq;
-	int i;
-
-	for (i = 0; i < 4 && j->env[i]; i++) {
-		snprintf(buf, sizeof(buf), "%s", j->env[i]);
-		eq = strchr(buf, '=');
-		if (eq) {
-			*eq = '\0';
-			setenv(buf, eq + 1, 1);
-		}
-	}
+	t_setenvs(j->env, 4);
 }
 
 static inline int ct_init(const struct ct_job *j, int rank, ccomComm_t *comm)

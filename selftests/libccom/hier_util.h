@@ -182,13 +182,12 @@ NETT_FN int ht_rank_main(struct ht_job *j, int rank, int pipes[][2], int res_fd)
 	ccomComm_t comm;
 	ccomResult_t res;
 	uint64_t result = 0;
-	int r, rc, e;
+	int r, rc;
 
 	if (ht_enter_host(j->host_of[rank], j->own_sysfs))
 		return 2;
 	/* After the host's defaults, so that a job may override CCOM_SOCKET_IFNAME. */
-	for (e = 0; e < 8 && j->env[e]; e++)
-		putenv((char *)j->env[e]);
+	t_setenvs(j->env, 8);
 	if (rank == 0) {
 		if (ccomGetUniqueId(&id) != ccomSuccess) {
 			fprintf(stderr, "rank 0: ccomGetUniqueId: %s\n", ccomGetLastError(NULL));

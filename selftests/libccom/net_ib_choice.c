@@ -145,9 +145,7 @@ int main(void)
 	/* Before anything initialises the log: each rank logs to its own file. */
 	snprintf(logdir, sizeof(logdir), "/tmp/ccom-nibc-%d", (int)getpid());
 	snprintf(logfile, sizeof(logfile), "%s/%%p.log", logdir);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
-	setenv("CCOM_DEBUG_FILE", logfile, 1);
+	t_log_to(logfile, "INFO", "NET");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", logdir, logdir);
 	if (system(cmd))
 		return T_FAIL;

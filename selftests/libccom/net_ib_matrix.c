@@ -488,9 +488,7 @@ static int run_auto(void)
 	if (system(cmd))
 		return T_FAIL;
 	unsetenv("CCOM_NET");
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
-	setenv("CCOM_DEBUG_FILE", file, 1);
+	t_log_to(file, "INFO", "NET");
 	snprintf(what, sizeof(what), "%s/topo-%%r.json", dir);
 	setenv("CCOM_TOPO_DUMP_FILE", what, 1);
 	nib_big = 0;

@@ -247,11 +247,8 @@ int main(void)
 
 	if (rc)
 		return rc;
-	setenv("CCOM_NET_CONNECT", "lazy", 1);
-	setenv("CCOM_NET", "socket", 1);
-	setenv("CCOM_NSOCKS", "16", 1);
-	setenv("CCOM_ALGO", "ring", 1);
-	setenv("CCOM_OP_TIMEOUT", "60", 1);
+	T_SETENV("CCOM_NET_CONNECT=lazy", "CCOM_NET=socket", "CCOM_NSOCKS=16", "CCOM_ALGO=ring",
+		 "CCOM_OP_TIMEOUT=60");
 	rc = nett_run(8, hosts8, lazy_body, NULL, 0);
 	printf("%s: 2 hosts x 4 ranks, lazy: init connects nothing, send/recv one pair, ring its neighbours\n",
 	       rc ? "FAIL" : "PASS");

@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 
 #include "ccom.h"
+#include "test_util.h"
 
 /* Helpers shared by several tests: not every test uses each one. */
 #define NETT_FN static __attribute__((unused))

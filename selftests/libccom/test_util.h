@@ -66,6 +66,37 @@ static inline int t_skip(const char *fmt, ...)
 	return T_SKIP;
 }
 
+/* setenv() each "NAME=value" of @kv, up to @n strings or a NULL. */
+static inline void t_setenvs(const char *const *kv, int n)
+{
+	char buf[256], *eq;
+	int i;
+
+	for (i = 0; i < n && kv[i]; i++) {
+		snprintf(buf, sizeof(buf), "%s", kv[i]);
+		eq = strchr(buf, '=');
+		if (eq) {
+			*eq = '\0';
+			setenv(buf, eq + 1, 1);
+		}
+	}
+}
+
+/* The same for a list written in place: T_SETENV("CCOM_ALGO=ring", "CCOM_NSOCKS=2"). */
+#define T_SETENV(...) t_setenvs((const char *const[]){ __VA_ARGS__, NULL }, 64)
+
+/*
+ * Log at @level (CCOM_DEBUG) to @file (CCOM_DEBUG_FILE, which may hold
+ * %h / %p / %r), only for @subsys (CCOM_DEBUG_SUBSYS; NULL: left as is).
+ */
+static inline void t_log_to(const char *file, const char *level, const char *subsys)
+{
+	setenv("CCOM_DEBUG_FILE", file, 1);
+	setenv("CCOM_DEBUG", level, 1);
+	if (subsys)
+		setenv("CCOM_DEBUG_SUBSYS", subsys, 1);
+}
+
 static inline double t_now(void)
 {
 	struct timespec ts;

@@ -194,9 +194,7 @@ static int run_case(const struct place_case *c)
 
 	snprintf(logenv, sizeof(logenv), "%s/log.%%p", dir);
 	snprintf(dumpenv, sizeof(dumpenv), "%s/topo.%%r.json", dir);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "TOPO", 1);
-	setenv("CCOM_DEBUG_FILE", logenv, 1);
+	t_log_to(logenv, "INFO", "TOPO");
 	setenv("CCOM_TOPO_DUMP_FILE", dumpenv, 1);
 	setenv("CCOM_ALGO", "ring", 1);	/* through the FIFOs, whose pages are checked */
 	if (c->bind)
