@@ -24,6 +24,7 @@ struct ct_job {
 	const char *env[4];	/* "NAME=value" set in every rank before init */
 	int big;		/* run the 1 Mi + 3 counts too */
 	size_t count;		/* element count, for tests that take one */
+	void (*at_init)(int rank);	/* called in ct_init() before init, or NULL */
 };
 
 static inline size_t ct_size(ccomDataType_t dt)
@@ -128,6 +129,8 @@ static inline int ct_init(const struct ct_job *j, int rank, ccomComm_t *comm)
 	ccomResult_t res;
 
 	ct_setenv(j);
+	if (j->at_init)
+		j->at_init(rank);
 	res = ccomCommInitRank(comm, j->nranks, j->id, rank);
 	if (res != ccomSuccess) {
 		fprintf(stderr, "rank %d: init failed: %s: %s\n", rank, ccomGetErrorString(res),

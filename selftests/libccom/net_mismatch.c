@@ -186,10 +186,7 @@ static int rank_main(int rank, int pipes[2][2], const struct job *j)
 
 	setenv("CCOM_OP_TIMEOUT", "30", 1);	/* a timeout is not what must end it */
 	if (use_ib) {
-		char host[48];
-
-		snprintf(host, sizeof(host), "nmmhost%d-%d", rank, (int)getppid());
-		setenv("CCOM_HOSTID", host, 1);
+		t_set_host("nmmhost", rank);
 		setenv("CCOM_NET", "ib", 1);
 	} else if (nett_enter_host(rank)) {
 		return 2;

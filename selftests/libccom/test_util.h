@@ -97,6 +97,35 @@ static inline void t_log_to(const char *file, const char *level, const char *sub
 		setenv("CCOM_DEBUG_SUBSYS", subsys, 1);
 }
 
+/*
+ * Make this rank simulated host @host of its job: CCOM_HOSTID is
+ * "<@prefix><@host>-<parent pid>" (the parent's pid keeps jobs apart).
+ */
+static inline void t_set_host(const char *prefix, int host)
+{
+	char id[64];
+
+	snprintf(id, sizeof(id), "%s%d-%d", prefix, host, (int)getppid());
+	setenv("CCOM_HOSTID", id, 1);
+}
+
+/* The *.log files of @dir, concatenated into @buf (cut at @size - 1, NUL-terminated). */
+static inline size_t t_read_logs(const char *dir, char *buf, size_t size)
+{
+	char cmd[256];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(cmd, sizeof(cmd), "cat %s/*.log 2>/dev/null", dir);
+	f = popen(cmd, "r");
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
+		pclose(f);
+	}
+	buf[n] = '\0';
+	return n;
+}
+
 static inline double t_now(void)
 {
 	struct timespec ts;
