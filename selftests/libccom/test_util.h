@@ -135,21 +135,51 @@ static inline double t_now(void)
 }
 
 /* Case-insensitive "all of these words appear in @s" (NULL-terminated list). */
-static inline int t_has_words(const char *s, ...)
+static inline int t_has_words_v(const char *s, va_list ap)
 {
-	va_list ap;
 	const char *w;
 	int ok = 1;
 
-	va_start(ap, s);
 	while ((w = va_arg(ap, const char *))) {
 		if (!strcasestr(s, w)) {
 			fprintf(stderr, "  message lacks \"%s\": %s\n", w, s);
 			ok = 0;
 		}
 	}
+	return ok;
+}
+
+static inline int t_has_words(const char *s, ...)
+{
+	va_list ap;
+	int ok;
+
+	va_start(ap, s);
+	ok = t_has_words_v(s, ap);
 	va_end(ap);
 	return ok;
+}
+
+/*
+ * Rank @rank's init in case @what, which must be refused: @res is @want and
+ * the last error holds each word of the NULL-terminated list; then @comm
+ * is destroyed.  T_PASS or T_FAIL.
+ */
+static inline int t_init_refused(ccomComm_t comm, ccomResult_t res, ccomResult_t want,
+				 const char *what, int rank, ...)
+{
+	const char *e = ccomGetLastError(NULL);
+	va_list ap;
+	int ok;
+
+	T_CHECK(res == want, "%s: rank %d: init returned %d (%s), want %s: %s", what, rank, res,
+		ccomGetErrorString(res), ccomGetErrorString(want), e);
+	va_start(ap, rank);
+	ok = t_has_words_v(e, ap);
+	va_end(ap);
+	T_CHECK(ok, "%s: rank %d: message", what, rank);
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return T_PASS;
 }
 
 typedef int (*t_rank_fn)(int rank, int nranks, void *arg);
