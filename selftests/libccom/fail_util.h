@@ -9,8 +9,57 @@
 #define CCOM_FAIL_UTIL_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "coll_util.h"
+
+/*
+ * The start of the tests that break a communicator with work on it: init
+ * under CCOM_OP_TIMEOUT=@op_timeout (a ccomTimeout would show that the
+ * detection did not work), a fresh buffer of @count floats (*buf), one good
+ * AllReduce of @first of them, then @queued AllReduces of all @count
+ * queued and not waited for.  T_PASS or T_FAIL.
+ */
+static inline int ct_queue_work(const struct ct_job *j, int rank, const char *op_timeout,
+				size_t count, size_t first, int queued, ccomComm_t *comm,
+				float **buf)
+{
+	int i;
+
+	setenv("CCOM_OP_TIMEOUT", op_timeout, 1);
+	if (ct_init(j, rank, comm))
+		return T_FAIL;
+	*buf = calloc(count, sizeof(float));
+	T_CHECK(*buf, "out of memory");
+	T_CCOM(ccomAllReduce(*buf, *buf, first, ccomFloat32, ccomSum, *comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(*comm), ccomSuccess);
+	for (i = 0; i < queued; i++)
+		T_CCOM(ccomAllReduce(*buf, *buf, count, ccomFloat32, ccomSum, *comm, NULL),
+		       ccomSuccess);
+	return T_PASS;
+}
+
+/*
+ * Run @fn on @n forked ranks (@timeout_s) of which rank @victim SIGKILLs
+ * itself: T_PASS if it died so and every other rank exited 0.
+ */
+static inline int ct_run_with_victim(struct ct_job *j, int n, t_rank_fn fn, int timeout_s,
+				     int victim)
+{
+	int codes[64], r;
+
+	j->nranks = n;
+	t_fork_ranks_id(n, fn, j, codes, timeout_s, &j->id);
+	for (r = 0; r < n; r++) {
+		int want = r == victim ? 128 + SIGKILL : 0;
+
+		if (codes[r] != want) {
+			fprintf(stderr, "FAIL: rank %d exited with %d, want %d\n", r, codes[r], want);
+			return T_FAIL;
+		}
+	}
+	return T_PASS;
+}
 
 /*
  * Rank 0 aborts @comm (after 300 ms, ct_aborter) while every rank waits in
