@@ -109,21 +109,55 @@ static inline void t_set_host(const char *prefix, int host)
 	setenv("CCOM_HOSTID", id, 1);
 }
 
+/*
+ * The output of shell command @cmd into @out (cut at @len - 1 bytes,
+ * NUL-terminated).  Returns its wait status (pclose), -1 if it did not start.
+ */
+static inline int t_read_cmd(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0, r;
+	int st = -1;
+
+	if (f) {
+		while (n < len - 1 && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
+			n += r;
+		st = pclose(f);
+	}
+	out[n] = '\0';
+	return st;
+}
+
 /* The *.log files of @dir, concatenated into @buf (cut at @size - 1, NUL-terminated). */
-static inline size_t t_read_logs(const char *dir, char *buf, size_t size)
+static inline void t_read_logs(const char *dir, char *buf, size_t size)
 {
 	char cmd[256];
-	size_t n = 0;
-	FILE *f;
 
 	snprintf(cmd, sizeof(cmd), "cat %s/*.log 2>/dev/null", dir);
-	f = popen(cmd, "r");
-	if (f) {
-		n = fread(buf, 1, size - 1, f);
-		pclose(f);
+	t_read_cmd(cmd, buf, size);
+}
+
+/*
+ * @out = BUILD/@rel, BUILD being the build directory this test runs from
+ * (BUILD/selftests/libccom/NAME).  0, or -1 if /proc/self/exe is unreadable
+ * or @out too short.
+ */
+static inline int t_build_file(const char *rel, char *out, size_t len)
+{
+	char exe[4096], *p;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int i;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	for (i = 0; i < 3; i++) {
+		p = strrchr(exe, '/');
+		if (!p)
+			return -1;
+		*p = '\0';
 	}
-	buf[n] = '\0';
-	return n;
+	return snprintf(out, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
 }
 
 static inline double t_now(void)
