@@ -20,7 +20,6 @@
  * show the schedule that ran: rail/rab on the layouts that allow them, the
  * logged fallback (and the flat algorithm) on the others.
  */
-#include <dirent.h>
 #include <stdbool.h>
 
 #include "hier_util.h"
@@ -217,29 +216,49 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 static char logdir[64];
 
 /* Count the log lines of the last job that contain @s. */
+struct log_count {
+	const char *s;
+	int hits;
+};
+
+static void count_line(const char *line, void *ctx)
+{
+	struct log_count *c = ctx;
+
+	c->hits += strstr(line, c->s) != NULL;
+}
+
 static int log_has(const char *s)
 {
-	char path[384], line[1024];
-	struct dirent *d;
-	int hits = 0;
-	DIR *dir = opendir(logdir);
-	FILE *f;
+	struct log_count c = { s, 0 };
 
-	if (!dir)
-		return 0;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", logdir, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			hits += strstr(line, s) != NULL;
-		fclose(f);
-	}
-	closedir(dir);
-	return hits;
+	t_dir_lines(logdir, count_line, &c);
+	return c.hits;
+}
+
+/* The distinct choice lines seen and how often each was. */
+struct choices {
+	char (*seen)[256];
+	int *cnt;
+	int nseen;
+};
+
+static void count_choice(const char *line, void *ctx)
+{
+	const char *p = strstr(line, " of "), *q = strstr(line, " -> ");
+	struct choices *c = ctx;
+	int i;
+
+	if (!p || !q || !strstr(line, "(first use of this choice)"))
+		return;
+	while (p > line && p[-1] != ' ')
+		p--;	/* back to the collective's name */
+	for (i = 0; i < c->nseen && strcmp(c->seen[i], p); i++)
+		;
+	if (i == c->nseen && c->nseen < 4096)
+		snprintf(c->seen[c->nseen++], 256, "%.255s", p);
+	if (i < 4096)
+		c->cnt[i]++;
 }
 
 /*
@@ -249,50 +268,21 @@ static int log_has(const char *s)
  */
 static int same_choices(int n)
 {
-	char path[384], line[1024], (*seen)[256] = calloc(4096, 256);
-	int *cnt = calloc(4096, sizeof(int)), nseen = 0, i, bad = 0;
-	struct dirent *d;
-	DIR *dir = opendir(logdir);
-	FILE *f;
+	struct choices c = { calloc(4096, 256), calloc(4096, sizeof(int)), 0 };
+	int i, bad = 0;
 
-	if (!dir || !seen || !cnt) {
-		if (dir)
-			closedir(dir);
-		free(seen);
-		free(cnt);
+	if (!c.seen || !c.cnt || t_dir_lines(logdir, count_choice, &c)) {
+		free(c.seen);
+		free(c.cnt);
 		return 1;
 	}
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", logdir, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, " of "), *q = strstr(line, " -> ");
-
-			if (!p || !q || !strstr(line, "(first use of this choice)"))
-				continue;
-			while (p > line && p[-1] != ' ')
-				p--;	/* back to the collective's name */
-			for (i = 0; i < nseen && strcmp(seen[i], p); i++)
-				;
-			if (i == nseen && nseen < 4096)
-				snprintf(seen[nseen++], 256, "%.255s", p);
-			if (i < 4096)
-				cnt[i]++;
-		}
-		fclose(f);
-	}
-	closedir(dir);
-	for (i = 0; i < nseen; i++)
-		if (cnt[i] != n) {
-			fprintf(stderr, "%d of %d ranks logged: %s", cnt[i], n, seen[i]);
+	for (i = 0; i < c.nseen; i++)
+		if (c.cnt[i] != n) {
+			fprintf(stderr, "%d of %d ranks logged: %s", c.cnt[i], n, c.seen[i]);
 			bad++;
 		}
-	free(seen);
-	free(cnt);
+	free(c.seen);
+	free(c.cnt);
 	return bad;
 }
 

@@ -138,6 +138,35 @@ static inline void t_read_logs(const char *dir, char *buf, size_t size)
 }
 
 /*
+ * Call @fn(line, @ctx) for each line (up to 1023 bytes) of each file in
+ * directory @dir, dot files left out.  Returns -1 if @dir cannot be opened.
+ */
+static inline int t_dir_lines(const char *dir, void (*fn)(const char *line, void *ctx),
+			      void *ctx)
+{
+	char path[4096 + 256], line[1024];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	FILE *f;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%.4095s/%.255s", dir, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fn(line, ctx);
+		fclose(f);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
  * @out = BUILD/@rel, BUILD being the build directory this test runs from
  * (BUILD/selftests/libccom/NAME).  0, or -1 if /proc/self/exe is unreadable
  * or @out too short.
