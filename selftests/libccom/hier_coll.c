@@ -232,7 +232,7 @@ static int log_has(const char *s)
 {
 	struct log_count c = { s, 0 };
 
-	t_dir_lines(logdir, count_line, &c);
+	t_dir_lines(logdir, "", count_line, &c);
 	return c.hits;
 }
 
@@ -271,7 +271,7 @@ static int same_choices(int n)
 	struct choices c = { calloc(4096, 256), calloc(4096, sizeof(int)), 0 };
 	int i, bad = 0;
 
-	if (!c.seen || !c.cnt || t_dir_lines(logdir, count_choice, &c)) {
+	if (!c.seen || !c.cnt || t_dir_lines(logdir, "", count_choice, &c)) {
 		free(c.seen);
 		free(c.cnt);
 		return 1;

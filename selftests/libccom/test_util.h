@@ -139,10 +139,11 @@ static inline void t_read_logs(const char *dir, char *buf, size_t size)
 
 /*
  * Call @fn(line, @ctx) for each line (up to 1023 bytes) of each file in
- * directory @dir, dot files left out.  Returns -1 if @dir cannot be opened.
+ * directory @dir whose name starts with @prefix ("": any but dot files).
+ * Returns -1 if @dir cannot be opened.
  */
-static inline int t_dir_lines(const char *dir, void (*fn)(const char *line, void *ctx),
-			      void *ctx)
+static inline int t_dir_lines(const char *dir, const char *prefix,
+			      void (*fn)(const char *line, void *ctx), void *ctx)
 {
 	char path[4096 + 256], line[1024];
 	struct dirent *e;
@@ -152,7 +153,7 @@ static inline int t_dir_lines(const char *dir, void (*fn)(const char *line, void
 	if (!d)
 		return -1;
 	while ((e = readdir(d))) {
-		if (e->d_name[0] == '.')
+		if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)))
 			continue;
 		snprintf(path, sizeof(path), "%.4095s/%.255s", dir, e->d_name);
 		f = fopen(path, "r");
