@@ -29,21 +29,19 @@ static int rank_main(int proc, int nranks, void *arg)
 
 static int died_main(int rank, int nranks, void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t res;
 	double t0 = t_now();
 
 	(void)nranks;
 	(void)arg;
-	cfg.timeoutSec = 60;
+
 	if (rank == 2) {
-		cfg.blocking = 0;
-		T_CCOM(ccomCommInitRankConfig(&comm, 4, id, rank, &cfg), ccomInProgress);
+		T_CCOM(t_init_cfg(&comm, 4, id, rank, 0, 60), ccomInProgress);
 		usleep(500000);
 		_exit(0); /* dies with its check-in connection open */
 	}
-	res = ccomCommInitRankConfig(&comm, 4, id, rank, &cfg);
+	res = t_init_cfg(&comm, 4, id, rank, 1, 60);
 	T_CHECK(t_now() - t0 < 30, "rank %d waited %.1f s: the timeout, not the root's report",
 		rank, t_now() - t0);
 	return t_init_refused(comm, res, ccomRemoteError, "rank 2 died", rank, "rank 2",

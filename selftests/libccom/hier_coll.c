@@ -70,7 +70,7 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, size_t count,
 		char *in, char *out, uint64_t *h, uint64_t *ha, bool a2a_only)
 {
-	size_t es = nett_tsize(c->t), i;
+	size_t es = ct_size(c->t), i;
 	int roots[2] = { 0, n - 1 }, k, r;
 	long bad = 0;
 
@@ -110,12 +110,12 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 
 		memset(out, 0x5a, count * es);
 		for (i = 0; i < count; i++)
-			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+			ct_put(src, i, c->t, (double)((rank * 31 + i) % 97));
 		if (nett_sync(comm, ccomBroadcast(src, out, count, c->t, roots[k % 2], comm, NULL),
 			      k >= 2 ? "broadcast in place" : "broadcast", rank))
 			return 1;
 		for (i = 0; i < count; i++)
-			bad += nett_load(out, c->t, i) != (double)((roots[k % 2] * 31 + i) % 97);
+			bad += ct_get(out, i, c->t) != (double)((roots[k % 2] * 31 + i) % 97);
 		*h = fnv(*h, out, count * es);
 	}
 	if (count * (size_t)n * es > BUFSZ)
@@ -125,7 +125,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 		char *src = k ? out + (size_t)rank * count * es : in;
 
 		for (i = 0; i < count; i++)
-			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+			ct_put(src, i, c->t, (double)((rank * 31 + i) % 97));
 		if (!k)
 			memset(out, 0x5a, count * (size_t)n * es);
 		if (nett_sync(comm, ccomAllGather(src, out, count, c->t, comm, NULL), "allgather",
@@ -133,7 +133,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 			return 1;
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				bad += nett_load(out + (size_t)r * count * es, c->t, i) !=
+				bad += ct_get(out + (size_t)r * count * es, i, c->t) !=
 				       (double)((r * 31 + i) % 97);
 		*h = fnv(*h, out, count * (size_t)n * es);
 	}
@@ -163,7 +163,7 @@ out:
 static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *c, size_t count,
 		     char *in, char *out, uint64_t *h)
 {
-	size_t es = nett_tsize(c->t), i;
+	size_t es = ct_size(c->t), i;
 	long bad = 0;
 	int k, r;
 
@@ -172,8 +172,8 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				nett_store(src + (size_t)r * count * es, c->t, i,
-					   (double)((rank * 31 + r * 7 + i) % 97));
+				ct_put(src + (size_t)r * count * es, i, c->t,
+				       (double)((rank * 31 + r * 7 + i) % 97));
 		if (!k)
 			memset(out, 0x5a, count * (size_t)n * es);
 		if (nett_sync(comm, ccomAlltoAll(src, out, count, c->t, comm, NULL),
@@ -181,7 +181,7 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 			return 1;
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				bad += nett_load(out + (size_t)r * count * es, c->t, i) !=
+				bad += ct_get(out + (size_t)r * count * es, i, c->t) !=
 				       (double)((r * 31 + rank * 7 + i) % 97);
 		*h = fnv(*h, out, count * (size_t)n * es);
 	}

@@ -224,6 +224,18 @@ static inline int t_has_words(const char *s, ...)
 	return ok;
 }
 
+/* ccomCommInitRankConfig with @blocking and @timeout_s (< 0: the default). */
+static inline ccomResult_t t_init_cfg(ccomComm_t *comm, int nranks, ccomUniqueId id, int rank,
+				      int blocking, int timeout_s)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+
+	cfg.blocking = blocking;
+	if (timeout_s >= 0)
+		cfg.timeoutSec = timeout_s;
+	return ccomCommInitRankConfig(comm, nranks, id, rank, &cfg);
+}
+
 /*
  * Rank @rank's init in case @what, which must be refused: @res is @want and
  * the last error holds each word of the NULL-terminated list; then @comm
