@@ -483,13 +483,20 @@ def spawn(scenario, n, timeout):
 
 def torchrun(n):
     """env:// under torchrun: ranks run torch_env_worker.py."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=%d" % n,
+    worker = [os.path.join(HERE, "torch_env_worker.py")]
+    launcher = ["-m", "torch.distributed.run"]
+    if os.environ.get("USE_LIBUV") == "0":
+        # A torch built without libuv (Debian 13's 2.6): torchrun's stores
+        # ignore USE_LIBUV; torchrun_nolibuv.py makes them follow it.
+        nolibuv = os.path.join(HERE, "torchrun_nolibuv.py")
+        launcher = [nolibuv]
+        worker = ["--no-python", sys.executable, nolibuv, "--script"] + worker
+    cmd = [sys.executable] + launcher + ["--nproc_per_node=%d" % n,
            "--master_addr=127.0.0.1", "--master_port=%d" % free_port(),
            # Debian's torch 1.13 on Python 3.11: Std.from_str("0") is None
            # (IntFlag no longer iterates its zero member), so torchrun's
            # default --redirects=0 --tee=0 crash; 1 (stdout) parses.
-           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-"),
-           os.path.join(HERE, "torch_env_worker.py")]
+           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-")] + worker
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
                            universal_newlines=True)
