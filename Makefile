@@ -177,6 +177,8 @@ fuzz:
 include tools/inspect.mk
 # The torch.distributed backend and its tests (python3-torch).
 include python/torch.mk
+# The same on torch 2.6 in a Debian 13 root (chroot).
+include python/torch2.mk
 # examples/ built through pkg-config and run.
 include examples/examples.mk
 
@@ -189,6 +191,7 @@ check: deps
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	$(MAKE) check-torch || rc=1; \
+	$(MAKE) check-torch2 || rc=1; \
 	$(MAKE) check-examples || rc=1; \
 	$(MAKE) check-install || rc=1; \
 	$(MAKE) check-deb || rc=1; \
@@ -196,8 +199,8 @@ check: deps
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
-		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/install.log \
-		$(LOGS)/deb.log $(LOGS)/deb-vm.log $(LOGS)/kmod-all.log; \
+		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/torch2.log $(LOGS)/examples.log \
+		$(LOGS)/install.log $(LOGS)/deb.log $(LOGS)/deb-vm.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 
 kmod:

@@ -17,7 +17,7 @@ import weakref
 import torch
 import torch.distributed as dist
 
-from . import _lib as L
+from . import _compat, _lib as L
 
 _DTYPES = {
     torch.int8: L.INT8,
@@ -232,7 +232,7 @@ class _State:
             L.lib().ccomCommAbort(comm)
 
 
-class ProcessGroupCCOM(dist.ProcessGroup):
+class ProcessGroupCCOM(_compat.ProcessGroup):
     """torch.distributed process group backed by one ccom communicator."""
 
     def __init__(self, store, rank, size, timeout=None):

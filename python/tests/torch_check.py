@@ -31,6 +31,8 @@ import sys
 import tempfile
 import time
 import traceback
+import types
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -389,12 +391,36 @@ def scenario_main(rank, n, port, out):
     out.put(("DONE", rank, ck.passed, ck.failed, sorted(ck.ccom_only)))
 
 
+def check_registration(ck, caught):
+    """How ccom_torch registered (python/ccom_torch/_compat.py)."""
+    plugin = dist.Backend._plugins.get("CCOM")
+    ck.ok("registered through the extended API", plugin is not None and plugin.extended_api,
+          str(plugin))
+    cap = getattr(dist.Backend, "backend_capability", None)
+    if cap is not None:  # torch 2.x: register_backend(devices=)
+        ck.ok("registered for devices ['cpu']", cap.get("ccom") == ["cpu"], str(cap.get("ccom")))
+    noise = [str(w.message) for w in caught if "ccom" in str(w.message).lower()]
+    ck.ok("registering warns nothing", not noise, "; ".join(noise))
+
+
 def scenario_default(rank, n, port, out):
-    import ccom_torch  # noqa: F401
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import ccom_torch  # noqa: F401
     ck = Checker(rank, out)
+    check_registration(ck, caught)
     dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=n)
     ck.ok("default backend is ccom", dist.get_backend() == "ccom", dist.get_backend())
+    if hasattr(dist.group.WORLD, "group_name"):  # torch 2.x asks a Python group for it
+        want = dist.distributed_c10d._world.pg_names[dist.group.WORLD]
+        ck.ok("the group has its name", dist.group.WORLD.group_name == want,
+              "%r, not %r" % (dist.group.WORLD.group_name, want))
+    try:
+        dist.new_group(list(range(n)), pg_options=types.SimpleNamespace(x=1))
+        ck.ok("new_group(pg_options=) is refused", False, "accepted and ignored")
+    except ValueError as e:
+        ck.ok("new_group(pg_options=) is refused", "pg_options" in str(e), str(e))
     t = torch.full((10,), float(rank))
     dist.all_reduce(t)
     ck.ok("default-group all_reduce", bool((t == sum(range(n))).all()), str(t[:2]))
@@ -483,13 +509,20 @@ def spawn(scenario, n, timeout):
 
 def torchrun(n):
     """env:// under torchrun: ranks run torch_env_worker.py."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=%d" % n,
+    worker = [os.path.join(HERE, "torch_env_worker.py")]
+    launcher = ["-m", "torch.distributed.run"]
+    if os.environ.get("USE_LIBUV") == "0":
+        # A torch built without libuv (Debian 13's 2.6): torchrun's stores
+        # ignore USE_LIBUV; torchrun_nolibuv.py makes them follow it.
+        nolibuv = os.path.join(HERE, "torchrun_nolibuv.py")
+        launcher = [nolibuv]
+        worker = ["--no-python", sys.executable, nolibuv, "--script"] + worker
+    cmd = [sys.executable] + launcher + ["--nproc_per_node=%d" % n,
            "--master_addr=127.0.0.1", "--master_port=%d" % free_port(),
            # Debian's torch 1.13 on Python 3.11: Std.from_str("0") is None
            # (IntFlag no longer iterates its zero member), so torchrun's
            # default --redirects=0 --tee=0 crash; 1 (stdout) parses.
-           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-"),
-           os.path.join(HERE, "torch_env_worker.py")]
+           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-")] + worker
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
                            universal_newlines=True)
