@@ -277,7 +277,8 @@ DEB_DIR := $(BUILD)/deb
 DEB_SRC := $(DEB_DIR)/ccom-$(CCOM_VERSION)
 DEB_STAMP := $(DEB_DIR)/.built
 DEB_FILES = git ls-files -z --cached --others --exclude-standard | grep -zv '^$(BUILD)/'
-DEB_INPUTS := $(wildcard $(shell $(DEB_FILES) 2>/dev/null | tr '\0' ' '))
+# (Outside a git checkout, as in the copy dpkg-buildpackage builds, no list.)
+DEB_INPUTS := $(if $(wildcard .git),$(wildcard $(shell $(DEB_FILES) | tr '\0' ' ')))
 .PHONY: deb deb-old
 deb:
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_SRC)
