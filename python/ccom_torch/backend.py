@@ -98,9 +98,18 @@ class _Buf:
 
 
 class Work(dist.Work):
-    """An operation of a ProcessGroupCCOM, completed by the waiter thread."""
+    """An operation of a ProcessGroupCCOM, completed by the waiter thread.
 
-    def __init__(self, name, result, keep, finish=None):
+    torch 1.13 calls a Python Work from C++ (DDP's broadcast_coalesced and
+    reducer) through a pybind11 trampoline whose C++ object outlives the
+    Python one: once the Python object is gone, a C++ wait() reaches the
+    base class, which waits for a completion only torch's own backends
+    signal, and hangs.  So a Work keeps itself alive (in _State.held) from
+    its issue until it has completed *and* been claimed by a wait() or
+    get_future() - every C++ caller does one of the two once.  A Work that
+    nobody waits on stays held until its process group is shut down."""
+
+    def __init__(self, name, result, keep, finish=None, held=None, timeout=None):
         super().__init__()
         self._name = name
         self._result = result
@@ -109,7 +118,21 @@ class Work(dist.Work):
         self._event = threading.Event()
         self._exc = None
         self._fut = torch.futures.Future()
+        self._held = held
+        self._claimed = False
+        self._timeout = timeout  # the group's: bounds a wait() without one
+        self._source = -1
         self.seq = 0
+        if held is not None:
+            held.add(self)
+
+    def _release_if_done(self):
+        if self._held is not None and self._claimed and self._event.is_set():
+            self._held.discard(self)
+
+    def _claim(self):
+        self._claimed = True
+        self._release_if_done()
 
     def _complete(self, exc):
         if exc is None:
@@ -130,6 +153,7 @@ class Work(dist.Work):
             self._fut.set_result(self._result)
         else:
             self._fut.set_exception(exc)
+        self._release_if_done()
 
     def is_completed(self):
         return self._event.is_set()
@@ -141,19 +165,37 @@ class Work(dist.Work):
         return self._exc
 
     def wait(self, timeout=None):
+        self._claim()
         secs = _seconds(timeout)
-        if not self._event.wait(secs):
-            raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
-                               "timeout); the operation is still queued" % (self._name, secs))
+        limit = secs if secs is not None else self._timeout
+        if not self._event.wait(limit):
+            if secs is not None:
+                raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
+                                   "timeout); the operation is still queued" % (self._name, secs))
+            raise RuntimeError("ccom_torch: %s did not complete within the process group's "
+                               "timeout (%.0f s)%s" % (self._name, limit, self._who()))
         if self._exc is not None:
             raise self._exc
         return True
 
+    def _who(self):
+        """Which ranks libccom knows to have failed, for a timeout's message."""
+        return ""
+
     def get_future(self):
+        self._claim()
         return self._fut
 
     def result(self):
         return self._result
+
+    def source_rank(self):
+        if self._source < 0:
+            raise RuntimeError("ccom_torch: source_rank() is only defined for a receive from "
+                               "any source")
+        return self._source
+
+    _source_rank = source_rank
 
     def synchronize(self):
         pass
@@ -181,6 +223,7 @@ class _State:
         self.stop = False
         self.error = None
         self.thread = None
+        self.held = set()  # Works a C++ caller may still wait on (see Work)
 
     def waiter(self):
         lib = L.lib()
@@ -219,6 +262,7 @@ class _State:
         with self.lock:
             comm, self.comm = self.comm, L.comm_t()
         _live.discard(self)
+        self.held.clear()
         if comm:
             L.lib().ccomCommDestroy(comm)
 
@@ -228,6 +272,7 @@ class _State:
             self.stop = True
             self.lock.notify()
         _live.discard(self)
+        self.held.clear()
         if comm:
             L.lib().ccomCommAbort(comm)
 
@@ -239,6 +284,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         super().__init__(rank, size)
         st = self._st = _State(rank)
         secs = _seconds(timeout)
+        self._timeout = secs
         cfg = L.default_config(secs)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
@@ -270,7 +316,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
     def _submit(self, name, launch, result, keep, finish=None):
         """Run @launch (the ccom enqueue calls) and return a Work for it."""
         st = self._st
-        work = Work(name, result, keep, finish)
+        work = Work(name, result, keep, finish, None, self._timeout)
         with st.lock:
             if not st.comm:
                 raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
@@ -278,6 +324,8 @@ class ProcessGroupCCOM(dist.ProcessGroup):
                 raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
                                    (name, st.error))
             launch(st.comm)
+            work._held = st.held
+            st.held.add(work)
             st.issued += 1
             work.seq = st.issued
             st.pending.append(work)
@@ -398,7 +446,19 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         return self._submit("allgather", launch, [output], [src, dst])
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
-        return self.allgather(output_lists, input_list, opts)
+        """torch's layout: output_lists[rank][i] gets rank's input_list[i]."""
+        n = self.size()
+        if len(output_lists) != n:
+            raise ValueError("ccom_torch: all_gather_coalesced needs %d output lists (one per "
+                             "rank), got %d" % (n, len(output_lists)))
+        for r, outs in enumerate(output_lists):
+            if len(outs) != len(input_list):
+                raise ValueError("ccom_torch: all_gather_coalesced: output list %d has %d "
+                                 "tensors for %d inputs" % (r, len(outs), len(input_list)))
+        per_input = [[output_lists[r][i] for r in range(n)] for i in range(len(input_list))]
+        work = self.allgather(per_input, input_list, opts)
+        work._name = "allgather_coalesced"
+        return work
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
         op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)

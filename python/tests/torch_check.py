@@ -14,6 +14,9 @@ Scenarios (each in fresh processes started with the spawn method):
                    tensors, dtype errors, new_group, a DDP step (gradients
                    equal to gloo's), destroy_process_group freeing the comm.
   default (n)      ccom as the default backend (tcp:// init method).
+  cpp   (n)        C++ callers holding Works: torch's broadcast_coalesced
+                   and DDP with many small buckets (once hung in a Work's
+                   base wait, issue 28).
   torchrun (2)     env:// under torchrun.
   kill  (n)        the last rank dies; every survivor's next collective
                    raises an exception naming it, within CCOM_OP_TIMEOUT.
@@ -43,6 +46,7 @@ DTYPES = [torch.int8, torch.uint8, torch.int32, torch.int64,
           torch.float16, torch.bfloat16, torch.float32, torch.float64]
 TOL = {torch.float16: 1e-2, torch.bfloat16: 3e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 KILL_OP_TIMEOUT = 20
+CPP_ROUNDS = 200
 
 
 def free_port():
@@ -270,6 +274,20 @@ def scenario_main(rank, n, port, out):
     ck.run("collectives large", lambda: collectives(ck, rank, n, gloo, ccom, torch.float32,
                                                     (1 << 19) + 3 * n, 99))
 
+    def gather_coalesced():
+        # torch's layout out[rank][i]; shapes differ per input.
+        for k in (1, 2, 3):
+            def f(g):
+                ins = [torch.arange(3 + i, dtype=torch.float32) + 10 * i + 100 * rank
+                       for i in range(k)]
+                outs = [[torch.zeros(3 + i) for i in range(k)] for _ in range(n)]
+                dist.all_gather_coalesced(outs, ins, group=g)
+                return torch.cat([t for row in outs for t in row])
+            ref = torch.cat([torch.arange(3 + i, dtype=torch.float32) + 10 * i + 100 * r
+                             for r in range(n) for i in range(k)])
+            both(ck, "all_gather_coalesced %d inputs[float32]" % k, f, ref, gloo, ccom)
+    ck.run("all_gather_coalesced", gather_coalesced)
+
     def barrier():
         w = dist.barrier(group=ccom, async_op=True)
         w.wait()
@@ -433,9 +451,47 @@ def scenario_kill(rank, n, port, out):
     os._exit(0)  # the group cannot be finalized with a dead member
 
 
+def scenario_cpp(rank, n, port, out):
+    """C++ callers that keep a Work past its Python object: torch's
+    broadcast_coalesced (DDP's parameter sync) issues bucket k+1 before it
+    waits on bucket k, so bucket k often completes, and the Python side drops
+    it, before the C++ wait.  That wait must not block on a completion that
+    is never signalled (the spawn deadline turns such a hang into a FAIL)."""
+    import ccom_torch  # noqa: F401
+    ck = Checker(rank, out)
+    dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=n, timeout=datetime.timedelta(seconds=60))
+    pg = dist.group.WORLD
+    good = True
+    for it in range(CPP_ROUNDS):
+        ts = [torch.full((64,), float(rank * 1000 + it * 10 + i)) for i in range(8)]
+        # 256-byte buckets: one per tensor, eight C++-held Works per call.
+        dist._broadcast_coalesced(pg, ts, 256, 0)
+        good = good and all(bool((t == it * 10 + i).all()) for i, t in enumerate(ts))
+        if it % 16 == 0:
+            import gc
+            gc.collect()
+    ck.ok("broadcast_coalesced x %d (C++ waits on dropped Works) returns the root's data"
+          % CPP_ROUNDS, good)
+    # DDP: its constructor syncs through broadcast_coalesced, its reducer
+    # takes each bucket's future from C++.
+    torch.manual_seed(rank)
+    model = torch.nn.Sequential(*[torch.nn.Linear(32, 32) for _ in range(6)])
+    ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.004)
+    for _ in range(5):
+        ddp(torch.randn(4, 32)).sum().backward()
+    ref = [p.grad.clone() for p in ddp.parameters()]
+    for g in ref:
+        dist.all_reduce(g, op=dist.ReduceOp.MAX)
+    ck.ok("DDP with small buckets: equal gradients on every rank",
+          all(torch.equal(p.grad, g) for p, g in zip(ddp.parameters(), ref)))
+    dist.destroy_process_group()
+    out.put(("DONE", rank, ck.passed, ck.failed, []))
+
+
 def worker(scenario, rank, n, port, out):
     try:
-        {"main": scenario_main, "default": scenario_default,
+        {"main": scenario_main, "default": scenario_default, "cpp": scenario_cpp,
          "kill": scenario_kill}[scenario](rank, n, port, out)
     except Exception as e:
         out.put(("FAIL", rank, scenario, "%s\n%s" % (e, traceback.format_exc())))
@@ -512,7 +568,7 @@ def main():
     ap.add_argument("--scenario", action="append", help="main, default, torchrun, kill")
     args = ap.parse_args()
     sizes = args.n or [2, 4]
-    scen = args.scenario or ["main", "default", "torchrun", "kill"]
+    scen = args.scenario or ["main", "default", "cpp", "torchrun", "kill"]
     os.environ["CCOM_OP_TIMEOUT"] = os.environ.get("CCOM_OP_TIMEOUT", "120")
     P = F = 0
     for s in scen:
@@ -523,7 +579,7 @@ def main():
         for n in sizes:
             if s == "kill":
                 os.environ["CCOM_OP_TIMEOUT"] = str(KILL_OP_TIMEOUT)
-            p, f = spawn(s, n, 300 if s == "main" else 120)
+            p, f = spawn(s, n, 300 if s == "main" else 90 if s == "cpp" else 120)
             P, F = P + p, F + f
     print("torch: %d passed, %d failed" % (P, F))
     print("%d passed, %d failed" % (P, F))
