@@ -12,6 +12,7 @@ the operation completes.
 import ctypes
 import datetime
 import threading
+import time
 import weakref
 
 import torch
@@ -43,6 +44,12 @@ def _red_op(op):
     for top, cop in _ops():
         if op == top:
             return cop
+    if hasattr(dist.ReduceOp, "PREMUL_SUM") and op == dist.ReduceOp.PREMUL_SUM:
+        # torch 1.13 keeps the factor of _make_nccl_premul_sum() in C++
+        # (ReduceOp's supplement) where a Python backend cannot read it.
+        raise ValueError("ccom_torch: PREMUL_SUM is not supported: this torch does not show a "
+                         "Python backend its factor; multiply the tensor by the factor and "
+                         "use ReduceOp.SUM")
     raise ValueError("ccom_torch: reduce op %s is not supported; ccom reduces with SUM, "
                      "PRODUCT, MIN, MAX and AVG" % (op,))
 
@@ -109,7 +116,7 @@ class Work(dist.Work):
     get_future() - every C++ caller does one of the two once.  A Work that
     nobody waits on stays held until its process group is shut down."""
 
-    def __init__(self, name, result, keep, finish=None, held=None, timeout=None):
+    def __init__(self, name, result, keep, finish=None, held=None):
         super().__init__()
         self._name = name
         self._result = result
@@ -120,7 +127,7 @@ class Work(dist.Work):
         self._fut = torch.futures.Future()
         self._held = held
         self._claimed = False
-        self._timeout = timeout  # the group's: bounds a wait() without one
+        self.t_issue = 0.0
         self._source = -1
         self.seq = 0
         if held is not None:
@@ -165,22 +172,16 @@ class Work(dist.Work):
         return self._exc
 
     def wait(self, timeout=None):
+        """Wait for the operation (at most @timeout); raise its error.  With
+        no @timeout the group's watchdog bounds it by the group's timeout."""
         self._claim()
         secs = _seconds(timeout)
-        limit = secs if secs is not None else self._timeout
-        if not self._event.wait(limit):
-            if secs is not None:
-                raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
-                                   "timeout); the operation is still queued" % (self._name, secs))
-            raise RuntimeError("ccom_torch: %s did not complete within the process group's "
-                               "timeout (%.0f s)%s" % (self._name, limit, self._who()))
+        if not self._event.wait(secs):
+            raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
+                               "timeout); the operation is still queued" % (self._name, secs))
         if self._exc is not None:
             raise self._exc
         return True
-
-    def _who(self):
-        """Which ranks libccom knows to have failed, for a timeout's message."""
-        return ""
 
     def get_future(self):
         self._claim()
@@ -224,6 +225,10 @@ class _State:
         self.error = None
         self.thread = None
         self.held = set()  # Works a C++ caller may still wait on (see Work)
+        self.timeout = None  # the group's timeout (s): the watchdog's bound
+        self.timed_out = None
+        self.diagnosing = False
+        self.store = None
 
     def waiter(self):
         lib = L.lib()
@@ -241,7 +246,7 @@ class _State:
             else:
                 rc = lib.ccomCommSynchronize(comm)
                 if rc != L.SUCCESS:
-                    exc = L.CcomError("rank %d: operation" % self.rank, rc, L.last_error())
+                    exc = self._failure(rc, L.last_error())
             with self.lock:
                 done = [w for w in self.pending if w.seq <= target]
                 self.pending = [w for w in self.pending if w.seq > target]
@@ -250,13 +255,122 @@ class _State:
             for w in done:
                 w._complete(exc)
 
+    QUERY = "ccom_torch/progress_query"
+    VERDICT = "ccom_torch/timeout_verdict"
+
+    def _failure(self, rc, msg):
+        """The exception of a failed operation.  When a rank's watchdog
+        revoked the communicator (its own or a peer's), its diagnosis is
+        the message: the peers' libccom only sees the revoke."""
+        end = time.monotonic() + 10
+        while self.diagnosing and self.timed_out is None and time.monotonic() < end:
+            time.sleep(0.01)
+        if self.timed_out is not None:
+            return self.timed_out
+        try:
+            if self.store is not None and self.store.add(self.VERDICT + "s", 0):
+                msg += " (%s)" % self.store.get(self.VERDICT).decode()
+        except Exception:  # no store to ask: libccom's sentence alone
+            pass
+        return L.CcomError("rank %d: operation" % self.rank, rc, msg)
+
+    def watchdog(self, store, nranks):
+        """The group's timeout on every operation.  When the oldest pending
+        operation has waited longer, this rank asks every rank for its
+        progress through the group's Store (each watchdog answers a query
+        within a period), names the ranks that have not issued that
+        operation or did not answer, revokes the communicator
+        (ccomCommRevoke: the operation and everything queued fail at once,
+        the peers' operations fail too) and fails it with that message."""
+        period = min(1.0, self.timeout / 4)
+        answered = 0
+        while True:
+            with self.lock:
+                if self.stop or not self.comm:
+                    return
+                late = (self.pending[0] if self.pending and
+                        time.monotonic() - self.pending[0].t_issue > self.timeout else None)
+                issued = self.issued
+            try:
+                if late is not None:
+                    self._time_out(late, store, nranks, period)
+                    return
+                # Stores of torch 1.13 have no check(): add(key, 0) reads a
+                # counter without blocking (a missing key reads 0).
+                answered = self._answer(store, answered, issued)
+            except Exception:  # the store went away (shutdown): nothing to answer
+                pass
+            with self.lock:
+                if self.stop or not self.comm:
+                    return
+                self.lock.wait(period)
+
+    def _answer(self, store, answered, issued):
+        """Answer the progress queries numbered above @answered; the last one."""
+        q = store.add(self.QUERY, 0)
+        for k in range(answered + 1, q + 1):
+            store.add("%s/%d/%d" % (self.QUERY, k, self.rank), issued + 1)
+        return max(q, answered)
+
+    def _time_out(self, w, store, nranks, period):
+        self.diagnosing = True
+        behind, silent = [], []
+        try:
+            q = store.add(self.QUERY, 1)
+            store.add("%s/%d/%d" % (self.QUERY, q, self.rank), self.issued + 1)
+            want = [r for r in range(nranks) if r != self.rank]
+            deadline = time.monotonic() + 3 * period + 1
+            answered = q
+            while want and time.monotonic() < deadline:
+                answered = self._answer(store, answered, self.issued)  # a peer timing out too
+                for r in list(want):
+                    got = store.add("%s/%d/%d" % (self.QUERY, q, r), 0)
+                    if got:
+                        want.remove(r)
+                        if got - 1 < w.seq:
+                            behind.append(r)
+                time.sleep(0.02)
+            silent = want
+        except Exception as e:
+            silent = ["? (the store failed: %s)" % e]
+        lib = L.lib()
+        with self.lock:
+            if not self.comm:
+                return
+            room = 64
+            arr, cnt = (ctypes.c_int * room)(), ctypes.c_int(room)
+            lib.ccomCommGetFailedRanks(self.comm, arr, ctypes.byref(cnt))
+            failed = [arr[i] for i in range(min(cnt.value, room))]
+            parts = []
+            if behind:
+                parts.append("rank(s) %s have not issued it" % ", ".join(map(str, behind)))
+            if silent:
+                parts.append("rank(s) %s did not answer (dead or stuck outside torch)" %
+                             ", ".join(map(str, silent)))
+            if failed:
+                parts.append("libccom knows rank(s) %s to have failed" %
+                             ", ".join(map(str, failed)))
+            if not parts:
+                parts.append("every rank has issued it, so it is stuck inside the "
+                             "communicator (ccomctl job names the rank)")
+            self.timed_out = RuntimeError(
+                "ccom_torch: rank %d: %s (op %d of the group) did not complete within the "
+                "process group's timeout (%g s): %s; the communicator is revoked, create a "
+                "new group" % (self.rank, w._name, w.seq, self.timeout, "; ".join(parts)))
+            try:
+                store.set(self.VERDICT, str(self.timed_out))
+                store.add(self.VERDICT + "s", 1)
+            except Exception:  # the peers get libccom's sentence alone
+                pass
+            lib.ccomCommRevoke(self.comm, 0)
+
     def shutdown(self):
         """Wait for the queued operations, stop the waiter, destroy the comm."""
         with self.lock:
             if not self.comm:
                 return
             self.stop = True
-            self.lock.notify()
+            self.lock.notify_all()
         if self.thread is not None and threading.current_thread() is not self.thread:
             self.thread.join()
         with self.lock:
@@ -270,7 +384,7 @@ class _State:
         with self.lock:
             comm, self.comm = self.comm, L.comm_t()
             self.stop = True
-            self.lock.notify()
+            self.lock.notify_all()
         _live.discard(self)
         self.held.clear()
         if comm:
@@ -285,6 +399,8 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         st = self._st = _State(rank)
         secs = _seconds(timeout)
         self._timeout = secs
+        self._store = store
+        self._mb_seq = 0
         cfg = L.default_config(secs)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
@@ -309,6 +425,11 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         _live.add(st)
         st.thread = threading.Thread(target=st.waiter, name="ccom-waiter-%d" % rank, daemon=True)
         st.thread.start()
+        if secs is not None:
+            st.timeout = secs
+            st.store = store
+            threading.Thread(target=st.watchdog, args=(store, size),
+                             name="ccom-watchdog-%d" % rank, daemon=True).start()
         self._finalizer = weakref.finalize(self, st.shutdown)
 
     # ----------------------------------------------------------- plumbing
@@ -316,7 +437,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
     def _submit(self, name, launch, result, keep, finish=None):
         """Run @launch (the ccom enqueue calls) and return a Work for it."""
         st = self._st
-        work = Work(name, result, keep, finish, None, self._timeout)
+        work = Work(name, result, keep, finish)
         with st.lock:
             if not st.comm:
                 raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
@@ -326,10 +447,11 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             launch(st.comm)
             work._held = st.held
             st.held.add(work)
+            work.t_issue = time.monotonic()
             st.issued += 1
             work.seq = st.issued
             st.pending.append(work)
-            st.lock.notify()
+            st.lock.notify_all()
         return work
 
     @staticmethod
@@ -618,8 +740,16 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             self._grouped(p2p)(comm)
         return self._submit("scatter", launch, [out], [dst] + srcs)
 
+    @staticmethod
+    def _check_tag(tag, what):
+        if tag:
+            raise ValueError("ccom_torch: %s with tag %d: ccom matches the messages between two "
+                             "ranks in issue order and cannot select one by tag; use tag=0 "
+                             "and issue them in the same order on both sides" % (what, tag))
+
     def send(self, tensors, dst_rank, tag=0):
         self._check_rank(dst_rank, "send destination")
+        self._check_tag(tag, "send")
         bufs = [_Buf(t, output=False) for t in tensors]
 
         def launch(comm):
@@ -629,6 +759,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
 
     def recv(self, tensors, src_rank, tag=0):
         self._check_rank(src_rank, "recv source")
+        self._check_tag(tag, "recv")
         bufs = [_Buf(t) for t in tensors]
 
         def launch(comm):
@@ -648,8 +779,55 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             L.call("ccomAllReduce", b.ptr, b.ptr, 1, b.dt, L.SUM, comm, None)
         return self._submit("barrier", launch, [t], [b])
 
-    def monitored_barrier(self, opts=None, wait_all_ranks=False):
-        return self.barrier(opts)
+    def monitored_barrier(self, timeout=None, wait_all_ranks=False):
+        """A barrier that names the ranks that did not arrive within @timeout.
+
+        Through the group's torch Store, not the communicator, so that a rank
+        stuck elsewhere (or dead) cannot hold the others: each rank but 0
+        posts an arrival key; rank 0 waits for them until the deadline and
+        posts the verdict, which the others wait for.  Raises RuntimeError
+        "Rank(s) ... failed to pass monitoredBarrier in N ms" (torch's
+        wording) on every rank that sees it; with @wait_all_ranks False only
+        the lowest missing rank is named.  Synchronous; returns None.
+        torch 1.13's dist.monitored_barrier() accepts only gloo groups: call
+        this method on the group."""
+        secs = _seconds(timeout)
+        if secs is None:
+            secs = self._timeout if self._timeout is not None else 1800.0
+        ms = int(secs * 1000)
+        self._mb_seq += 1
+        base = "ccom_torch/monitored_barrier/%d/" % self._mb_seq
+        me, n, store = self.rank(), self.size(), self._store
+        deadline = time.monotonic() + secs
+        if me != 0:
+            store.add(base + str(me), 1)
+            while not store.add(base + "done", 0):
+                if time.monotonic() > deadline + 5:  # rank 0 posts at its deadline
+                    raise RuntimeError("ccom_torch: rank %d: rank 0 did not finish "
+                                       "monitoredBarrier in %d ms (+ 5 s)" % (me, ms))
+                time.sleep(0.005)
+            verdict = store.get(base + "verdict").decode()
+            if verdict != "ok":
+                raise RuntimeError("ccom_torch: rank %d: %s" % (me, verdict))
+            return None
+        missing = list(range(1, n))
+        while missing and time.monotonic() <= deadline:
+            missing = [r for r in missing if not store.add(base + str(r), 0)]
+            if missing:
+                time.sleep(0.005)
+        if not missing:
+            store.set(base + "verdict", "ok")
+            store.add(base + "done", 1)
+            return None
+        if not wait_all_ranks:
+            missing = missing[:1]
+        msg = ("Rank %d failed to pass monitoredBarrier in %d ms" % (missing[0], ms)
+               if len(missing) == 1 else
+               "Ranks %s failed to pass monitoredBarrier in %d ms" %
+               (", ".join(str(r) for r in missing), ms))
+        store.set(base + "verdict", msg)
+        store.add(base + "done", 1)
+        raise RuntimeError("ccom_torch: rank 0: " + msg)
 
 
 def create(store, rank, size, timeout):

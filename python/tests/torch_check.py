@@ -17,6 +17,9 @@ Scenarios (each in fresh processes started with the spawn method):
   cpp   (n)        C++ callers holding Works: torch's broadcast_coalesced
                    and DDP with many small buckets (once hung in a Work's
                    base wait, issue 28).
+  timeout (n)      the last rank skips a monitored_barrier (rank 0 names it)
+                   and an all_reduce (the others raise within the group's
+                   timeout, naming it).
   torchrun (2)     env:// under torchrun.
   kill  (n)        the last rank dies; every survivor's next collective
                    raises an exception naming it, within CCOM_OP_TIMEOUT.
@@ -288,6 +291,51 @@ def scenario_main(rank, n, port, out):
             both(ck, "all_gather_coalesced %d inputs[float32]" % k, f, ref, gloo, ccom)
     ck.run("all_gather_coalesced", gather_coalesced)
 
+    def coalesced_and_hooks():
+        def arc(g):
+            ts = [inputs(rank, torch.float32, 17 + i, 40 + i) for i in range(3)]
+            dist.all_reduce_coalesced(ts, group=g)
+            return torch.cat(ts)
+        both(ck, "all_reduce_coalesced 3 tensors[float32]", arc,
+             torch.cat([reduce_ref([inputs(r, torch.float32, 17 + i, 40 + i) for r in range(n)],
+                                   "sum", n) for i in range(3)]), gloo, ccom)
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        for hook in (default_hooks.allreduce_hook, default_hooks.fp16_compress_hook):
+            grads = []
+            for g in (gloo, ccom):
+                torch.manual_seed(0)
+                m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Linear(32, 4))
+                d = torch.nn.parallel.DistributedDataParallel(m, process_group=g)
+                d.register_comm_hook(g, hook)
+                torch.manual_seed(200 + rank)
+                d(torch.randn(8, 16)).sum().backward()
+                grads.append([p.grad for p in m.parameters()])
+            ck.ok("DDP comm hook %s: ccom's gradients equal gloo's" % hook.__name__,
+                  all(torch.allclose(a, b, rtol=1e-3, atol=1e-3)
+                      for a, b in zip(grads[0], grads[1])))
+        w = dist.all_reduce(torch.ones(3), group=ccom, async_op=True)
+        ck.ok("get_future() of an all_reduce holds its result",
+              torch.equal(w.get_future().wait()[0], torch.full((3,), float(n))))
+    ck.run("coalesced and comm hooks", coalesced_and_hooks)
+
+    def refusals():
+        for what, fn in (("send", lambda: ccom.send([torch.ones(1)], (rank + 1) % n, 3)),
+                         ("recv", lambda: ccom.recv([torch.ones(1)], (rank + 1) % n, 3))):
+            try:
+                fn()
+                ck.ok("%s with tag 3 is refused" % what, False, "no error")
+            except ValueError as e:
+                ck.ok("%s with tag 3 is refused with a clear error" % what,
+                      "cannot select one by tag" in str(e), str(e))
+        try:
+            dist.all_reduce(torch.ones(2), op=dist._make_nccl_premul_sum(2.0), group=ccom)
+            ck.ok("PREMUL_SUM is refused", False, "no error")
+        except ValueError as e:
+            ck.ok("PREMUL_SUM is refused with a clear error", "factor" in str(e), str(e))
+        ck.ok("monitored_barrier with every rank returns",
+              ccom.monitored_barrier(datetime.timedelta(seconds=60), True) is None)
+    ck.run("refusals", refusals)
+
     def barrier():
         w = dist.barrier(group=ccom, async_op=True)
         w.wait()
@@ -489,9 +537,49 @@ def scenario_cpp(rank, n, port, out):
     out.put(("DONE", rank, ck.passed, ck.failed, []))
 
 
+def scenario_timeout(rank, n, port, out):
+    """The last rank skips a monitored barrier, then an all_reduce: the
+    others' calls raise within the group's timeout naming it."""
+    import ccom_torch  # noqa: F401
+    ck = Checker(rank, out)
+    limit = 4
+    dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=n, timeout=datetime.timedelta(seconds=limit))
+    pg, last = dist.group.WORLD, n - 1
+    dist.all_reduce(torch.ones(4))
+    for wait_all in (False, True):
+        if rank != last:
+            try:
+                pg.monitored_barrier(datetime.timedelta(seconds=2), wait_all)
+                ck.ok("monitored_barrier without rank %d raises" % last, False, "returned")
+            except RuntimeError as e:
+                ck.ok("monitored_barrier(wait_all_ranks=%s) names rank %d" % (wait_all, last),
+                      ("Rank %d failed to pass monitoredBarrier" % last) in str(e), str(e))
+        else:
+            time.sleep(3)
+    if rank == last:
+        time.sleep(limit + 8)  # answers the others' progress query, issues nothing
+    else:
+        t0 = time.monotonic()
+        try:
+            dist.all_reduce(torch.ones(4))
+            ck.ok("an all_reduce that rank %d skips raises" % last, False, "returned")
+        except RuntimeError as e:
+            dt = time.monotonic() - t0
+            ck.ok("the timeout names rank %d as not having issued it" % last,
+                  "process group's timeout" in str(e) and
+                  ("rank(s) %d have not issued it" % last) in str(e), str(e))
+            ck.ok("it raised within the group's timeout (+ 5 s)", dt < limit + 5, "%.1f s" % dt)
+    out.put(("DONE", rank, ck.passed, ck.failed, []))
+    out.close()
+    out.join_thread()
+    os._exit(0)  # the communicator is revoked
+
+
 def worker(scenario, rank, n, port, out):
     try:
         {"main": scenario_main, "default": scenario_default, "cpp": scenario_cpp,
+         "timeout": scenario_timeout,
          "kill": scenario_kill}[scenario](rank, n, port, out)
     except Exception as e:
         out.put(("FAIL", rank, scenario, "%s\n%s" % (e, traceback.format_exc())))
@@ -568,7 +656,7 @@ def main():
     ap.add_argument("--scenario", action="append", help="main, default, torchrun, kill")
     args = ap.parse_args()
     sizes = args.n or [2, 4]
-    scen = args.scenario or ["main", "default", "cpp", "torchrun", "kill"]
+    scen = args.scenario or ["main", "default", "cpp", "timeout", "torchrun", "kill"]
     os.environ["CCOM_OP_TIMEOUT"] = os.environ.get("CCOM_OP_TIMEOUT", "120")
     P = F = 0
     for s in scen:
