@@ -168,6 +168,7 @@ check: deps
 	$(MAKE) check-asan || rc=1; \
 	$(MAKE) check-inspect 2>&1 | tee $(LOGS)/inspect.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	$(MAKE) check-torch || rc=1; \
+	$(MAKE) check-torch-suite || rc=1; \
 	$(MAKE) check-examples || rc=1; \
 	$(MAKE) check-install || rc=1; \
 	$(MAKE) check-deb || rc=1; \
@@ -175,7 +176,7 @@ check: deps
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
-		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/examples.log $(LOGS)/install.log \
+		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/torch-suite.log $(LOGS)/examples.log $(LOGS)/install.log \
 		$(LOGS)/deb.log $(LOGS)/deb-vm.log $(LOGS)/kmod-all.log; \
 	exit $$rc
 

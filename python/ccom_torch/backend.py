@@ -116,7 +116,7 @@ class Work(dist.Work):
     get_future() - every C++ caller does one of the two once.  A Work that
     nobody waits on stays held until its process group is shut down."""
 
-    def __init__(self, name, result, keep, finish=None, held=None):
+    def __init__(self, name, result, keep, finish=None):
         super().__init__()
         self._name = name
         self._result = result
@@ -125,13 +125,11 @@ class Work(dist.Work):
         self._event = threading.Event()
         self._exc = None
         self._fut = torch.futures.Future()
-        self._held = held
+        self._held = None  # _State.held once issued
         self._claimed = False
         self.t_issue = 0.0
         self._source = -1
         self.seq = 0
-        if held is not None:
-            held.add(self)
 
     def _release_if_done(self):
         if self._held is not None and self._claimed and self._event.is_set():
@@ -801,6 +799,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         deadline = time.monotonic() + secs
         if me != 0:
             store.add(base + str(me), 1)
+            store.add(base + "arrived", 1)
             while not store.add(base + "done", 0):
                 if time.monotonic() > deadline + 5:  # rank 0 posts at its deadline
                     raise RuntimeError("ccom_torch: rank %d: rank 0 did not finish "
@@ -810,11 +809,9 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             if verdict != "ok":
                 raise RuntimeError("ccom_torch: rank %d: %s" % (me, verdict))
             return None
-        missing = list(range(1, n))
-        while missing and time.monotonic() <= deadline:
-            missing = [r for r in missing if not store.add(base + str(r), 0)]
-            if missing:
-                time.sleep(0.005)
+        while store.add(base + "arrived", 0) < n - 1 and time.monotonic() <= deadline:
+            time.sleep(0.005)
+        missing = [r for r in range(1, n) if not store.add(base + str(r), 0)]
         if not missing:
             store.set(base + "verdict", "ok")
             store.add(base + "done", 1)

@@ -14,8 +14,6 @@ in torch_suite_known.txt with its reason.
 
   --world N        world sizes (default 2 and 3)
   --only REGEX     run only the tests whose name matches (both backends)
-  --slice          the bounded run of make check: the tests named in
-                   torch_suite_slice.txt, gloo and ccom
   --keep DIR       save each run's outcomes in DIR (BACKEND-WORLD.json) and
                    reuse a gloo run saved there
   --spawn          start each test's ranks with spawn (as test_distributed_spawn
@@ -49,7 +47,6 @@ except ImportError:
     sys.path.insert(0, os.path.join(HERE, "suite_shim"))
 
 KNOWN = os.path.join(HERE, "torch_suite_known.txt")
-SLICE = os.path.join(HERE, "torch_suite_slice.txt")
 
 if "BACKEND" in os.environ and "WORLD_SIZE" in os.environ:
     # One run (also what every spawned rank imports as __mp_main__).
@@ -188,6 +185,9 @@ def run_backend(backend, world, only=None, names=None, keep=None):
             json.dump(out, f, indent=1, sort_keys=True)
     counts = {k: sum(1 for v in out.values() if v["result"] == k)
               for k in ("passed", "failed", "error", "skipped")}
+    if out and not counts["failed"] and not counts["error"]:
+        os.unlink(log)
+        log = "removed: nothing failed"
     print("| %s, %d ranks | %d | %d | %d | %d | (%.0f s, log %s)" % (
         backend, world, counts["passed"], counts["failed"], counts["error"], counts["skipped"],
         time.monotonic() - t0, log), flush=True)
@@ -219,7 +219,6 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--only")
     ap.add_argument("--names")
-    ap.add_argument("--slice", action="store_true")
     ap.add_argument("--spawn", action="store_true", help="start ranks with spawn, not fork")
     ap.add_argument("--repeat", type=int, default=0)
     ap.add_argument("--keep", help="save each run's outcomes here; reuse gloo's")
@@ -230,7 +229,7 @@ def main():
     if args.spawn:
         os.environ["CCOM_SUITE_START"] = "spawn"
     known = read_list(KNOWN)
-    names = SLICE if args.slice else None
+    names = None
     P = F = 0
     print("| run | passed | failed | error | skipped |")
     print("|---|---|---|---|---|")
