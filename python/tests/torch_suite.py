@@ -9,13 +9,17 @@ does (each test in fresh processes, file:// init; forked unless --spawn), for
 backend gloo with torch's stock feature sets and for backend ccom added to
 the sets it supports ("plugin", "ddp", "subgroup", "gpu": the suite gates
 generic CPU tests, object collectives among them, on these names), at each
-world size.  Then every test that passed on gloo must pass on ccom, or be
+world size.  By default ccom runs the very tests the suite selects for gloo
+(--select).  Then every test that passed on gloo must pass on ccom, or be
 in torch_suite_known.txt with its reason.
 
   --world N        world sizes (default 2 and 3)
   --only REGEX     run only the tests whose name matches (both backends)
   --keep DIR       save each run's outcomes in DIR (BACKEND-WORLD.json) and
                    reuse a gloo run saved there
+  --select S       gloo (default): ccom runs the tests the suite selects for
+                   gloo (it selects many by backend name); features: those
+                   it selects for ccom's feature sets
   --spawn          start each test's ranks with spawn (as test_distributed_spawn
                    does; the default fork is several times faster)
   --repeat N       run the selected tests N times on ccom only, each must pass
@@ -55,17 +59,32 @@ if "BACKEND" in os.environ and "WORLD_SIZE" in os.environ:
     from torch.testing._internal.common_distributed import DistTestCases
     if os.environ["BACKEND"] == "ccom":
         for feature in ("plugin", "ddp", "subgroup", "gpu"):
-            DistTestCases.backend_feature[feature].add("ccom")
+            DistTestCases.backend_feature.setdefault(feature, set()).add("ccom")
     # TestDistBackend._run turns on DDP's ReplicatedTensor prototype, whose
     # import (torch.distributed._shard) fails on Python 3.11 with Debian's
     # torch 1.13 (a dataclass field with a mutable default), which fails
     # every DDP test on every backend; keep DDP on its default path, the one
-    # users run.
-    import torch.nn.parallel._replicated_tensor_ddp_utils as _rt
-    _set_replicated = _rt._set_ddp_with_replicated_tensor
-    _rt._set_ddp_with_replicated_tensor = lambda value: _set_replicated(False)
+    # users run.  (torch 2.x has no such prototype.)
+    try:
+        import torch.nn.parallel._replicated_tensor_ddp_utils as _rt
+        _set_replicated = _rt._set_ddp_with_replicated_tensor
+        _rt._set_ddp_with_replicated_tensor = lambda value: _set_replicated(False)
+    except (ImportError, AttributeError):
+        pass
+    # The suite decides which tests run for a backend when it is imported
+    # (decorators read BACKEND), many by name ("requires backend gloo",
+    # "get_future is only supported on mpi, nccl and gloo").  By default
+    # ccom runs the tests selected for gloo: the module is imported with
+    # BACKEND=gloo, then its BACKEND (what init_process_group gets and
+    # what test bodies check) and the environment say ccom again.  With
+    # CCOM_SUITE_SELECT=features, ccom's own selection (the feature sets).
+    _real = os.environ["BACKEND"]
+    if _real == "ccom" and os.environ.get("CCOM_SUITE_SELECT", "gloo") == "gloo":
+        os.environ["BACKEND"] = "gloo"
+    from torch.testing._internal.distributed import distributed_test as _dt
     from torch.testing._internal.distributed.distributed_test import (
         DistributedTest, TestDistBackend)
+    os.environ["BACKEND"] = _dt.BACKEND = _real
 
     class TestDistBackendWithSpawn(TestDistBackend, DistributedTest._DistTestBase):
         def setUp(self):
@@ -220,6 +239,8 @@ def main():
     ap.add_argument("--only")
     ap.add_argument("--names")
     ap.add_argument("--spawn", action="store_true", help="start ranks with spawn, not fork")
+    ap.add_argument("--select", choices=("gloo", "features"), default="gloo",
+                    help="ccom runs the tests selected for gloo (default) or for its features")
     ap.add_argument("--repeat", type=int, default=0)
     ap.add_argument("--keep", help="save each run's outcomes here; reuse gloo's")
     ap.add_argument("--backends", default="gloo,ccom", help="gloo,ccom (compare) or one")
@@ -228,6 +249,7 @@ def main():
         return one_run(args)
     if args.spawn:
         os.environ["CCOM_SUITE_START"] = "spawn"
+    os.environ["CCOM_SUITE_SELECT"] = args.select
     known = read_list(KNOWN)
     names = None
     P = F = 0
