@@ -128,6 +128,8 @@ class Work(dist.Work):
         self._held = None  # _State.held once issued
         self._claimed = False
         self.t_issue = 0.0
+        self.coll_seq = 0  # collectives of the group issued up to this one
+        self.p2p = False
         self._source = -1
         self.seq = 0
 
@@ -218,7 +220,8 @@ class _State:
         self.comm = L.comm_t()
         self.lock = threading.Condition()
         self.pending = []
-        self.issued = 0
+        self.issued = 0  # Works issued (the waiter's order)
+        self.colls = 0  # collectives issued: the same count on every rank
         self.stop = False
         self.error = None
         self.thread = None
@@ -288,7 +291,7 @@ class _State:
                     return
                 late = (self.pending[0] if self.pending and
                         time.monotonic() - self.pending[0].t_issue > self.timeout else None)
-                issued = self.issued
+                issued = self.colls
             try:
                 if late is not None:
                     self._time_out(late, store, nranks, period)
@@ -315,17 +318,17 @@ class _State:
         behind, silent = [], []
         try:
             q = store.add(self.QUERY, 1)
-            store.add("%s/%d/%d" % (self.QUERY, q, self.rank), self.issued + 1)
+            store.add("%s/%d/%d" % (self.QUERY, q, self.rank), self.colls + 1)
             want = [r for r in range(nranks) if r != self.rank]
             deadline = time.monotonic() + 3 * period + 1
             answered = q
             while want and time.monotonic() < deadline:
-                answered = self._answer(store, answered, self.issued)  # a peer timing out too
+                answered = self._answer(store, answered, self.colls)  # a peer timing out too
                 for r in list(want):
                     got = store.add("%s/%d/%d" % (self.QUERY, q, r), 0)
                     if got:
                         want.remove(r)
-                        if got - 1 < w.seq:
+                        if got - 1 < w.coll_seq:
                             behind.append(r)
                 time.sleep(0.02)
             silent = want
@@ -341,7 +344,9 @@ class _State:
             failed = [arr[i] for i in range(min(cnt.value, room))]
             parts = []
             if behind:
-                parts.append("rank(s) %s have not issued it" % ", ".join(map(str, behind)))
+                parts.append("rank(s) %s have not issued %s" % (
+                    ", ".join(map(str, behind)),
+                    "the collectives before it" if w.p2p else "it"))
             if silent:
                 parts.append("rank(s) %s did not answer (dead or stuck outside torch)" %
                              ", ".join(map(str, silent)))
@@ -352,9 +357,10 @@ class _State:
                 parts.append("every rank has issued it, so it is stuck inside the "
                              "communicator (ccomctl job names the rank)")
             self.timed_out = RuntimeError(
-                "ccom_torch: rank %d: %s (op %d of the group) did not complete within the "
-                "process group's timeout (%g s): %s; the communicator is revoked, create a "
-                "new group" % (self.rank, w._name, w.seq, self.timeout, "; ".join(parts)))
+                "ccom_torch: rank %d: %s (after collective %d of the group) did not complete "
+                "within the process group's timeout (%g s): %s; the communicator is revoked, "
+                "create a new group" % (self.rank, w._name, w.coll_seq, self.timeout,
+                                        "; ".join(parts)))
             try:
                 store.set(self.VERDICT, str(self.timed_out))
                 store.add(self.VERDICT + "s", 1)
@@ -399,6 +405,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         self._timeout = secs
         self._store = store
         self._mb_seq = 0
+        self._coalesced = None  # the recorded p2p ops of a batch_isend_irecv
         cfg = L.default_config(secs)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
@@ -432,25 +439,58 @@ class ProcessGroupCCOM(dist.ProcessGroup):
 
     # ----------------------------------------------------------- plumbing
 
-    def _submit(self, name, launch, result, keep, finish=None):
-        """Run @launch (the ccom enqueue calls) and return a Work for it."""
-        st = self._st
+    def _submit(self, name, launch, result, keep, finish=None, p2p=False):
+        """Run @launch (the ccom enqueue calls) and return a Work for it.
+        Between _start_coalescing() and _end_coalescing() (torch's
+        batch_isend_irecv) a send or receive is only recorded."""
         work = Work(name, result, keep, finish)
+        if p2p and self._coalesced is not None:
+            self._coalesced.append((launch, work))
+            return work
+        self._issue([(launch, work)], p2p)
+        return work
+
+    def _issue(self, batch, p2p):
+        """Enqueue the (launch, Work) pairs of @batch (more than one: as one
+        ccom group) and hand their Works to the waiter."""
+        st = self._st
+        name = batch[0][1]._name
         with st.lock:
             if not st.comm:
                 raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
             if st.error is not None:
                 raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
                                    (name, st.error))
-            launch(st.comm)
-            work._held = st.held
-            st.held.add(work)
-            work.t_issue = time.monotonic()
-            st.issued += 1
-            work.seq = st.issued
-            st.pending.append(work)
+            if len(batch) == 1:
+                batch[0][0](st.comm)
+            else:
+                self._grouped(lambda comm: [launch(comm) for launch, _ in batch])(st.comm)
+            if not p2p:
+                st.colls += 1
+            for _, work in batch:
+                work._held = st.held
+                st.held.add(work)
+                work.t_issue = time.monotonic()
+                st.issued += 1
+                work.seq = st.issued
+                work.coll_seq = st.colls
+                work.p2p = p2p
+                st.pending.append(work)
             st.lock.notify_all()
-        return work
+
+    def _start_coalescing(self):
+        """torch's batch_isend_irecv: the sends and receives until
+        _end_coalescing() run as one ccom group, so that a receive issued
+        before the send it depends on (on every rank) does not wait for it
+        (ccom runs a rank's operations in issue order, as NCCL does)."""
+        if self._coalesced is not None:
+            raise RuntimeError("ccom_torch: batch_isend_irecv inside another one")
+        self._coalesced = []
+
+    def _end_coalescing(self, reqs=None):
+        batch, self._coalesced = self._coalesced, None
+        if batch:
+            self._issue(batch, True)
 
     @staticmethod
     def _grouped(fn):
@@ -753,7 +793,8 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         def launch(comm):
             for b in bufs:
                 L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, comm, None)
-        return self._submit("send to rank %d" % dst_rank, launch, list(tensors), bufs)
+        return self._submit("send to rank %d" % dst_rank, launch, list(tensors), bufs,
+                            p2p=True)
 
     def recv(self, tensors, src_rank, tag=0):
         self._check_rank(src_rank, "recv source")
@@ -763,7 +804,8 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         def launch(comm):
             for b in bufs:
                 L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, comm, None)
-        return self._submit("recv from rank %d" % src_rank, launch, list(tensors), bufs)
+        return self._submit("recv from rank %d" % src_rank, launch, list(tensors), bufs,
+                            p2p=True)
 
     def recv_anysource(self, tensors, tag=0):
         raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "

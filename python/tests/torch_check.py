@@ -318,6 +318,25 @@ def scenario_main(rank, n, port, out):
               torch.equal(w.get_future().wait()[0], torch.full((3,), float(n))))
     ck.run("coalesced and comm hooks", coalesced_and_hooks)
 
+    def batch_p2p():
+        # Every rank receives from each peer before sending to it: the
+        # receives would wait for sends queued behind them unless
+        # batch_isend_irecv runs them as one group.
+        def f(g):
+            ops, outs = [], []
+            for p in range(n):
+                if p == rank:
+                    continue
+                outs.append(torch.zeros(5 + p))
+                ops.append(dist.P2POp(dist.irecv, outs[-1], p, g))
+                ops.append(dist.P2POp(dist.isend, torch.full((5 + rank,), float(rank)), p, g))
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+            return torch.cat(outs)
+        ref = torch.cat([torch.full((5 + p,), float(p)) for p in range(n) if p != rank])
+        both(ck, "batch_isend_irecv, receives first[float32]", f, ref, gloo, ccom)
+    ck.run("batch_isend_irecv", batch_p2p)
+
     def refusals():
         for what, fn in (("send", lambda: ccom.send([torch.ones(1)], (rank + 1) % n, 3)),
                          ("recv", lambda: ccom.recv([torch.ones(1)], (rank + 1) % n, 3))):
