@@ -104,6 +104,10 @@ class _Buf:
             self.orig.copy_(self.t)
 
 
+class TagMismatch(RuntimeError):
+    """A receive got a message sent with another tag."""
+
+
 class Work(dist.Work):
     """An operation of a ProcessGroupCCOM, completed by the waiter thread.
 
@@ -149,6 +153,8 @@ class Work(dist.Work):
                         b.writeback()
                 if self._finish:
                     self._finish()
+            except TagMismatch as e:
+                exc = e
             except Exception as e:  # a copy-back failed: report it as the op's error
                 exc = RuntimeError("ccom_torch: %s: copying the result out failed: %s" %
                                    (self._name, e))
@@ -778,34 +784,48 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             self._grouped(p2p)(comm)
         return self._submit("scatter", launch, [out], [dst] + srcs)
 
-    @staticmethod
-    def _check_tag(tag, what):
-        if tag:
-            raise ValueError("ccom_torch: %s with tag %d: ccom matches the messages between two "
-                             "ranks in issue order and cannot select one by tag; use tag=0 "
-                             "and issue them in the same order on both sides" % (what, tag))
+    # Every send/recv carries its tag in an 8-byte message of the same ccom
+    # group: ccom pairs the messages of two ranks in issue order, so a tag
+    # cannot pick a message, but the receiver checks that the tags agree
+    # (test_send_recv_with_tag's pattern) and fails the receive naming both
+    # otherwise, instead of handing over another message's data silently.
 
     def send(self, tensors, dst_rank, tag=0):
         self._check_rank(dst_rank, "send destination")
-        self._check_tag(tag, "send")
         bufs = [_Buf(t, output=False) for t in tensors]
+        hdr = _Buf(torch.tensor([tag], dtype=torch.int64), output=False)
 
         def launch(comm):
-            for b in bufs:
-                L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, comm, None)
-        return self._submit("send to rank %d" % dst_rank, launch, list(tensors), bufs,
-                            p2p=True)
+            def p2p(c):
+                L.call("ccomSend", hdr.ptr, 1, hdr.dt, dst_rank, c, None)
+                for b in bufs:
+                    L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, c, None)
+            self._grouped(p2p)(comm)
+        return self._submit("send to rank %d" % dst_rank, launch, list(tensors),
+                            bufs + [hdr], p2p=True)
 
     def recv(self, tensors, src_rank, tag=0):
         self._check_rank(src_rank, "recv source")
-        self._check_tag(tag, "recv")
         bufs = [_Buf(t) for t in tensors]
+        hdr = _Buf(torch.tensor([-1], dtype=torch.int64))
 
         def launch(comm):
-            for b in bufs:
-                L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, comm, None)
-        return self._submit("recv from rank %d" % src_rank, launch, list(tensors), bufs,
-                            p2p=True)
+            def p2p(c):
+                L.call("ccomRecv", hdr.ptr, 1, hdr.dt, src_rank, c, None)
+                for b in bufs:
+                    L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, c, None)
+            self._grouped(p2p)(comm)
+
+        def finish():
+            got = int(hdr.t[0])
+            if got != tag:
+                raise TagMismatch(
+                    "ccom_torch: recv from rank %d with tag %d got rank %d's next message, "
+                    "sent with tag %d: ccom pairs the messages of two ranks in issue order, "
+                    "so issue sends and receives in the same order on both sides" %
+                    (src_rank, tag, src_rank, got))
+        return self._submit("recv from rank %d" % src_rank, launch, list(tensors),
+                            bufs + [hdr], finish, p2p=True)
 
     def recv_anysource(self, tensors, tag=0):
         raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "
@@ -831,10 +851,15 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         the lowest missing rank is named.  Synchronous; returns None.
         torch 1.13's dist.monitored_barrier() accepts only gloo groups: call
         this method on the group."""
-        secs = _seconds(timeout)
-        if secs is None:
+        if timeout is None:
             secs = self._timeout if self._timeout is not None else 1800.0
+        else:  # here timedelta(0) is no time at all, as in gloo
+            secs = max(0.0, timeout.total_seconds() if isinstance(timeout, datetime.timedelta)
+                       else float(timeout))
         ms = int(secs * 1000)
+        if secs == 0:
+            raise RuntimeError("ccom_torch: Rank %d timed out in monitoredBarrier after 0 ms "
+                               "(a timeout of 0)" % self.rank())
         self._mb_seq += 1
         base = "ccom_torch/monitored_barrier/%d/" % self._mb_seq
         me, n, store = self.rank(), self.size(), self._store
