@@ -40,7 +40,7 @@ check-torch-suite-full: lib
 
 check-torch-suite-ddp: lib
 	@mkdir -p $(LOGS)
-	$(TORCH_SUITE) --world 2 --repeat 10 --only 'DistributedDataParallel|ddp|accumulate_gradients' \
+	$(TORCH_SUITE) --world 2 --repeat 10 --only 'DistributedDataParallel|ddp' \
 		2>&1 | tee $(LOGS)/torch-suite-ddp.log; exit $${PIPESTATUS[0]}
 
 install-python:
