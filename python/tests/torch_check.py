@@ -469,6 +469,19 @@ def scenario_main(rank, n, port, out):
             torch.nn.functional.mse_loss(d(x), y).backward()
         for (name, p), q in zip(m_gloo.named_parameters(), m_ccom.parameters()):
             ck.same("DDP gradient %s" % name, q.grad, p.grad)
+        # no_sync(): two local steps accumulate, the third all-reduces the sum.
+        for d in (d_gloo, d_ccom):
+            d.zero_grad()
+            for i in range(3):
+                torch.manual_seed(300 + 10 * rank + i)
+                xi, yi = torch.randn(8, 16), torch.randn(8, 4)
+                if i < 2:
+                    with d.no_sync():
+                        torch.nn.functional.mse_loss(d(xi), yi).backward()
+                else:
+                    torch.nn.functional.mse_loss(d(xi), yi).backward()
+        for (name, p), q in zip(m_gloo.named_parameters(), m_ccom.parameters()):
+            ck.same("DDP no_sync accumulated gradient %s" % name, q.grad, p.grad)
     ck.run("ddp", ddp)
 
     import gc
