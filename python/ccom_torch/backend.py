@@ -130,6 +130,7 @@ class Work(dist.Work):
         self._exc = None
         self._fut = torch.futures.Future()
         self._held = None  # _State.held once issued
+        self._state = None
         self._claimed = False
         self.t_issue = 0.0
         self.coll_seq = 0  # collectives of the group issued up to this one
@@ -182,6 +183,8 @@ class Work(dist.Work):
         no @timeout the group's watchdog bounds it by the group's timeout."""
         self._claim()
         secs = _seconds(timeout)
+        if secs is None and not self._event.is_set() and self._state is not None:
+            self._state.sync_for(self)  # this thread synchronizes: no hand-off
         if not self._event.wait(secs):
             raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
                                "timeout); the operation is still queued" % (self._name, secs))
@@ -261,6 +264,25 @@ class _State:
                     self.error = exc
             for w in done:
                 w._complete(exc)
+
+    def sync_for(self, work):
+        """Synchronize the stream on the calling thread (a wait() without a
+        timeout) and complete the Works issued so far, as the waiter does:
+        the caller need not be woken by the waiter thread, which costs
+        more than a small operation does."""
+        with self.lock:
+            comm, target = self.comm, self.issued
+            if not comm or work._event.is_set():
+                return
+        rc = L.lib().ccomCommSynchronize(comm)
+        exc = None if rc == L.SUCCESS else self._failure(rc, L.last_error())
+        with self.lock:
+            done = [w for w in self.pending if w.seq <= target]
+            self.pending = [w for w in self.pending if w.seq > target]
+            if exc is not None and self.error is None:
+                self.error = exc
+        for w in done:
+            w._complete(exc)
 
     QUERY = "ccom_torch/progress_query"
     VERDICT = "ccom_torch/timeout_verdict"
@@ -475,6 +497,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
                 st.colls += 1
             for _, work in batch:
                 work._held = st.held
+                work._state = st
                 st.held.add(work)
                 work.t_issue = time.monotonic()
                 st.issued += 1
