@@ -507,7 +507,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
                 st.pending.append(work)
             st.lock.notify_all()
 
-    def _start_coalescing(self):
+    def _start_coalescing(self, *_device):
         """torch's batch_isend_irecv: the sends and receives until
         _end_coalescing() run as one ccom group, so that a receive issued
         before the send it depends on (on every rank) does not wait for it
@@ -516,7 +516,7 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             raise RuntimeError("ccom_torch: batch_isend_irecv inside another one")
         self._coalesced = []
 
-    def _end_coalescing(self, reqs=None):
+    def _end_coalescing(self, *_reqs_or_device):
         batch, self._coalesced = self._coalesced, None
         if batch:
             self._issue(batch, True)
