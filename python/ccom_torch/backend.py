@@ -5,7 +5,8 @@ Every operation is enqueued on the communicator's default stream by the
 calling thread (the ccom call returns once the operation is queued) and a
 Work object is returned at once.  One waiter thread per process group calls
 ccomCommSynchronize() and completes the Work objects (and their futures) in
-issue order.  Contiguous CPU tensors are handed to libccom in place;
+issue order; a thread that waits on a Work without a timeout synchronizes
+and completes them itself, which is faster than being woken.  Contiguous CPU tensors are handed to libccom in place;
 non-contiguous ones go through a contiguous copy that is written back when
 the operation completes.
 """
