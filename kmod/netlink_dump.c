@@ -182,33 +182,21 @@ struct nccom_nl_objtype {
 	nccom_nl_put_fn put;
 };
 
+/* What every per-handle type has, by the names of its command, attributes and filler. */
+#define NCCOM_NL_OBJTYPE(TYPE, type)				\
+	.cmd = NCCOM_NL_CMD_##TYPE##_GET,			\
+	.maxattr = NCCOM_NL_A_##TYPE##_MAX,			\
+	.policy = nccom_nl_##type##_policy,			\
+	.a_client = NCCOM_NL_A_##TYPE##_CLIENT_ID,		\
+	.a_handle = NCCOM_NL_A_##TYPE##_HANDLE,			\
+	.put = nccom_nl_##type##_put
+
 static const struct nccom_nl_objtype nccom_nl_objtypes[NCCOM_OBJ_TYPE_COUNT] = {
-	[NCCOM_OBJ_QUEUE] = {
-		.cmd = NCCOM_NL_CMD_QUEUE_GET,
-		.maxattr = NCCOM_NL_A_QUEUE_MAX,
-		.policy = nccom_nl_queue_policy,
-		.a_client = NCCOM_NL_A_QUEUE_CLIENT_ID,
-		.a_handle = NCCOM_NL_A_QUEUE_HANDLE,
-		.a_dev = NCCOM_NL_A_QUEUE_DEV_INDEX,
-		.put = nccom_nl_queue_put,
-	},
-	[NCCOM_OBJ_SEM] = {
-		.cmd = NCCOM_NL_CMD_SEM_GET,
-		.maxattr = NCCOM_NL_A_SEM_MAX,
-		.policy = nccom_nl_sem_policy,
-		.a_client = NCCOM_NL_A_SEM_CLIENT_ID,
-		.a_handle = NCCOM_NL_A_SEM_HANDLE,
-		.put = nccom_nl_sem_put,
-	},
-	[NCCOM_OBJ_COMM] = {
-		.cmd = NCCOM_NL_CMD_COMM_GET,
-		.maxattr = NCCOM_NL_A_COMM_MAX,
-		.policy = nccom_nl_comm_policy,
-		.a_client = NCCOM_NL_A_COMM_CLIENT_ID,
-		.a_handle = NCCOM_NL_A_COMM_HANDLE,
-		.a_hash = NCCOM_NL_A_COMM_HASH,
-		.put = nccom_nl_comm_put,
-	},
+	[NCCOM_OBJ_QUEUE] = { NCCOM_NL_OBJTYPE(QUEUE, queue),
+			      .a_dev = NCCOM_NL_A_QUEUE_DEV_INDEX },
+	[NCCOM_OBJ_SEM] = { NCCOM_NL_OBJTYPE(SEM, sem) },
+	[NCCOM_OBJ_COMM] = { NCCOM_NL_OBJTYPE(COMM, comm),
+			     .a_hash = NCCOM_NL_A_COMM_HASH },
 };
 
 /* Room for the attributes of any object request (the sum bounds the largest). */
@@ -238,14 +226,21 @@ static int nccom_nl_obj_put(struct sk_buff *skb, const void *arg)
 	       t->put(skb, obj);
 }
 
-static int nccom_nl_obj_fill(struct sk_buff *skb, struct nccom_object *obj,
-			     u32 portid, u32 seq, int flags)
+/* ---- dumps ---- */
+
+/* One entry of a dump: @cmd's NLM_F_MULTI message for the requester. */
+static int nccom_nl_dump_entry(struct sk_buff *skb, struct netlink_callback *cb,
+			       u8 cmd, nccom_nl_put_fn put, const void *arg)
 {
-	return nccom_nl_fill(skb, nccom_nl_objtypes[obj->type].cmd, portid, seq,
-			     flags, nccom_nl_obj_put, obj);
+	return nccom_nl_fill(skb, cmd, NETLINK_CB(cb->skb).portid,
+			     cb->nlh->nlmsg_seq, NLM_F_MULTI, put, arg);
 }
 
-/* ---- dumps ---- */
+/* A dumpit's return: the bytes filled, or @err when not even one entry fit. */
+static int nccom_nl_dump_ret(struct sk_buff *skb, int err)
+{
+	return err && !skb->len ? err : skb->len;
+}
 
 static struct nccom_nl_dump *nccom_nl_dump_state(struct netlink_callback *cb)
 {
@@ -296,13 +291,11 @@ static int nccom_nl_devs_dump(struct sk_buff *skb, struct netlink_callback *cb,
 	int err = 0;
 
 	for (; d->next_dev < nccom_ndevs; d->next_dev++) {
-		err = nccom_nl_fill(skb, cmd, NETLINK_CB(cb->skb).portid,
-				    cb->nlh->nlmsg_seq, NLM_F_MULTI, put,
-				    &nccom_devs[d->next_dev]);
+		err = nccom_nl_dump_entry(skb, cb, cmd, put, &nccom_devs[d->next_dev]);
 		if (err)
 			break;
 	}
-	return err && !skb->len ? err : skb->len;
+	return nccom_nl_dump_ret(skb, err);
 }
 
 int nccom_nl_dev_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
@@ -331,7 +324,19 @@ int nccom_nl_client_start(struct netlink_callback *cb)
 	return 0;
 }
 
-int nccom_nl_client_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+/* What a dump puts for one client: 0, or the error that ends this part. */
+typedef int (*nccom_nl_client_dump_fn)(struct sk_buff *skb, struct netlink_callback *cb,
+				       struct nccom_nl_client *cl);
+
+/*
+ * Client and object dumps: the clients the requester sees and the filters
+ * let through (client dumps have no client filter, object dumps no comm
+ * filter), from d->next_client on. A part that fills up resumes at the
+ * client it stopped in, from d->next_handle (@one's resume point within
+ * the client, reset when that client went away or was done).
+ */
+static int nccom_nl_clients_dump(struct sk_buff *skb, struct netlink_callback *cb,
+				 nccom_nl_client_dump_fn one)
 {
 	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
 	struct nccom_nl_client *cl;
@@ -340,17 +345,32 @@ int nccom_nl_client_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 	mutex_lock(&nccom_nl_lock);
 	list_for_each_entry(cl, &nccom_nl_clients, node) {
 		if (cl->id < d->next_client || !nccom_nl_visible(&d->v, cl) ||
-		    (d->has_comm && strcmp(cl->comm, d->f_comm)))
+		    (d->has_comm && strcmp(cl->comm, d->f_comm)) ||
+		    (d->has_client && cl->id != d->f_client))
 			continue;
-		err = nccom_nl_fill(skb, NCCOM_NL_CMD_CLIENT_GET,
-				    NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
-				    NLM_F_MULTI, nccom_nl_client_put, nccom_nl_ctx(cl));
+		if (cl->id != d->next_client)
+			d->next_handle = 0;	/* the resume client went away */
+		d->next_client = cl->id;
+		err = one(skb, cb, cl);
 		if (err)
 			break;
 		d->next_client = cl->id + 1;
+		d->next_handle = 0;
 	}
 	mutex_unlock(&nccom_nl_lock);
-	return err && !skb->len ? err : skb->len;
+	return nccom_nl_dump_ret(skb, err);
+}
+
+static int nccom_nl_client_dump_one(struct sk_buff *skb, struct netlink_callback *cb,
+				    struct nccom_nl_client *cl)
+{
+	return nccom_nl_dump_entry(skb, cb, NCCOM_NL_CMD_CLIENT_GET, nccom_nl_client_put,
+				   nccom_nl_ctx(cl));
+}
+
+int nccom_nl_client_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	return nccom_nl_clients_dump(skb, cb, nccom_nl_client_dump_one);
 }
 
 /* Queue, semaphore and communicator dumps: the type's filters from the table. */
@@ -394,9 +414,10 @@ static bool nccom_nl_obj_match(const struct nccom_nl_dump *d,
 
 /* Objects of one client from d->next_handle on; 0 or -EMSGSIZE. */
 static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *cb,
-				  struct nccom_ctx *ctx)
+				  struct nccom_nl_client *cl)
 {
 	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
+	struct nccom_ctx *ctx = nccom_nl_ctx(cl);
 	struct nccom_object *obj;
 	unsigned long id;
 	int err = 0;
@@ -405,8 +426,8 @@ static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *
 	xa_for_each_start(&ctx->objs, id, obj, d->next_handle) {
 		if (!nccom_nl_obj_match(d, obj))
 			continue;
-		err = nccom_nl_obj_fill(skb, obj, NETLINK_CB(cb->skb).portid,
-					cb->nlh->nlmsg_seq, NLM_F_MULTI);
+		err = nccom_nl_dump_entry(skb, cb, nccom_nl_objtypes[obj->type].cmd,
+					  nccom_nl_obj_put, obj);
 		if (err)
 			break;
 		d->next_handle = id + 1;
@@ -417,26 +438,7 @@ static int nccom_nl_objs_dump_one(struct sk_buff *skb, struct netlink_callback *
 
 int nccom_nl_obj_dumpit(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	struct nccom_nl_dump *d = nccom_nl_dump_state(cb);
-	struct nccom_nl_client *cl;
-	int err = 0;
-
-	mutex_lock(&nccom_nl_lock);
-	list_for_each_entry(cl, &nccom_nl_clients, node) {
-		if (cl->id < d->next_client || !nccom_nl_visible(&d->v, cl) ||
-		    (d->has_client && cl->id != d->f_client))
-			continue;
-		if (cl->id != d->next_client)
-			d->next_handle = 0;	/* the resume client went away */
-		d->next_client = cl->id;
-		err = nccom_nl_objs_dump_one(skb, cb, nccom_nl_ctx(cl));
-		if (err)
-			break;
-		d->next_client = cl->id + 1;
-		d->next_handle = 0;
-	}
-	mutex_unlock(&nccom_nl_lock);
-	return err && !skb->len ? err : skb->len;
+	return nccom_nl_clients_dump(skb, cb, nccom_nl_objs_dump_one);
 }
 
 /* ---- gets and resets ---- */
@@ -450,12 +452,23 @@ static int nccom_nl_reply(struct genl_info *info, struct sk_buff *skb, int err)
 	return genlmsg_reply(skb, info);
 }
 
+/* A get's answer: @cmd's message for @arg, sent to the requester. */
+static int nccom_nl_get_reply(struct genl_info *info, u8 cmd, nccom_nl_put_fn put,
+			      const void *arg)
+{
+	struct sk_buff *msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
+
+	if (!msg)
+		return -ENOMEM;
+	return nccom_nl_reply(info, msg, nccom_nl_fill(msg, cmd, info->snd_portid,
+						       info->snd_seq, 0, put, arg));
+}
+
 /* dev-get and stats-get: the device index attribute of the request. */
 int nccom_nl_devs_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	bool stats = info->genlhdr->cmd == NCCOM_NL_CMD_STATS_GET;
 	int attr = stats ? NCCOM_NL_A_STATS_DEV_INDEX : NCCOM_NL_A_DEV_INDEX;
-	struct sk_buff *msg;
 	u32 i;
 
 	if (GENL_REQ_ATTR_CHECK(info, attr))
@@ -465,14 +478,9 @@ int nccom_nl_devs_get_doit(struct sk_buff *skb, struct genl_info *info)
 		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[attr], "no such nccom device");
 		return -ENOENT;
 	}
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg)
-		return -ENOMEM;
-	return nccom_nl_reply(info, msg,
-			      nccom_nl_fill(msg, info->genlhdr->cmd, info->snd_portid,
-					    info->snd_seq, 0,
-					    stats ? nccom_nl_stats_put : nccom_nl_dev_put,
-					    &nccom_devs[i]));
+	return nccom_nl_get_reply(info, info->genlhdr->cmd,
+				  stats ? nccom_nl_stats_put : nccom_nl_dev_put,
+				  &nccom_devs[i]);
 }
 
 int nccom_nl_client_get_doit(struct sk_buff *skb, struct genl_info *info)
@@ -536,7 +544,6 @@ int nccom_nl_obj_get_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	enum nccom_obj_type type = nccom_nl_objtype_of(info->nlhdr);
 	struct nccom_object *obj;
-	struct sk_buff *msg;
 	int err;
 
 	if (type == NCCOM_OBJ_ANY)
@@ -544,14 +551,9 @@ int nccom_nl_obj_get_doit(struct sk_buff *skb, struct genl_info *info)
 	obj = nccom_nl_obj_lookup(skb, info, type);
 	if (IS_ERR(obj))
 		return PTR_ERR(obj);
-	msg = genlmsg_new(NLMSG_DEFAULT_SIZE, GFP_KERNEL);
-	if (!msg) {
-		nccom_obj_put(obj);
-		return -ENOMEM;
-	}
-	err = nccom_nl_obj_fill(msg, obj, info->snd_portid, info->snd_seq, 0);
+	err = nccom_nl_get_reply(info, nccom_nl_objtypes[type].cmd, nccom_nl_obj_put, obj);
 	nccom_obj_put(obj);
-	return nccom_nl_reply(info, msg, err);
+	return err;
 }
 
 /* CAP_NET_ADMIN (GENL_ADMIN_PERM): like NCCOM_IOC_QUEUE_RESET, for an operator. */

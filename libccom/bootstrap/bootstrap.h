@@ -65,6 +65,23 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *args, struct ccom_boot
 /* This rank's bootstrap listen address (a struct sockaddr_in or _in6). */
 const void *ccom_bootstrap_listen_addr(const struct ccom_bootstrap *bs, size_t *len);
 
+/* Bytes of ccom_bootstrap_data_mac()'s MAC. */
+#define CCOM_DATA_MAC_BYTES 32
+
+/*
+ * The MAC of a data connection's hello (datakey.c): HMAC-SHA-256 of @len
+ * bytes of @msg under a key derived from @bs's key (the secret of the
+ * communicator's unique id) that only the transports' hellos use.  The
+ * caller puts in @msg what binds the hello to its connection (sender,
+ * receiver, socket, the receiver's nonce).  Not collective; no lock.
+ */
+void ccom_bootstrap_data_mac(const struct ccom_bootstrap *bs, const void *msg, size_t len,
+			     uint8_t mac[CCOM_DATA_MAC_BYTES]);
+
+/* 1 if @mac is ccom_bootstrap_data_mac() of @msg (constant time), else 0. */
+int ccom_bootstrap_data_mac_ok(const struct ccom_bootstrap *bs, const void *msg, size_t len,
+			       const uint8_t mac[CCOM_DATA_MAC_BYTES]);
+
 /* Close every socket and free @bs (NULL is fine).  Not collective. */
 void ccom_bootstrap_close(struct ccom_bootstrap *bs);
 

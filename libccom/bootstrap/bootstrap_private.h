@@ -13,11 +13,12 @@
  *   rebuild.c     what ccomCommShrink needs of a live bootstrap (calls msg.c)
  *   auth.c        the challenge-response of every connection (auth.h)
  *   mac.c         SHA-256, HMAC-SHA-256 (mac.h)
+ *   datakey.c     the MAC of the transports' data-connection hellos
  *
  * bootstrap.c calls all below it, allgather.c calls msg.c, hier.c calls
  * msg.c, auth.c and mac.c, root.c calls
- * id.c and auth.c, msg.c calls auth.c, id.c calls auth.c and mac.c, auth.c calls mac.c, which
- * calls no other file of the folder.
+ * id.c and auth.c, msg.c calls auth.c, id.c calls auth.c and mac.c,
+ * auth.c and datakey.c call mac.c, which calls no other file of the folder.
  */
 #ifndef CCOM_BOOTSTRAP_PRIVATE_H
 #define CCOM_BOOTSTRAP_PRIVATE_H

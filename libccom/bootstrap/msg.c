@@ -18,6 +18,8 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -31,6 +33,9 @@
 
 #define BS_HELLO_WAIT_US 5000000	/* from the accept to a complete hello */
 #define BS_ANSWER_WAIT_US 10000000	/* from the challenge to the answer */
+/* Unauthenticated connections kept at once; beyond, the oldest (waited this long) gives way. */
+#define BS_PENDING_MAX 64
+#define BS_PENDING_MIN_AGE_US 1000000
 
 /* ------------------------------------------------------------------ */
 /* Lifecycle of the per-peer state                                     */
@@ -204,6 +209,24 @@ static void bs_drop(struct ccom_bootstrap *bs, int i, const char *why)
 	bs->pend[i] = bs->pend[--bs->npend];
 }
 
+/*
+ * A connection that gave way to a flood (bs_pending_room()): logged like
+ * bs_drop() for the first few of the process, then one per 1000, so a
+ * flood does not flood the log too.
+ */
+static void bs_drop_flood(struct ccom_bootstrap *bs, int i, const char *why)
+{
+	static atomic_uint drops;
+	unsigned int n = atomic_fetch_add(&drops, 1) + 1;
+	char a[80];
+
+	if (n <= 16 || !(n % 1000))
+		ccom_warn("Bootstrap: rank %d dropped connection from %s: %s (%u such by this process so far)",
+			  bs->rank, ccom_addr_str(&bs->pend[i].from, a, sizeof(a)), why, n);
+	close(bs->pend[i].fd);
+	bs->pend[i] = bs->pend[--bs->npend];
+}
+
 /* An authenticated connection: file it as @p->ah says, or drop it. */
 static void bs_classify(struct ccom_bootstrap *bs, int i)
 {
@@ -293,22 +316,52 @@ static void bs_pending_progress(struct ccom_bootstrap *bs, int i, int readable)
 }
 
 /*
- * Accept every waiting connection.  Running out of file descriptors is an
- * error of this rank: the connection would stay in the backlog and its
- * sender, whose send completed, would wait for an answer that never comes.
+ * Room for one more unauthenticated connection: below BS_PENDING_MAX (and
+ * with a descriptor, !@force) there is; else the one that waited longest
+ * gives way if it waited BS_PENDING_MIN_AGE_US (a peer's hello and answer
+ * take a round trip each).  0: leave the connection in the backlog.
+ */
+static int bs_pending_room(struct ccom_bootstrap *bs, int force)
+{
+	int64_t now = ccom_now_us();
+	int i, old = -1;
+
+	if (!force && bs->npend < BS_PENDING_MAX)
+		return 1;
+	for (i = 0; i < bs->npend; i++)
+		if (old < 0 || bs->pend[i].since < bs->pend[old].since)
+			old = i;
+	if (old < 0 || now - bs->pend[old].since < BS_PENDING_MIN_AGE_US)
+		return 0;
+	bs_drop_flood(bs, old, force ? "no file descriptor left: the oldest unauthenticated connection gave way" :
+		"too many unauthenticated connections: the oldest gave way");
+	return 1;
+}
+
+/*
+ * Accept the waiting connections, at most BS_PENDING_MAX unauthenticated
+ * at a time.  Running out of file descriptors is no error of the rank (a
+ * flood of connections must not fail it): the oldest unauthenticated one
+ * gives way, or the connection stays in the backlog until one is free
+ * (its sender's own deadline bounds its wait).
  */
 static int bs_accept_all(struct ccom_bootstrap *bs)
 {
-	for (;;) {
+	static atomic_uint emfiles;
+
+	while (bs_pending_room(bs, 0)) {
 		struct bs_pending p;
 		int rc;
 
 		memset(&p, 0, sizeof(p));
 		rc = ccom_sock_accept(bs->listen_fd, 0, NULL, &p.fd, &p.from);
 		if (rc == -EMFILE || rc == -ENFILE) {
-			ccom_set_last_error("Bootstrap: rank %d cannot accept a peer's connection: %s",
-					    bs->rank, ccom_bs_err_str(rc));
-			return rc;
+			if (bs_pending_room(bs, 1))
+				continue;
+			if (!(atomic_fetch_add(&emfiles, 1) % 1000))
+				ccom_warn("Bootstrap: rank %d has no file descriptor to accept a connection (%s); it waits in the backlog: raise ulimit -n, or a flood of connections holds them",
+					  bs->rank, strerror(-rc));
+			return 0;
 		}
 		if (rc)
 			return 0;
@@ -328,6 +381,7 @@ static int bs_accept_all(struct ccom_bootstrap *bs)
 		p.since = ccom_now_us();
 		bs->pend[bs->npend++] = p;
 	}
+	return 0;
 }
 
 /*

@@ -147,6 +147,36 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 
 static int coll_execute(struct ccomComm *comm, struct ccom_op *op);
 
+/*
+ * What the tuner prices, from the rooms below it (tune/ reads no
+ * transport's state): the host segment's shape and LL/LL128 limits, the
+ * network between hosts, and the nccom engine's configuration and
+ * calibration (transport/kdev/, fixed once ccom_kdev_comm_init() returned).
+ */
+static void coll_tune_paths(const struct ccomComm *comm, const struct ccom_coll_state *cs,
+			    struct ccom_tune_paths *p)
+{
+	const struct ccom_kdev *kd = comm->kdev;
+
+	memset(p, 0, sizeof(*p));
+	p->scratch_bytes = cs->tmp_size;
+	p->shm = comm->shm != NULL;
+	p->shm_oversub = comm->shm && comm->shm->oversubscribed;
+	p->shm_chunk = comm->shm ? comm->shm->chunk : 0;
+	p->ll_max_bytes = CCOM_SHM_LL_MAX_BYTES;
+	p->ll128_fits = ccom_shm_ll128_fits;
+	p->net_ib = comm->net == &ccom_transport_net_ib;
+	if (!kd)
+		return;
+	p->engine.present = true;
+	p->engine.forced = kd->forced;
+	p->engine.p2p_only = kd->p2p_only;
+	p->engine.reduce_fp = (kd->info.out_features & NCCOM_FEAT_REDUCE_FP) != 0;
+	p->engine.slow = kd->engine_slow;
+	p->engine.nlocal = kd->nlocal;
+	p->engine.min_bytes = kd->min_bytes;
+}
+
 static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 {
 	int err;
@@ -169,8 +199,12 @@ static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 		err = coll_connect(comm, cs);
 	if (!err)
 		err = ccom_kdev_comm_init(comm);
-	if (!err)
-		err = ccom_tune_init(comm, cs->tmp_size);
+	if (!err) {
+		struct ccom_tune_paths paths;
+
+		coll_tune_paths(comm, cs, &paths);
+		err = ccom_tune_init(comm, &paths);
+	}
 	if (!err)
 		err = ccom_proxy_start(comm, coll_execute);
 	return err;

@@ -353,15 +353,29 @@ static void zdesc_fill(struct ccom_shm_zdesc *z, int i, const void *p, size_t le
 	z->ino[i] = ref.ino;
 }
 
-/* Where local rank @l's range @i (0 send, 1 recv) is in this process, or NULL. */
-static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i)
+/*
+ * Where local rank @l's range @i (0 send, 1 recv) of @bytes is in this
+ * process, or NULL.  A peer's offset and size come from the shared
+ * segment: the range must lie inside the allocation it names (whose size
+ * ccom_shm_map_peer() checks against the file), or nothing is mapped.
+ */
+static char *zdesc_ptr(struct ccomComm *comm, struct ccom_shm *s, int l, int i, size_t bytes)
 {
 	struct ccom_shm_zdesc *z = &s->hdr->zdesc[l];
+	uint64_t off = z->offset[i], size = z->size[i];
 	char *base;
 
 	if (l == s->me || comm->peers[comm->local_to_rank[l]].pid == getpid())
 		return (char *)(uintptr_t)z->addr[i];
-	base = ccom_shm_map_peer(s, l, z->serial[i], z->fd[i], z->ino[i], z->size[i]);
+	if (off > size || bytes > size - off) {
+		ccom_warn("rank %d: local peer rank %d describes its %s buffer as %llu bytes at offset %llu of a %llu-byte ccomMemAlloc allocation; a corrupt or hostile descriptor, its buffers are not mapped",
+			  comm->rank, comm->local_to_rank[l], i ? "receive" : "send",
+			  (unsigned long long)bytes, (unsigned long long)off,
+			  (unsigned long long)size);
+		errno = EBADMSG;
+		return NULL;
+	}
+	base = ccom_shm_map_peer(s, l, z->serial[i], z->fd[i], z->ino[i], size);
 	return base ? base + z->offset[i] : NULL;
 }
 
@@ -392,8 +406,8 @@ static int zcopy_prepare(struct ccomComm *comm, struct ccom_op *op, size_t sbyte
 		if (!s->hdr->zdesc[l].serial[0] || !s->hdr->zdesc[l].serial[1])
 			return 1;	/* some rank's buffers are not ccomMemAlloc memory */
 	for (l = 0; l < s->nlocal && ok; l++) {
-		in[l] = zdesc_ptr(comm, s, l, 0);
-		out[l] = zdesc_ptr(comm, s, l, 1);
+		in[l] = zdesc_ptr(comm, s, l, 0, sbytes);
+		out[l] = zdesc_ptr(comm, s, l, 1, rbytes);
 		ok = in[l] && out[l];
 	}
 	if (s->zcopy_state == 0) {

@@ -19,6 +19,7 @@
 #include "publish/publish.h"
 #include "reduce/reduce.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/log.h"
 #include "util/misc.h"
 #include "util/params.h"
@@ -354,20 +355,6 @@ static const char *op_str(const struct ccom_pub_op *e)
 	return e->op >= 0 ? ccom_op_name((ccomRedOp_t)e->op) : "-";
 }
 
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; s && *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(f, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(f, "\\u%04x", (unsigned char)*s);
-		else
-			fputc(*s, f);
-	}
-	fputc('"', f);
-}
-
 /* Expand %h (host), %p (pid) and %r (rank) of @pat; -ENAMETOOLONG if it does not fit. */
 static int expand(char *out, size_t len, const char *pat, const struct ccomComm *comm)
 {
@@ -392,14 +379,39 @@ static int expand(char *out, size_t len, const char *pat, const struct ccomComm 
 	return 0;
 }
 
+/* One op of the "ops" array, on a line of its own. */
+static void write_json_op(struct ccom_json *w, const struct ccom_flight *fr,
+			  const struct ccom_pub_op *e)
+{
+	ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+	ccom_json_uint(w, "seq", e->seq);
+	ccom_json_str(w, "collective", ccom_coll_kind_name((enum ccom_coll_kind)e->kind));
+	ccom_json_str(w, "dtype", ccom_dtype_name((ccomDataType_t)e->dtype));
+	ccom_json_uint(w, "count", e->count);
+	ccom_json_str(w, "op", e->op >= 0 ? op_str(e) : NULL);
+	ccom_json_int(w, e->kind == CCOM_COLL_P2P_GROUP ? "peer" : "root", e->root);
+	ccom_json_int(w, "nsubs", e->nsubs);
+	ccom_json_str(w, "algorithm", algo_str(fr, e->algo));
+	ccom_json_str(w, "protocol", algo_str(fr, e->proto));
+	ccom_json_uint(w, "stream_seq", e->stream_seq);
+	ccom_json_str(w, "state", state_names[e->state & 3]);
+	ccom_json_str(w, "error", e->err ? result_name(e->err) : NULL);
+	ccom_json_int(w, "t_enqueue_us", e->t_enqueue_us);
+	ccom_json_int(w, "t_start_us", e->t_start_us);
+	ccom_json_int(w, "t_end_us", e->t_end_us);
+	ccom_json_end(w);
+}
+
 static void write_json(struct ccomComm *comm, const char *pattern, const char *reason,
 		       const struct ccom_pub_op *v, uint32_t k, uint32_t cap)
 {
 	const struct ccom_flight *fr = comm->proxy->flight;
 	char path[4096], tmp[4200];
+	struct ccom_json w;
 	struct timeval tv;
 	uint32_t i;
 	FILE *f;
+	int err;
 
 	if (expand(path, sizeof(path), pattern, comm)) {
 		ccom_warn("CCOM_FLIGHT_RECORDER_FILE=%s is too long after expansion; use a shorter path",
@@ -414,51 +426,27 @@ static void write_json(struct ccomComm *comm, const char *pattern, const char *r
 		return;
 	}
 	gettimeofday(&tv, NULL);
-	fprintf(f, "{\n  \"version\": 1,\n  \"rank\": %d,\n  \"nranks\": %d,\n", comm->rank, comm->nranks);
-	fprintf(f, "  \"comm_hash\": \"%016llx\",\n  \"host\": ", (unsigned long long)comm->comm_hash);
-	json_str(f, comm->peers ? comm->peers[comm->rank].host : "");
-	fprintf(f, ",\n  \"pid\": %d,\n  \"time_unix_us\": %lld,\n  \"now_us\": %lld,\n",
-		(int)getpid(), (long long)tv.tv_sec * 1000000 + tv.tv_usec, (long long)ccom_flight_now());
-	fprintf(f, "  \"reason\": ");
-	json_str(f, reason);
-	fprintf(f, ",\n  \"entries\": %u,\n  \"ops_issued\": %llu,\n  \"ops\": [", cap,
-		(unsigned long long)comm->proxy->flight->next_seq);
-	for (i = 0; i < k; i++) {
-		const struct ccom_pub_op *e = &v[i];
-
-		fprintf(f, "%s\n    {\"seq\": %llu, \"collective\": ", i ? "," : "",
-			(unsigned long long)e->seq);
-		json_str(f, ccom_coll_kind_name((enum ccom_coll_kind)e->kind));
-		fprintf(f, ", \"dtype\": ");
-		json_str(f, ccom_dtype_name((ccomDataType_t)e->dtype));
-		fprintf(f, ", \"count\": %llu, \"op\": ", (unsigned long long)e->count);
-		if (e->op >= 0)
-			json_str(f, op_str(e));
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"%s\": %d, \"nsubs\": %d, \"algorithm\": ",
-			e->kind == CCOM_COLL_P2P_GROUP ? "peer" : "root", e->root, e->nsubs);
-		if (algo_str(fr, e->algo))
-			json_str(f, algo_str(fr, e->algo));
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"protocol\": ");
-		if (algo_str(fr, e->proto))
-			json_str(f, algo_str(fr, e->proto));
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"stream_seq\": %llu, \"state\": \"%s\", \"error\": ",
-			(unsigned long long)e->stream_seq, state_names[e->state & 3]);
-		if (e->err)
-			json_str(f, result_name(e->err));
-		else
-			fprintf(f, "null");
-		fprintf(f, ", \"t_enqueue_us\": %lld, \"t_start_us\": %lld, \"t_end_us\": %lld}",
-			(long long)e->t_enqueue_us, (long long)e->t_start_us, (long long)e->t_end_us);
-	}
-	fprintf(f, "\n  ]\n}\n");
-	if (fclose(f) || rename(tmp, path)) {
-		ccom_warn("flight recorder: cannot write %s: %s", path, strerror(errno));
+	ccom_json_init_file(&w, f);
+	ccom_json_object(&w, NULL, CCOM_JSON_BLOCK);
+	ccom_json_int(&w, "version", 1);
+	ccom_json_int(&w, "rank", comm->rank);
+	ccom_json_int(&w, "nranks", comm->nranks);
+	ccom_json_strf(&w, "comm_hash", "%016llx", (unsigned long long)comm->comm_hash);
+	ccom_json_str(&w, "host", comm->peers ? comm->peers[comm->rank].host : "");
+	ccom_json_int(&w, "pid", (int)getpid());
+	ccom_json_int(&w, "time_unix_us", (int64_t)tv.tv_sec * 1000000 + tv.tv_usec);
+	ccom_json_int(&w, "now_us", ccom_flight_now());
+	ccom_json_str(&w, "reason", reason ? reason : "");
+	ccom_json_uint(&w, "entries", cap);
+	ccom_json_uint(&w, "ops_issued", comm->proxy->flight->next_seq);
+	ccom_json_array(&w, "ops", CCOM_JSON_BLOCK);
+	for (i = 0; i < k; i++)
+		write_json_op(&w, fr, &v[i]);
+	ccom_json_end(&w);
+	ccom_json_end(&w);
+	err = ccom_json_error(&w);
+	if (fclose(f) || err || rename(tmp, path)) {
+		ccom_warn("flight recorder: cannot write %s: %s", path, strerror(err ? -err : errno));
 		unlink(tmp);
 		return;
 	}

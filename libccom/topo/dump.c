@@ -23,85 +23,74 @@
 #include "transport/net_ib.h"
 #include "transport/transport.h"
 #include "util/err.h"
+#include "util/json.h"
 #include "util/log.h"
 
-/* Write @s as a JSON string literal. */
-static void json_str(FILE *f, const char *s)
-{
-	fputc('"', f);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(f, "\\%c", c);
-		else if (c < 0x20)
-			fprintf(f, "\\u%04x", c);
-		else
-			fputc(c, f);
-	}
-	fputc('"', f);
-}
-
-static void json_int_array(FILE *f, const int *v, int n)
+static void int_array(struct ccom_json *w, const char *key, const int *v, int n)
 {
 	int i;
 
-	fputc('[', f);
+	ccom_json_array(w, key, CCOM_JSON_INLINE);
 	for (i = 0; i < n; i++)
-		fprintf(f, "%s%d", i ? ", " : "", v[i]);
-	fputc(']', f);
+		ccom_json_int(w, NULL, v[i]);
+	ccom_json_end(w);
 }
 
-static void dump_hosts(FILE *f, const struct ccom_topo *topo)
+static void dump_hosts(struct ccom_json *w, const struct ccom_topo *topo)
 {
 	int h;
 
-	fprintf(f, "  \"hosts\": [\n");
+	ccom_json_array(w, "hosts", CCOM_JSON_BLOCK);
 	for (h = 0; h < topo->nhosts; h++) {
-		fprintf(f, "    {\"index\": %d, \"host_hash\": \"0x%016llx\", \"ranks\": ", h,
-			(unsigned long long)topo->hosts[h].host_hash);
-		json_int_array(f, topo->hosts[h].ranks, topo->hosts[h].nranks);
-		fprintf(f, "}%s\n", h + 1 < topo->nhosts ? "," : "");
+		ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+		ccom_json_int(w, "index", h);
+		ccom_json_strf(w, "host_hash", "0x%016llx", (unsigned long long)topo->hosts[h].host_hash);
+		int_array(w, "ranks", topo->hosts[h].ranks, topo->hosts[h].nranks);
+		ccom_json_end(w);
 	}
-	fprintf(f, "  ],\n");
+	ccom_json_end(w);
 }
 
-static void dump_numa(FILE *f, const struct ccom_topo *topo)
+static void dump_numa(struct ccom_json *w, const struct ccom_topo *topo)
 {
 	int i;
 
-	fprintf(f, "    \"numa\": [\n");
+	ccom_json_array(w, "numa", CCOM_JSON_BLOCK);
 	for (i = 0; i < topo->nnuma; i++) {
 		const struct ccom_topo_numa *nd = &topo->numa[i];
 
-		fprintf(f, "      {\"id\": %d, \"ncpus\": %d, \"cpus\": ", nd->id, nd->ncpus);
-		json_str(f, nd->cpulist);
-		fprintf(f, ", \"mem_kb\": %llu}%s\n", (unsigned long long)nd->mem_kb,
-			i + 1 < topo->nnuma ? "," : "");
+		ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+		ccom_json_int(w, "id", nd->id);
+		ccom_json_int(w, "ncpus", nd->ncpus);
+		ccom_json_str(w, "cpus", nd->cpulist);
+		ccom_json_uint(w, "mem_kb", nd->mem_kb);
+		ccom_json_end(w);
 	}
-	fprintf(f, "    ],\n");
+	ccom_json_end(w);
 }
 
-static void dump_nics(FILE *f, const struct ccom_topo *topo)
+static void dump_nics(struct ccom_json *w, const struct ccom_topo *topo)
 {
 	int i, a;
 
-	fprintf(f, "    \"nics\": [\n");
+	ccom_json_array(w, "nics", CCOM_JSON_BLOCK);
 	for (i = 0; i < topo->nnics; i++) {
 		const struct ccom_topo_nic *nic = &topo->nics[i];
 
-		fprintf(f, "      {\"name\": ");
-		json_str(f, nic->name);
-		fprintf(f, ", \"up\": %s, \"loopback\": %s, \"speed_mbps\": %d, \"mtu\": %d, \"numa_node\": %d, \"addrs\": [",
-			nic->up ? "true" : "false", nic->loopback ? "true" : "false",
-			nic->speed_mbps, nic->mtu, nic->numa_node);
-		for (a = 0; a < nic->naddrs; a++) {
-			fprintf(f, "%s", a ? ", " : "");
-			json_str(f, nic->addrs[a]);
-		}
-		fprintf(f, "]}%s\n", i + 1 < topo->nnics ? "," : "");
+		ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+		ccom_json_str(w, "name", nic->name);
+		ccom_json_bool(w, "up", nic->up);
+		ccom_json_bool(w, "loopback", nic->loopback);
+		ccom_json_int(w, "speed_mbps", nic->speed_mbps);
+		ccom_json_int(w, "mtu", nic->mtu);
+		ccom_json_int(w, "numa_node", nic->numa_node);
+		ccom_json_array(w, "addrs", CCOM_JSON_INLINE);
+		for (a = 0; a < nic->naddrs; a++)
+			ccom_json_str(w, NULL, nic->addrs[a]);
+		ccom_json_end(w);
+		ccom_json_end(w);
 	}
-	fprintf(f, "    ],\n");
+	ccom_json_end(w);
 }
 
 /*
@@ -110,111 +99,122 @@ static void dump_nics(FILE *f, const struct ccom_topo *topo)
  * it and whether it is the one net_ib opens); [] without libibverbs or
  * devices, with the reason in "rdma_status".
  */
-static void dump_rdma(FILE *f, const struct ccomComm *comm)
+static void dump_rdma(struct ccom_json *w, const struct ccomComm *comm)
 {
 	struct ccom_net_ib_port_info p[16];
 	char why[512] = "";
 	int n = ccom_net_ib_list_ports(p, 16, why, sizeof(why)), i;
 
-	fprintf(f, "    \"rdma\": [");
+	ccom_json_array(w, "rdma", CCOM_JSON_BLOCK);
 	for (i = 0; i < n; i++) {
-		fprintf(f, "%s\n      {\"device\": ", i ? "," : "");
-		json_str(f, p[i].dev);
-		fprintf(f, ", \"port\": %d, \"state\": ", p[i].port);
-		json_str(f, p[i].state);
-		fprintf(f, ", \"link_layer\": ");
-		json_str(f, p[i].link_layer);
-		fprintf(f, ", \"mtu\": %d, \"gid_index\": %d, \"gid_kind\": ", p[i].mtu,
-			p[i].gid_index);
-		json_str(f, p[i].gid_kind);
-		fprintf(f, ", \"gid\": ");
-		json_str(f, p[i].gid);
-		fprintf(f, ", \"numa_node\": %d, \"hca_match\": %s, \"selected\": %s}",
-			p[i].numa_node, p[i].hca_match ? "true" : "false",
-			(comm->ib_dev[0] ? !strcmp(comm->ib_dev, p[i].dev) && comm->ib_port == p[i].port
-					 : p[i].selected) ? "true" : "false");
+		ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+		ccom_json_str(w, "device", p[i].dev);
+		ccom_json_int(w, "port", p[i].port);
+		ccom_json_str(w, "state", p[i].state);
+		ccom_json_str(w, "link_layer", p[i].link_layer);
+		ccom_json_int(w, "mtu", p[i].mtu);
+		ccom_json_int(w, "gid_index", p[i].gid_index);
+		ccom_json_str(w, "gid_kind", p[i].gid_kind);
+		ccom_json_str(w, "gid", p[i].gid);
+		ccom_json_int(w, "numa_node", p[i].numa_node);
+		ccom_json_bool(w, "hca_match", p[i].hca_match);
+		ccom_json_bool(w, "selected", comm->ib_dev[0] ?
+			       !strcmp(comm->ib_dev, p[i].dev) && comm->ib_port == p[i].port :
+			       p[i].selected);
+		ccom_json_end(w);
 	}
-	fprintf(f, "%s],\n    \"rdma_status\": ", n ? "\n    " : "");
-	json_str(f, n ? "ok" : why);
-	fprintf(f, ",\n");
+	ccom_json_end(w);
+	ccom_json_str(w, "rdma_status", n ? "ok" : why);
 }
 
 /*
- * "tcp" of "placement": nic_tcp.c's choice (a sentence) and its candidates
- * (name, address, prefix, numa_node, bootstrap, selected).
+ * "tcp" of "placement", on a line of its own: nic_tcp.c's choice (a
+ * sentence) and its candidates (name, address, prefix, numa_node,
+ * bootstrap, selected).
  */
-static void dump_tcp(FILE *f, const struct ccom_topo *topo)
+static void dump_tcp(struct ccom_json *w, const struct ccom_topo *topo)
 {
 	int i;
 
-	fprintf(f, ",\n      \"tcp\": {\"choice\": ");
-	json_str(f, topo->tcp_choice);
-	fprintf(f, ", \"interfaces\": [");
+	ccom_json_wrap(w);
+	ccom_json_object(w, "tcp", CCOM_JSON_INLINE);
+	ccom_json_str(w, "choice", topo->tcp_choice);
+	ccom_json_array(w, "interfaces", CCOM_JSON_BLOCK);
 	for (i = 0; i < topo->ntcp; i++) {
 		const struct ccom_topo_tcp_nic *t = &topo->tcp[i];
 
-		fprintf(f, "%s\n        {\"name\": ", i ? "," : "");
-		json_str(f, t->name);
-		fprintf(f, ", \"address\": ");
-		json_str(f, t->addr);
-		fprintf(f, ", \"prefix\": %d, \"numa_node\": %d, \"bootstrap\": %s, \"selected\": %s}",
-			t->prefix, t->numa_node, t->bootstrap ? "true" : "false",
-			t->selected ? "true" : "false");
+		ccom_json_object(w, NULL, CCOM_JSON_INLINE);
+		ccom_json_str(w, "name", t->name);
+		ccom_json_str(w, "address", t->addr);
+		ccom_json_int(w, "prefix", t->prefix);
+		ccom_json_int(w, "numa_node", t->numa_node);
+		ccom_json_bool(w, "bootstrap", t->bootstrap);
+		ccom_json_bool(w, "selected", t->selected);
+		ccom_json_end(w);
 	}
-	fprintf(f, "%s]}", topo->ntcp ? "\n      " : "");
+	ccom_json_end(w);
+	ccom_json_end(w);
 }
 
-static void dump_local(FILE *f, const struct ccom_topo *topo, const struct ccomComm *comm)
+static void dump_placement(struct ccom_json *w, const struct ccom_topo *topo)
+{
+	ccom_json_object(w, "placement", CCOM_JSON_INLINE);
+	ccom_json_str(w, "bind", topo->bind);
+	ccom_json_int(w, "mem_node", topo->mem_node);
+	ccom_json_str(w, "mem_policy", topo->mem_node >= 0 ? "preferred" : "first-touch");
+	ccom_json_int(w, "nic_numa",
+		      topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1);
+	ccom_json_str(w, "rdma", topo->rdma_choice);
+	dump_tcp(w, topo);
+	ccom_json_end(w);
+}
+
+static void dump_local(struct ccom_json *w, const struct ccom_topo *topo,
+		       const struct ccomComm *comm)
 {
 	const struct ccom_topo_nccom *nc = &topo->nccom;
 
-	fprintf(f, "  \"local\": {\n    \"hostname\": ");
-	json_str(f, topo->hostname);
-	fprintf(f, ",\n    \"cpus_online\": %d,\n    \"affinity\": ", topo->ncpus_online);
-	json_str(f, topo->affinity);
-	fprintf(f, ",\n    \"naffinity\": %d,\n    \"local_numa\": %d,\n", topo->naffinity,
-		topo->local_numa);
-	dump_numa(f, topo);
-	dump_nics(f, topo);
-	dump_rdma(f, comm);
-	fprintf(f, "    \"bootstrap_nic\": ");
-	if (topo->bootstrap_nic >= 0)
-		json_str(f, topo->nics[topo->bootstrap_nic].name);
-	else
-		fprintf(f, "null");
-	fprintf(f, ",\n    \"placement\": {\"bind\": ");
-	json_str(f, topo->bind);
-	fprintf(f, ", \"mem_node\": %d, \"mem_policy\": \"%s\", \"nic_numa\": %d, \"rdma\": ",
-		topo->mem_node, topo->mem_node >= 0 ? "preferred" : "first-touch",
-		topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].numa_node : -1);
-	json_str(f, topo->rdma_choice);
-	dump_tcp(f, topo);
-	fprintf(f, "}");
-	fprintf(f, ",\n    \"nccom\": {\"present\": %s, \"usable\": %s, \"devices\": %d, \"abi_version\": %u, \"features\": \"0x%llx\", \"status\": ",
-		nc->present ? "true" : "false", nc->usable ? "true" : "false", nc->ndevs,
-		nc->abi_version, (unsigned long long)nc->features);
-	json_str(f, nc->status);
-	fprintf(f, "}\n  },\n");
+	ccom_json_object(w, "local", CCOM_JSON_BLOCK);
+	ccom_json_str(w, "hostname", topo->hostname);
+	ccom_json_int(w, "cpus_online", topo->ncpus_online);
+	ccom_json_str(w, "affinity", topo->affinity);
+	ccom_json_int(w, "naffinity", topo->naffinity);
+	ccom_json_int(w, "local_numa", topo->local_numa);
+	dump_numa(w, topo);
+	dump_nics(w, topo);
+	dump_rdma(w, comm);
+	ccom_json_str(w, "bootstrap_nic",
+		      topo->bootstrap_nic >= 0 ? topo->nics[topo->bootstrap_nic].name : NULL);
+	dump_placement(w, topo);
+	ccom_json_object(w, "nccom", CCOM_JSON_INLINE);
+	ccom_json_bool(w, "present", nc->present);
+	ccom_json_bool(w, "usable", nc->usable);
+	ccom_json_int(w, "devices", nc->ndevs);
+	ccom_json_uint(w, "abi_version", nc->abi_version);
+	ccom_json_strf(w, "features", "0x%llx", (unsigned long long)nc->features);
+	ccom_json_str(w, "status", nc->status);
+	ccom_json_end(w);
+	ccom_json_end(w);
 }
 
 /* Transport this rank uses towards each peer ("self" for itself), as coll/ selects it. */
-static void dump_transports(FILE *f, const struct ccomComm *comm)
+static void dump_transports(struct ccom_json *w, const struct ccomComm *comm)
 {
 	const struct ccom_transport_ops *ops;
 	int r;
 
 	if (!comm->rank_to_node)
 		return;
-	fprintf(f, "    \"peer_transport\": [");
+	ccom_json_array(w, "peer_transport", CCOM_JSON_INLINE);
 	for (r = 0; r < comm->nranks; r++) {
 		ops = r == comm->rank ? NULL : ccom_transport_select(comm, r);
-		fprintf(f, "%s\"%s\"", r ? ", " : "",
-			r == comm->rank ? "self" : ops ? ops->name : "none");
+		ccom_json_str(w, NULL, r == comm->rank ? "self" : ops ? ops->name : "none");
 	}
-	fprintf(f, "],\n");
+	ccom_json_end(w);
 }
 
-static void dump_graphs(FILE *f, const struct ccom_topo *topo, const struct ccomComm *comm)
+static void dump_graphs(struct ccom_json *w, const struct ccom_topo *topo,
+			const struct ccomComm *comm)
 {
 	int h, cross = 0, i;
 
@@ -223,16 +223,17 @@ static void dump_graphs(FILE *f, const struct ccom_topo *topo, const struct ccom
 		if (topo->rank_host[topo->ring[i]] !=
 		    topo->rank_host[topo->ring[(i + 1) % topo->nranks]])
 			cross++;
-	fprintf(f, "  \"graphs\": {\n");
-	dump_transports(f, comm);
-	fprintf(f, "    \"ring\": ");
-	json_int_array(f, topo->ring, topo->nranks);
-	fprintf(f, ",\n    \"ring_host_crossings\": %d,\n    \"tree_parent\": ", cross);
-	json_int_array(f, topo->tree_parent, topo->nranks);
-	fprintf(f, ",\n    \"tree_root\": %d,\n    \"host_leaders\": [", topo->ring[0]);
+	ccom_json_object(w, "graphs", CCOM_JSON_BLOCK);
+	dump_transports(w, comm);
+	int_array(w, "ring", topo->ring, topo->nranks);
+	ccom_json_int(w, "ring_host_crossings", cross);
+	int_array(w, "tree_parent", topo->tree_parent, topo->nranks);
+	ccom_json_int(w, "tree_root", topo->ring[0]);
+	ccom_json_array(w, "host_leaders", CCOM_JSON_INLINE);
 	for (h = 0; h < topo->nhosts; h++)
-		fprintf(f, "%s%d", h ? ", " : "", topo->hosts[h].ranks[0]);
-	fprintf(f, "]\n  }\n");
+		ccom_json_int(w, NULL, topo->hosts[h].ranks[0]);
+	ccom_json_end(w);
+	ccom_json_end(w);
 }
 
 /* Expand %r (rank), %h (hostname), %p (pid) in @pattern. */
@@ -263,6 +264,7 @@ int ccom_topo_dump_write(const struct ccom_topo *topo, const struct ccomComm *co
 			 const char *path)
 {
 	char final[4096], tmp[4200];
+	struct ccom_json w;
 	FILE *f;
 	int err;
 
@@ -280,15 +282,19 @@ int ccom_topo_dump_write(const struct ccom_topo *topo, const struct ccomComm *co
 			  tmp, strerror(-err));
 		return err;
 	}
-	fprintf(f, "{\n  \"version\": %d,\n  \"rank\": %d,\n  \"nranks\": %d,\n  \"comm_hash\": \"0x%016llx\",\n",
-		CCOM_VERSION_CODE, comm->rank, comm->nranks,
-		(unsigned long long)comm->comm_hash);
-	dump_hosts(f, topo);
-	dump_local(f, topo, comm);
-	dump_graphs(f, topo, comm);
-	fprintf(f, "}\n");
-	if (fclose(f) || rename(tmp, final)) {
-		err = -errno;
+	ccom_json_init_file(&w, f);
+	ccom_json_object(&w, NULL, CCOM_JSON_BLOCK);
+	ccom_json_int(&w, "version", CCOM_VERSION_CODE);
+	ccom_json_int(&w, "rank", comm->rank);
+	ccom_json_int(&w, "nranks", comm->nranks);
+	ccom_json_strf(&w, "comm_hash", "0x%016llx", (unsigned long long)comm->comm_hash);
+	dump_hosts(&w, topo);
+	dump_local(&w, topo, comm);
+	dump_graphs(&w, topo, comm);
+	ccom_json_end(&w);
+	err = ccom_json_error(&w);
+	if (fclose(f) || err || rename(tmp, final)) {
+		err = err ? err : -errno;
 		unlink(tmp);
 		ccom_warn("cannot write the topology dump %s: %s; check CCOM_TOPO_DUMP_FILE",
 			  final, strerror(-err));

@@ -22,6 +22,11 @@
  * posted (at most CCOM_IB_SLOTS data writes and CCOM_IB_SLOTS credits are
  * ever unpolled), reposting one per completion.
  *
+ * Nothing the peer's completions say is trusted: a byte count beyond the
+ * slot, a write into a slot not credited, or a credit for slots never
+ * sent fails that conn with -EBADMSG and a sentence naming the peer
+ * (proto_fail()), never the process.
+ *
  * A work completion with an error turns into -ECONNRESET (the peer did not
  * answer or refused: it died, aborted or lost its port) or -EIO (a local
  * error), with a sentence naming the peer rank, its host, the QP and
@@ -226,6 +231,55 @@ static uint64_t striped_prefix(const struct ib_conn *c, const uint64_t *per_q)
 	return m;
 }
 
+/*
+ * The peer broke the slot protocol (a byte count, credit or slot number
+ * no ccom sender produces): a corrupted or hostile peer.  Only this conn
+ * fails, -EBADMSG (ccomRemoteError), and the peer counts as failed; no
+ * byte of what it claimed is used.
+ */
+static int proto_fail(struct ib_conn *c, uint32_t q, const char *what,
+		      unsigned long long got, unsigned long long limit)
+{
+	if (c->dead)
+		return c->err;
+	c->dead = true;
+	c->err = -EBADMSG;
+	ccom_proxy_note_failed(c->comm, c->base.peer);
+	ccom_set_last_error("net_ib: rank %d: peer rank %d (host %s) broke the slot protocol on QP %u: %s %llu, at most %llu; that peer runs a corrupted or foreign transport, and its connection is closed",
+			    c->comm->rank, c->base.peer, peer_host(c), c->qps[q]->qp_num, what,
+			    got, limit);
+	return c->err;
+}
+
+/*
+ * A credit of @n slots: never more than were posted (the peer can only
+ * return slots it read), else tx_room()'s differences would wrap.
+ */
+static int take_credit(struct ib_conn *c, uint32_t n)
+{
+	if (n > c->tx_posted - c->tx_credit)
+		return proto_fail(c, 0, "a credit of slots never sent:", n,
+				  (unsigned long long)(c->tx_posted - c->tx_credit));
+	c->tx_credit += n;
+	return 0;
+}
+
+/*
+ * A data write of @imm bytes arrived in slot number @slot (of the stream)
+ * on QP @q: it must fit a slot (ib_recv() copies that many bytes from it)
+ * and the slot must be one we credited (a sender holds at most nslots not
+ * credited back, so an unread slot is never written again).
+ */
+static int check_arrival(struct ib_conn *c, uint32_t q, uint64_t slot, uint32_t imm)
+{
+	if (!imm || imm > c->slot)
+		return proto_fail(c, q, "a write whose byte count (immediate) is", imm, c->slot);
+	if (slot >= c->rx_head + c->nslots)
+		return proto_fail(c, q, "a write into an unread slot: slot number", slot,
+				  (unsigned long long)(c->rx_head + c->nslots - 1));
+	return 0;
+}
+
 /* Reap completions of @c; returns how many, or -errno. */
 int ccom_ib_poll_conn(struct ib_conn *c)
 {
@@ -249,10 +303,17 @@ int ccom_ib_poll_conn(struct ib_conn *c)
 
 				recvs[q]++;
 				if (imm & IB_CREDIT_BIT) {
-					c->tx_credit += imm & ~IB_CREDIT_BIT;
-				} else {
-					uint64_t slot = c->rx_arrived_q[q]++ * c->nqps + q;
+					int r = take_credit(c, imm & ~IB_CREDIT_BIT);
 
+					if (r)
+						return r;
+				} else {
+					uint64_t slot = c->rx_arrived_q[q] * c->nqps + q;
+					int r = check_arrival(c, q, slot, imm);
+
+					if (r)
+						return r;
+					c->rx_arrived_q[q]++;
 					c->rx_len[slot % c->nslots] = imm;
 					rx = true;
 				}

@@ -7,13 +7,15 @@
  *
  * Setup (collective over the peer list): each rank opens the device and
  * port CCOM_IB_HCA selects, makes one QP per peer, and sends each peer a
- * card (QPN, PSN, LID, GID, MTU, ring address and rkey) over the
+ * card (QPN, PSN, LID, GID, MTU, ring address and rkey, liveness
+ * listener and a fresh nonce) over the
  * bootstrap's (peer, tag) messages; then RTR, RTS and a "ready" message
  * each way, so that no write reaches a QP that is not ready to receive.
  *
  * Each pair also keeps one TCP liveness connection that carries no data
  * (net_ib.c's ->wait() watches it): the higher rank connects to the
- * listener whose address the lower rank's card names.
+ * listener whose address the lower rank's card names, with a hello
+ * authenticated under the comm's data key (net_ib_live.c).
  *
  * Teardown first lets the data writes already posted finish (conn_drain),
  * then frees the QP, memory registrations, CQ and liveness socket.
@@ -21,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +32,7 @@
 #include <arpa/inet.h>
 #include <sys/socket.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "transport/net_ib_abi.h"
 #include "transport/net_ib_private.h"
@@ -41,7 +45,6 @@
 
 #define IB_TAG_CARD (CCOM_TAG_NET_IB_BASE + 0)
 #define IB_TAG_READY (CCOM_TAG_NET_IB_BASE + 1)
-#define IB_WIRE_VERSION 2u
 #define IB_MIN_SLOT 4096
 #define IB_MAX_SLOT (16 << 20)
 #define IB_MIN_SLOTS 2
@@ -50,35 +53,6 @@
 #define IB_RNR_RETRY 7		/* 7: retry for ever on "receiver not ready" */
 #define IB_MIN_RNR_TIMER 12
 #define IB_SPIN_US 30
-#define IB_HELLO_TIMEOUT_US 5000000LL
-
-/* ---------------------------------------------------------------- cards and hellos */
-
-/* What each rank sends each peer at setup. */
-struct ib_card {
-	uint32_t version;
-	uint32_t nqps;
-	uint32_t qpn[IB_MAX_QPS];
-	uint32_t psn[IB_MAX_QPS];
-	uint32_t nslots;
-	uint32_t slot_size;
-	uint16_t lid;
-	uint8_t mtu;
-	uint8_t link_layer;
-	uint8_t gid[16];
-	uint64_t ring_addr;
-	uint32_t rkey;
-	uint32_t pad;
-	union ccom_sockaddr live;	/* this rank's liveness listener */
-};
-
-/* First bytes of a liveness connection, from the higher rank. */
-struct ib_hello {
-	uint64_t magic;
-	uint64_t comm_hash;
-	int32_t rank;
-	int32_t pad;
-};
 
 /* ---------------------------------------------------------------- setup and teardown */
 
@@ -467,110 +441,11 @@ static int exchange(struct ccomComm *comm, const int *peers, int npeers, int tag
 	return 0;
 }
 
-/* Listen for liveness connections on the address of our bootstrap socket, port 0. */
-static int live_listen(struct ccomComm *comm, union ccom_sockaddr *a, int *lfd)
-{
-	const struct sockaddr_in6 *b = &comm->peers[comm->rank].listen_addr;
-	char as[96];
-	int err;
-
-	memset(a, 0, sizeof(*a));
-	if (b->sin6_family == AF_INET) {
-		memcpy(&a->sin, b, sizeof(a->sin));
-		a->sin.sin_port = 0;
-	} else if (b->sin6_family == AF_INET6 && IN6_IS_ADDR_V4MAPPED(&b->sin6_addr)) {
-		a->sin.sin_family = AF_INET;
-		memcpy(&a->sin.sin_addr, &b->sin6_addr.s6_addr[12], 4);
-	} else if (b->sin6_family == AF_INET6) {
-		a->sin6 = *b;
-		a->sin6.sin6_port = 0;
-	} else {
-		ccom_set_last_error("net_ib: rank %d has no bootstrap address (family %d) for its liveness listener",
-				    comm->rank, b->sin6_family);
-		return -EINVAL;
-	}
-	err = ccom_sock_listen(a, 1024, lfd);
-	if (err)
-		ccom_set_last_error("net_ib: rank %d cannot listen for liveness connections on %s: %s; check CCOM_SOCKET_IFNAME",
-				    comm->rank, ccom_addr_str(a, as, sizeof(as)), strerror(-err));
-	return err;
-}
-
-/*
- * One TCP connection per pair, from the higher rank, that carries no data:
- * the kernel closes it when a process dies, which RC verbs never report to
- * an idle receiver.  Connect never waits for the accept, so "connect all,
- * then accept all" cannot deadlock (as in net_socket).
- */
-static int live_connect_all(struct ccomComm *comm, const int *peers, int npeers,
-			    struct ccom_transport_conn **conns, const struct ib_card *cards, int lfd)
-{
-	int64_t tmo = comm->config.timeoutSec > 0 ? comm->config.timeoutSec :
-		      ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
-	int64_t deadline = ccom_now_us() + (tmo > 0 ? tmo : 300) * 1000000;
-	struct ib_hello h = { .magic = comm->magic, .comm_hash = comm->comm_hash,
-			      .rank = comm->rank };
-	union ccom_sockaddr from;
-	int i, fd, err, expected = 0;
-	char as[96];
-
-	for (i = 0; i < npeers; i++) {
-		struct ib_conn *c = to_ib(conns[i]);
-
-		if (peers[i] > comm->rank) {
-			expected++;
-			continue;
-		}
-		err = ccom_sock_connect(&cards[i].live, deadline, &comm->abort_flag, &fd);
-		if (!err) {
-			c->live_fd = fd;
-			err = ccom_sock_setup(fd);
-		}
-		if (!err)
-			err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
-		if (err) {
-			ccom_set_last_error("net_ib: rank %d cannot open its liveness connection to peer rank %d at %s: %s; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts reach",
-					    comm->rank, peers[i],
-					    ccom_addr_str(&cards[i].live, as, sizeof(as)), strerror(-err));
-			return err;
-		}
-	}
-	while (expected > 0) {
-		struct ib_hello in;
-		int filed = 0;
-
-		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
-		if (err) {
-			ccom_set_last_error("net_ib: rank %d %s waiting for %d liveness connection(s) from higher peer ranks: %s",
-					    comm->rank, err == -ECANCELED ? "was aborted while" : "timed out",
-					    expected, strerror(-err));
-			return err;
-		}
-		if (!ccom_sock_setup(fd) &&
-		    !ccom_sock_recv_all(fd, &in, sizeof(in), ccom_now_us() + IB_HELLO_TIMEOUT_US,
-					&comm->abort_flag) &&
-		    in.magic == comm->magic && in.comm_hash == comm->comm_hash)
-			for (i = 0; i < npeers; i++)
-				if (peers[i] == in.rank && in.rank > comm->rank &&
-				    to_ib(conns[i])->live_fd < 0) {
-					to_ib(conns[i])->live_fd = fd;
-					filed = 1;
-					expected--;
-					break;
-				}
-		if (!filed) {
-			ccom_warn("net_ib: dropped a connection from %s to the liveness port of rank %d: its hello does not match an expected peer; a foreign or stale process is connecting",
-				  ccom_addr_str(&from, as, sizeof(as)), comm->rank);
-			close(fd);
-		}
-	}
-	return 0;
-}
-
 int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 		  struct ccom_transport_conn **conns)
 {
 	struct ib_card *mine = NULL, *cards = NULL;
+	uint8_t nonce[IB_NONCE_BYTES];
 	union ccom_sockaddr live;
 	uint32_t *ready = NULL;
 	struct ib_group *g;
@@ -615,17 +490,19 @@ int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = live_listen(comm, &live, &lfd);
+	err = ccom_ib_live_listen(comm, &live, &lfd);
 	if (err)
 		goto fail;
+	ccom_random_bytes(nonce, sizeof(nonce));
 	for (i = 0; i < npeers; i++) {
 		card_fill(g, to_ib(conns[i]), &mine[i]);
 		mine[i].live = live;
+		memcpy(mine[i].nonce, nonce, sizeof(nonce));
 	}
 	err = exchange(comm, peers, npeers, IB_TAG_CARD, mine, sizeof(*mine), cards,
 		       sizeof(*cards));
 	if (!err)
-		err = live_connect_all(comm, peers, npeers, conns, cards, lfd);
+		err = ccom_ib_live_connect_all(comm, peers, npeers, conns, cards, nonce, lfd);
 	for (i = 0; !err && i < npeers; i++)
 		err = conn_connect(comm, g, to_ib(conns[i]), &cards[i]);
 	/* Both sides in RTS before either writes. */

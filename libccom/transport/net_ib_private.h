@@ -6,8 +6,10 @@
  *
  *   net_ib.c        the data path behind the vtable: send, recv and wait
  *                   over the slots and credits of each conn, and the vtable
- *   net_ib_conn.c   setup (QPs, cards over the bootstrap, RTR/RTS, the
- *                   liveness sockets) and teardown of a group of conns
+ *   net_ib_conn.c   setup (QPs, cards over the bootstrap, RTR/RTS) and
+ *                   teardown of a group of conns
+ *   net_ib_live.c   the TCP liveness connection of each pair and its
+ *                   authenticated hello
  *   net_ib_verbs.c  the dlopen'd libibverbs entry points, the choice of
  *                   device, port and GID, and the probe of net_ib.h
  *   net_ib_mr.c     memory registration: the dma-buf probe, nccom-exported
@@ -17,8 +19,9 @@
  * net_ib_verbs.c calls no other file of net_ib.  net_ib_conn.c calls
  * net_ib_verbs.c (load, open, pick the GID) and two data-path calls of
  * net_ib.c (post receive requests at setup, reap completions while it
- * drains at teardown); net_ib.c's vtable names net_ib_conn.c's setup and
- * teardown.  The data-path verbs (post_send, post_recv, poll_cq,
+ * drains at teardown) and net_ib_live.c (the liveness connections);
+ * net_ib_live.c calls no other file of net_ib; net_ib.c's vtable names
+ * net_ib_conn.c's setup and teardown.  The data-path verbs (post_send, post_recv, poll_cq,
  * req_notify_cq) go through the context's ops table (net_ib_abi.h), the
  * others through ccom_ibv.
  */
@@ -32,6 +35,7 @@
 #include "core/comm.h"
 #include "transport/net_ib_abi.h"
 #include "transport/transport.h"
+#include "util/socket.h"
 
 /* ---------------------------------------------------------------- net_ib_verbs.c */
 
@@ -235,7 +239,46 @@ int ccom_ib_post_recvs(struct ib_conn *c, uint32_t q, uint32_t n);
  */
 int ccom_ib_poll_conn(struct ib_conn *c);
 
-/* ---------------------------------------------------------------- net_ib_conn.c */
+/* ---------------------------------------------------------------- net_ib_conn.c, net_ib_live.c */
+
+#define IB_WIRE_VERSION 3u	/* 3: the liveness hello carries a MAC, cards a nonce */
+#define IB_NONCE_BYTES 16
+
+/* What each rank sends each peer at setup. */
+struct ib_card {
+	uint32_t version;
+	uint32_t nqps;
+	uint32_t qpn[IB_MAX_QPS];
+	uint32_t psn[IB_MAX_QPS];
+	uint32_t nslots;
+	uint32_t slot_size;
+	uint16_t lid;
+	uint8_t mtu;
+	uint8_t link_layer;
+	uint8_t gid[16];
+	uint64_t ring_addr;
+	uint32_t rkey;
+	uint32_t pad;
+	union ccom_sockaddr live;	/* this rank's liveness listener */
+	uint8_t nonce[IB_NONCE_BYTES];	/* fresh per setup: the hellos to this rank carry it */
+};
+
+/*
+ * net_ib_live.c: listen for liveness connections on the address of our
+ * bootstrap socket, port 0; 0 or -errno after a sentence.
+ */
+int ccom_ib_live_listen(struct ccomComm *comm, union ccom_sockaddr *a, int *lfd);
+
+/*
+ * net_ib_live.c: open the liveness connection of each pair (the higher
+ * rank connects to @cards[i].live with a hello under the peer's nonce,
+ * the lower accepts on @lfd and checks hellos against its own @nonce);
+ * fills each conn's live_fd.  0 or -errno after a sentence.
+ */
+int ccom_ib_live_connect_all(struct ccomComm *comm, const int *peers, int npeers,
+			     struct ccom_transport_conn **conns, const struct ib_card *cards,
+			     const uint8_t *nonce, int lfd);
+
 
 /* The vtable's ->setup (proxy/conn.h): collective over @peers. */
 int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,

@@ -50,7 +50,6 @@
 #include "util/params.h"
 #include "util/socket.h"
 
-#define NET_WIRE_VERSION 2u
 #define NET_MIN_CHUNK 4096
 #define NET_MAX_CHUNK (64 << 20)
 #define NET_NOTE_WAIT_MS 100
@@ -76,6 +75,7 @@ struct net_card {
 	int32_t npeers;		/* remote peers of this rank over net_socket */
 	uint32_t pad;
 	union ccom_sockaddr addr;
+	uint8_t nonce[NET_NONCE_BYTES];	/* fresh per setup: the hellos to this rank carry it */
 };
 
 enum net_connect { NET_CONNECT_EAGER, NET_CONNECT_LAZY, NET_CONNECT_AUTO };
@@ -501,6 +501,7 @@ static int make_conns(struct ccomComm *comm, const int *peers, int npeers,
 			return -ENOMEM;
 		}
 		c->addr = cards[i].addr;
+		memcpy(c->peer_nonce, cards[i].nonce, sizeof(c->peer_nonce));
 		conns[i] = &c->base;
 	}
 	g->connect_tmo_us = p->timeout_us;
@@ -593,6 +594,7 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 	mine.chunk = (uint32_t)p.chunk;
 	mine.connect = p.connect;
 	mine.npeers = npeers;
+	ccom_random_bytes(mine.nonce, sizeof(mine.nonce));
 	cards = calloc(npeers, sizeof(*cards));
 	if (!cards)
 		return -ENOMEM;
@@ -610,6 +612,8 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 	err = exchange_cards(comm, peers, npeers, &mine, cards, &mode, &max_npeers);
 	if (!err)
 		err = make_conns(comm, peers, npeers, conns, cards, &p, &g);
+	if (!err)
+		memcpy(g->nonce, mine.nonce, sizeof(g->nonce));
 	if (!err && mode == NET_CONNECT_LAZY) {
 		/* The listener lives with the group; pairs connect in their first operation. */
 		g->lazy = true;

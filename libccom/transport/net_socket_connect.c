@@ -45,6 +45,7 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,7 @@
 #include <netinet/tcp.h>
 #include <sys/socket.h>
 
+#include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "proxy/proxy.h"
 #include "proxy/xfer.h"
@@ -138,9 +140,7 @@ static int connect_done(int fd, int *err)
 static int connect_step(struct net_conn *c)
 {
 	struct ccomComm *comm = c->comm;
-	struct net_hello h = {
-		.magic = comm->magic, .comm_hash = comm->comm_hash, .rank = comm->rank,
-	};
+	struct net_hello h;
 	char as[96];
 	int s, err;
 
@@ -168,7 +168,7 @@ static int connect_step(struct net_conn *c)
 		while (c->hello_off[s] < sizeof(h)) {
 			ssize_t r;
 
-			h.sock = s;
+			net_hello_fill(c, s, &h);
 			r = send(c->fds[s], (const char *)&h + c->hello_off[s],
 				 sizeof(h) - c->hello_off[s], MSG_DONTWAIT | MSG_NOSIGNAL);
 			if (r < 0 && (errno == EAGAIN || errno == EINTR))
@@ -206,52 +206,174 @@ static struct net_conn *conn_of_rank(struct net_group *g, int rank)
 	return NULL;
 }
 
+/* What a hello's MAC covers: its fields before the MAC and the accepting rank's @nonce. */
+#define NET_HELLO_SIGNED (offsetof(struct net_hello, mac) + NET_NONCE_BYTES)
+
+static void hello_signed(const struct net_hello *h, const uint8_t *nonce,
+			 unsigned char m[NET_HELLO_SIGNED])
+{
+	memcpy(m, h, offsetof(struct net_hello, mac));
+	memcpy(m + offsetof(struct net_hello, mac), nonce, NET_NONCE_BYTES);
+}
+
+void net_hello_fill(const struct net_conn *c, int sock, struct net_hello *h)
+{
+	const struct ccomComm *comm = c->comm;
+	unsigned char m[NET_HELLO_SIGNED];
+
+	memset(h, 0, sizeof(*h));
+	h->magic = comm->magic;
+	h->comm_hash = comm->comm_hash;
+	h->rank = comm->rank;
+	h->sock = sock;
+	h->to = c->base.peer;
+	h->version = NET_WIRE_VERSION;
+	hello_signed(h, c->peer_nonce, m);
+	ccom_bootstrap_data_mac(comm->bootstrap, m, sizeof(m), h->mac);
+}
+
+/*
+ * Why the hello @h of a connection to this rank is not one to file, or
+ * NULL with *@out the conn whose socket h->sock it is.  The MAC proves
+ * the sender holds the id's secret and wrote it for this rank, this socket
+ * and this setup (our card nonce); a socket filed once is never refiled,
+ * so a replay of a hello already used takes nothing.
+ */
+static const char *hello_reject(struct net_group *g, struct ccomComm *comm,
+				const struct net_hello *h, struct net_conn **out)
+{
+	unsigned char m[NET_HELLO_SIGNED];
+	struct net_conn *c;
+
+	if (h->magic != comm->magic || h->comm_hash != comm->comm_hash)
+		return "its magic or communicator hash is not this communicator's";
+	if (h->version != NET_WIRE_VERSION)
+		return "it has another wire version";
+	if (h->to != comm->rank || h->rank <= comm->rank || !(c = conn_of_rank(g, h->rank)))
+		return "it names no higher peer rank of this rank's";
+	if (h->sock < 0 || h->sock > c->nsocks)
+		return "its socket index is out of range";
+	hello_signed(h, g->nonce, m);
+	if (!ccom_bootstrap_data_mac_ok(comm->bootstrap, m, sizeof(m), h->mac))
+		return "its MAC is wrong (the sender does not hold this job's unique id, or replays a hello of another setup)";
+	if (c->fds[h->sock] >= 0)
+		return "that socket is connected already (a replayed hello)";
+	if (atomic_load_explicit(&c->state, memory_order_relaxed) == NET_FAILED)
+		return "the connection to that peer failed already";
+	*out = c;
+	return NULL;
+}
+
+/*
+ * One WARN per dropped connection for the first 64, then one per 1000:
+ * a flood must not flood the log too.
+ */
+static void drop_note(struct net_group *g, const struct ccomComm *comm,
+		      const union ccom_sockaddr *from, const char *fmt, const char *why,
+		      const struct net_hello *h)
+{
+	char as[96], claim[64] = "";
+
+	g->ndropped++;
+	if (g->ndropped > 64 && g->ndropped % 1000)
+		return;
+	if (h)
+		snprintf(claim, sizeof(claim), " claiming peer rank %d socket %d", h->rank, h->sock);
+	ccom_warn("net_socket: rank %d dropped a connection from %s%s: %s%s; a foreign or stale process is connecting to this rank's data port (%llu dropped so far)",
+		  comm->rank, ccom_addr_str(from, as, sizeof(as)), claim, fmt ? fmt : "", why,
+		  (unsigned long long)g->ndropped);
+}
+
 /* File a connection whose hello arrived, or drop it (foreign, stale, duplicate). */
 static void file_pending(struct net_group *g, struct net_pending *p, struct ccomComm *comm)
 {
 	const struct net_hello *h = &p->hello;
 	struct net_conn *c = NULL;
+	const char *why = hello_reject(g, comm, h, &c);
 
-	if (h->magic == comm->magic && h->comm_hash == comm->comm_hash && h->rank > comm->rank)
-		c = conn_of_rank(g, h->rank);
-	if (c && h->sock >= 0 && h->sock <= c->nsocks && c->fds[h->sock] < 0 &&
-	    atomic_load_explicit(&c->state, memory_order_relaxed) != NET_FAILED) {
+	if (!why) {
 		c->fds[h->sock] = p->fd;
 		p->fd = -1;
 		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d filed socket %d of peer rank %d",
 			   comm->rank, h->sock, h->rank);
 		return;
 	}
-	ccom_warn("net_socket: rank %d dropped a connection whose hello (rank %d, socket %d) matches no expected peer socket; a foreign or stale process is connecting to this rank's data port",
-		  comm->rank, h->rank, h->sock);
+	drop_note(g, comm, &p->from, "its hello was refused: ", why, h);
 }
 
-/* Accept what the listener has, read the hellos that came, file them. */
+/* Remove pending connection @i, keeping the others in accept order. */
+static void pending_remove(struct net_group *g, int i)
+{
+	if (g->pending[i].fd >= 0)
+		close(g->pending[i].fd);
+	memmove(&g->pending[i], &g->pending[i + 1],
+		(size_t)(g->npending - i - 1) * sizeof(*g->pending));
+	g->npending--;
+}
+
+/*
+ * Room for one more accepted connection: at NET_PENDING_MAX (or with no
+ * descriptor left, @force), the oldest one if it waited long enough
+ * (NET_PENDING_MIN_AGE_US; a peer's hello comes within a round trip) is
+ * dropped.  False: leave the connection in the kernel's backlog for now.
+ */
+static bool pending_room(struct net_group *g, const struct ccomComm *comm, int64_t now,
+			 bool force)
+{
+	if (!force && g->npending < NET_PENDING_MAX)
+		return true;
+	if (!g->npending || now - g->pending[0].since_us < NET_PENDING_MIN_AGE_US)
+		return false;
+	drop_note(g, comm, &g->pending[0].from,
+		  force ? "out of descriptors, " : "too many connections wait for a hello, ",
+		  "the oldest one without a hello gave way", NULL);
+	pending_remove(g, 0);
+	return true;
+}
+
+/*
+ * Accept what the listener has (up to the cap), read the hellos that
+ * came, file them in accept order (a hello replayed on a later connection
+ * never overtakes the real one).  Running out of descriptors is no error
+ * of the rank: the oldest pending connection gives way, or the rest waits
+ * in the backlog.
+ */
 static int accept_step(struct net_group *g, struct ccomComm *comm, int64_t now)
 {
 	int i, fd, one = 1;
+	socklen_t alen;
+	bool emfile_logged = false;
 
-	for (;;) {
-		if (g->npending == g->pending_cap) {
-			int cap = g->pending_cap ? 2 * g->pending_cap : 16;
-			struct net_pending *np = realloc(g->pending, cap * sizeof(*np));
-
-			if (!np) {
-				ccom_set_last_error("net_socket: out of memory for accepted connections");
-				return -ENOMEM;
-			}
-			g->pending = np;
-			g->pending_cap = cap;
+	if (!g->pending) {
+		g->pending = calloc(NET_PENDING_MAX, sizeof(*g->pending));
+		if (!g->pending) {
+			ccom_set_last_error("net_socket: out of memory for accepted connections");
+			return -ENOMEM;
 		}
-		fd = accept4(g->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		g->pending_cap = NET_PENDING_MAX;
+	}
+	while (pending_room(g, comm, now, false)) {
+		union ccom_sockaddr from;
+
+		memset(&from, 0, sizeof(from));
+		alen = sizeof(from);
+		fd = accept4(g->lfd, (struct sockaddr *)&from, &alen, SOCK_CLOEXEC | SOCK_NONBLOCK);
 		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED))
 			continue;
-		if (fd < 0 && (errno == EMFILE || errno == ENFILE))
-			return net_fd_exhausted(comm, "accept", -1, errno);
+		if (fd < 0 && (errno == EMFILE || errno == ENFILE)) {
+			if (pending_room(g, comm, now, true))
+				continue;
+			if (!emfile_logged && !(g->nemfile++ % 1000))
+				ccom_warn("net_socket: rank %d has no file descriptor to accept a connection (%s); it stays in the backlog: raise ulimit -n, or a flood of connections is holding them",
+					  comm->rank, strerror(errno));
+			emfile_logged = true;
+			break;
+		}
 		if (fd < 0)
 			break;	/* EAGAIN; EINVAL once net_lazy_revoke() stopped the listener */
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-		g->pending[g->npending++] = (struct net_pending){ .fd = fd, .since_us = now };
+		g->pending[g->npending++] = (struct net_pending){ .fd = fd, .since_us = now,
+								  .from = from };
 	}
 	for (i = 0; i < g->npending; i++) {
 		struct net_pending *p = &g->pending[i];
@@ -268,19 +390,14 @@ static int accept_step(struct net_group *g, struct ccomComm *comm, int64_t now)
 		} else if (r == 0 || (errno != EAGAIN && errno != EINTR)) {
 			/* Closed before a hello: a peer's liveness probe (or a stale one). */
 			if (p->got)
-				ccom_warn("net_socket: rank %d dropped a connection that ended inside its hello; a foreign or stale process is connecting to this rank's data port",
-					  comm->rank);
+				drop_note(g, comm, &p->from, NULL, "it ended inside its hello", NULL);
 			drop = true;
 		} else if (now - p->since_us > NET_HELLO_TIMEOUT_US) {
-			ccom_warn("net_socket: rank %d dropped a connection that sent no hello within %lld s; a foreign or stale process is connecting to this rank's data port",
-				  comm->rank, NET_HELLO_TIMEOUT_US / 1000000);
+			drop_note(g, comm, &p->from, NULL, "it sent no hello within 5 s", NULL);
 			drop = true;
 		}
-		if (!drop)
-			continue;
-		if (p->fd >= 0)
-			close(p->fd);
-		g->pending[i--] = g->pending[--g->npending];
+		if (drop)
+			pending_remove(g, i--);
 	}
 	return 0;
 }
@@ -455,10 +572,7 @@ void net_lazy_group_close(struct net_group *g)
 static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 		       const union ccom_sockaddr *to, int64_t deadline)
 {
-	struct net_hello h = {
-		.magic = comm->magic, .comm_hash = comm->comm_hash,
-		.rank = comm->rank, .sock = idx,
-	};
+	struct net_hello h;
 	union ccom_sockaddr src;
 	bool from = net_source_addr(comm, to, &src);
 	char as[96];
@@ -471,8 +585,10 @@ static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 		c->fds[idx] = fd;
 		err = ccom_sock_setup(fd);
 	}
-	if (!err)
+	if (!err) {
+		net_hello_fill(c, idx, &h);
 		err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
+	}
 	if (err)
 		ccom_set_last_error("net_socket: cannot connect socket %d to peer rank %d at %s: %s%s",
 				    idx, c->base.peer, ccom_addr_str(to, as, sizeof(as)),
@@ -482,60 +598,55 @@ static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 	return err;
 }
 
-/*
- * Read the hello of an accepted connection and file it under its (peer,
- * socket).  Returns 1 if filed, 0 if dropped (foreign, malformed,
- * duplicate, silent), or -ECANCELED.
- */
-static int file_accepted(struct ccomComm *comm, int fd, const int *peers, int npeers,
-			 struct ccom_transport_conn **conns, const union ccom_sockaddr *from)
+/* Sockets of higher peers filed so far. */
+static int filed(const struct net_group *g, const struct ccomComm *comm)
 {
-	int64_t dl = ccom_now_us() + NET_HELLO_TIMEOUT_US;
-	struct net_hello h;
-	char as[96];
-	int i, err;
+	int i, s, n = 0;
 
-	err = ccom_sock_recv_all(fd, &h, sizeof(h), dl, &comm->abort_flag);
-	if (err == -ECANCELED)
-		return err;
-	for (i = 0; !err && i < npeers; i++) {
-		struct net_conn *c = to_net(conns[i]);
-
-		if (peers[i] != h.rank || h.magic != comm->magic || h.comm_hash != comm->comm_hash)
-			continue;
-		if (h.rank <= comm->rank || h.sock < 0 || h.sock > c->nsocks || c->fds[h.sock] >= 0)
-			break;
-		c->fds[h.sock] = fd;
-		return 1;
-	}
-	ccom_warn("net_socket: dropped a connection from %s: %s; a foreign or stale process is connecting to this rank's data port",
-		  ccom_addr_str(from, as, sizeof(as)),
-		  err ? strerror(-err) : "its hello does not match an expected peer socket");
-	return 0;
+	for (i = 0; i < g->nconns; i++)
+		for (s = 0; g->conns[i]->base.peer > comm->rank && s <= g->conns[i]->nsocks; s++)
+			n += g->conns[i]->fds[s] >= 0;
+	return n;
 }
 
-static int accept_all(struct ccomComm *comm, int lfd, const int *peers, int npeers,
-		      struct ccom_transport_conn **conns, int expected, int64_t deadline)
+/*
+ * Accept and file connections the way the lazy side does (accept_step():
+ * hellos checked, pending connections capped, the oldest giving way,
+ * several at once), until @expected sockets are filed.
+ */
+static int accept_all(struct ccomComm *comm, struct net_group *g, int lfd, int expected,
+		      int64_t deadline)
 {
-	union ccom_sockaddr from;
-	int got = 0, fd, err, r;
+	int err = 0, n, i;
 
-	while (got < expected) {
-		err = ccom_sock_accept(lfd, deadline, &comm->abort_flag, &fd, &from);
-		if (err == -EMFILE || err == -ENFILE)
-			return net_fd_exhausted(comm, "accept", -1, -err);
+	g->lfd = lfd;
+	while (filed(g, comm) < expected) {
+		int64_t now = ccom_now_us();
+
+		err = accept_step(g, comm, now);
 		if (err)
-			return err;
-		r = ccom_sock_setup(fd) ? 0 : file_accepted(comm, fd, peers, npeers, conns, &from);
-		if (r == 1) {
-			got++;
-			continue;
+			break;
+		if (filed(g, comm) >= expected)
+			break;
+		if (ccom_comm_aborted(comm)) {
+			err = -ECANCELED;
+			break;
 		}
-		close(fd);
-		if (r < 0)
-			return r;
+		if (now > deadline) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		n = 0;
+		g->pfds[n++] = (struct pollfd){ .fd = lfd, .events = POLLIN };
+		for (i = 0; i < g->npending && n < g->pfds_cap; i++)
+			g->pfds[n++] = (struct pollfd){ .fd = g->pending[i].fd, .events = POLLIN };
+		poll(g->pfds, (nfds_t)n, CCOM_SOCK_POLL_MS);
 	}
-	return 0;
+	for (i = 0; i < g->npending; i++)
+		close(g->pending[i].fd);
+	g->npending = 0;
+	g->lfd = -1;		/* the caller's to close */
+	return err;
 }
 
 /* Name the higher-ranked peers (they connect to us) that did not connect every socket. */
@@ -584,8 +695,8 @@ int net_connect_eager(struct ccomComm *comm, const int *peers, int npeers,
 				return err;
 		}
 	}
-	err = accept_all(comm, lfd, peers, npeers, conns, expected, deadline);
-	if (err && err != -EMFILE && err != -ENFILE)
+	err = expected ? accept_all(comm, to_net(conns[0])->group, lfd, expected, deadline) : 0;
+	if (err && err != -ENOMEM)
 		report_missing(comm, peers, npeers, conns, err);
 	for (i = 0; !err && i < npeers; i++)
 		atomic_store(&to_net(conns[i])->state, NET_READY);

@@ -46,13 +46,35 @@ struct ccomComm;
  */
 #define NET_EARLY_BYTES 512
 
-/* First bytes of every TCP connection, from the connecting side. */
+/* The version of the cards and hellos (3: hellos carry a MAC, cards a nonce). */
+#define NET_WIRE_VERSION 3u
+/* Bytes of the nonce each rank's card carries for the hellos it accepts. */
+#define NET_NONCE_BYTES 16
+
+/*
+ * First bytes of every TCP connection, from the connecting side: who it
+ * is, to whom, which socket, and a MAC of all that and the accepting
+ * rank's card nonce under the communicator's data key
+ * (ccom_bootstrap_data_mac(); see net_hello_fill()).
+ */
 struct net_hello {
 	uint64_t magic;
 	uint64_t comm_hash;
 	int32_t rank;
 	int32_t sock;
+	int32_t to;		/* the accepting rank */
+	uint32_t version;	/* NET_WIRE_VERSION */
+	uint8_t mac[32];
 };
+
+/*
+ * Accepted connections a group keeps waiting for their hello, at most: a
+ * peer's hello follows its handshake at once, so only a flood fills it;
+ * then the oldest one that waited NET_PENDING_MIN_AGE_US gives way (the
+ * rest stays in the kernel's backlog, taking no descriptor).
+ */
+#define NET_PENDING_MAX 64
+#define NET_PENDING_MIN_AGE_US 1000000LL
 
 /* One direction of the striped stream: which socket, and what is left of its piece. */
 struct net_dir {
@@ -102,6 +124,7 @@ struct net_conn {
 	/* Bytes a send took before the connection existed (see net_send()). */
 	unsigned char early[NET_EARLY_BYTES];
 	unsigned int early_len, early_off;
+	uint8_t peer_nonce[NET_NONCE_BYTES];	/* the peer's card nonce (our hellos to it) */
 	int probe_fd;				/* accepting side: liveness probe, or -1 */
 	int64_t probe_at_us;			/* next probe / probe started */
 };
@@ -111,6 +134,7 @@ struct net_pending {
 	int fd;
 	unsigned int got;
 	int64_t since_us;
+	union ccom_sockaddr from;
 	struct net_hello hello;
 };
 
@@ -145,6 +169,9 @@ struct net_group {
 	struct net_pending *pending;
 	int npending, pending_cap;
 	int64_t connect_tmo_us;		/* a pair's connect may take this long */
+	uint8_t nonce[NET_NONCE_BYTES];	/* this rank's card nonce: hellos to it carry it */
+	uint64_t ndropped;		/* connections dropped (foreign, replayed, flood) */
+	uint64_t nemfile;		/* accepts that found no descriptor (logged 1 in 1000) */
 };
 
 static inline struct net_conn *to_net(struct ccom_transport_conn *conn)
@@ -183,10 +210,13 @@ void net_group_progress(struct net_group *g);
 ssize_t net_take_early(struct net_conn *c, const void *buf, size_t size);
 /*
  * Eager: connect every pair now (the higher rank connects to c->addr, the
- * lower accepts on @lfd) and make them READY; 0 or -errno after a sentence.
+ * lower accepts on @lfd, filing connections as the lazy side does) and
+ * make them READY; 0 or -errno after a sentence.
  */
 int net_connect_eager(struct ccomComm *comm, const int *peers, int npeers,
 		      struct ccom_transport_conn **conns, int lfd, int64_t deadline);
+/* The hello of socket @sock of @c (this rank, the higher, to c's peer). */
+void net_hello_fill(const struct net_conn *c, int sock, struct net_hello *h);
 
 /* ---------------------------------------------------------------- net_socket_wait.c */
 

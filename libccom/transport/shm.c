@@ -409,7 +409,8 @@ void *ccom_shm_map_peer(struct ccom_shm *s, int lrank, uint64_t serial, int fd, 
 
 	for (i = 0; i < CCOM_SHM_ZMAPS; i++) {
 		z = &s->zmap[i];
-		if (z->base && z->lrank == lrank && z->serial == serial) {
+		/* A cached mapping serves only the size it was made with (the peer's word). */
+		if (z->base && z->lrank == lrank && z->serial == serial && size <= z->size) {
 			z->used = s->zseq;
 			return z->base;
 		}
@@ -517,6 +518,9 @@ static int report_broken(struct ccom_shm *s, int l)
 	int reason = atomic_load(&c->reason);
 	static const char *const what[] = { "failed", "failed", "died", "aborted" };
 
+	/* Written by that peer into the shared segment: a rank of the comm, else itself. */
+	if (culprit < 0 || culprit >= comm->nranks)
+		culprit = by;
 	s->culprit = culprit;
 	s->reason = reason;
 	/*

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -71,6 +72,27 @@ static int shm_setup(struct ccomComm *comm, const int *peers, int npeers,
 	return 0;
 }
 
+/*
+ * The counters of a FIFO are written by two processes: one whose bytes in
+ * flight (head - tail) exceed the FIFO was corrupted by the local peer
+ * (@who: "head" it writes, or "tail").  The operation fails, not the
+ * process: -EBADMSG (ccomRemoteError), naming that peer; nothing is copied.
+ */
+static ssize_t fifo_corrupt(struct shm_conn *c, const char *who, uint64_t head, uint64_t tail)
+{
+	char what[96];
+
+	if (tail > head)
+		snprintf(what, sizeof(what), "the tail passes the head");
+	else
+		snprintf(what, sizeof(what), "%llu bytes in flight in a %zu-byte FIFO",
+			 (unsigned long long)(head - tail), c->shm->fifo_bytes);
+	ccom_set_last_error("shm: rank %d: local peer rank %d corrupted the %s of their FIFO (%s; head %llu, tail %llu): the host segment is damaged or that rank is not a ccom of this build; this operation cannot complete",
+			    c->shm->comm->rank, c->base.peer, who, what,
+			    (unsigned long long)head, (unsigned long long)tail);
+	return -EBADMSG;
+}
+
 static ssize_t shm_send(struct ccom_transport_conn *conn, const void *buf, size_t size)
 {
 	struct shm_conn *c = to_shm(conn);
@@ -78,8 +100,11 @@ static ssize_t shm_send(struct ccom_transport_conn *conn, const void *buf, size_
 	/* Pairs with the release store of tail in shm_recv(). */
 	uint64_t tail = atomic_load_explicit(&c->out->tail, memory_order_acquire);
 	uint64_t head = atomic_load_explicit(&c->out->head, memory_order_relaxed);
-	size_t space = cap - (size_t)(head - tail), n, pos, first;
+	size_t space, n, pos, first;
 
+	if (head - tail > cap)
+		return fifo_corrupt(c, "tail", head, tail);
+	space = cap - (size_t)(head - tail);
 	n = size < space ? size : space;
 	if (n == 0)
 		return 0;
@@ -99,8 +124,11 @@ static ssize_t shm_recv(struct ccom_transport_conn *conn, void *buf, size_t size
 	size_t cap = c->shm->fifo_bytes;
 	uint64_t head = atomic_load_explicit(&c->in->head, memory_order_acquire);
 	uint64_t tail = atomic_load_explicit(&c->in->tail, memory_order_relaxed);
-	size_t avail = (size_t)(head - tail), n, pos, first;
+	size_t avail, n, pos, first;
 
+	if (head - tail > cap)
+		return fifo_corrupt(c, "head", head, tail);
+	avail = (size_t)(head - tail);
 	n = size < avail ? size : avail;
 	if (n == 0)
 		return 0;

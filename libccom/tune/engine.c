@@ -7,14 +7,16 @@
  * vote a rank casts in the engine's exchange.  CCOM_KDEV=1 forces the
  * engine, CCOM_KDEV_MIN_BYTES raises every threshold; an engine that
  * calibrated slower than memcpy on this machine (transport/kdev/
- * calibrate.c, once per boot) is never chosen automatically.
+ * calibrate.c, once per boot) is never chosen automatically.  What it
+ * knows of the engine is comm->tune->paths.engine (struct
+ * ccom_tune_engine), which coll/ copies from the kdev room at init: no
+ * transport's state is read here.
  */
 #include <stdbool.h>
 #include <stdint.h>
 
 #include "core/comm.h"
 #include "core/op.h"
-#include "transport/kdev/kdev.h"
 #include "tune/tune.h"
 #include "util/log.h"
 
@@ -48,10 +50,10 @@ static const size_t kdev_auto_table[CCOM_COLL_ALLTOALL + 1][2] = {
 	[CCOM_COLL_ALLTOALL]	  = { 128u << 10,	512u << 10 },
 };
 
-static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind)
+static size_t kdev_auto_min(const struct ccom_tune_engine *e, enum ccom_coll_kind kind)
 {
-	size_t t = kdev_auto_table[kind][kd->nlocal > 2];
-	size_t floor = kd->min_bytes > 0 ? (size_t)kd->min_bytes : 0;
+	size_t t = kdev_auto_table[kind][e->nlocal > 2];
+	size_t floor = e->min_bytes > 0 ? (size_t)e->min_bytes : 0;
 
 	return t > floor ? t : floor;
 }
@@ -61,9 +63,9 @@ static size_t kdev_auto_min(const struct ccom_kdev *kd, enum ccom_coll_kind kind
  * as ccom_tune_pick_host() logs the host's: bench/compare-vm.sh reads it
  * to say which path the automatic choice ran.
  */
-static void log_first_engine_pick(struct ccomComm *comm, struct ccom_kdev *kd,
-				  const struct ccom_op *op)
+static void log_first_engine_pick(struct ccomComm *comm, const struct ccom_op *op)
 {
+	struct ccom_tune *cs = comm->tune;
 	static const char *const names[CCOM_COLL_ALLTOALL + 1] = {
 		[CCOM_COLL_ALLREDUCE] = "AllReduce", [CCOM_COLL_BROADCAST] = "Broadcast",
 		[CCOM_COLL_REDUCE] = "Reduce", [CCOM_COLL_ALLGATHER] = "AllGather",
@@ -71,33 +73,38 @@ static void log_first_engine_pick(struct ccomComm *comm, struct ccom_kdev *kd,
 	};
 	uint32_t bit = 1u << op->kind;
 
-	if (kd->engine_logged & bit)
+	if (cs->engine_logged & bit)
 		return;
-	kd->engine_logged |= bit;
+	cs->engine_logged |= bit;
 	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes on %d ranks / %d hosts -> engine/kdev (first use of this choice%s)",
 		  comm->rank, names[op->kind] ? names[op->kind] : "collective",
 		  ccom_op_bytes(comm, op), comm->nranks, comm->nnodes,
-		  kd->forced ? ", forced by CCOM_KDEV=1" : "");
+		  cs->paths.engine.forced ? ", forced by CCOM_KDEV=1" : "");
+}
+
+/* The engine's figures, NULL when this communicator has no engine. */
+static const struct ccom_tune_engine *engine_of(const struct ccomComm *comm)
+{
+	return comm->tune && comm->tune->paths.engine.present ? &comm->tune->paths.engine : NULL;
 }
 
 bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 {
-	struct ccom_kdev *kd = comm->kdev;
+	const struct ccom_tune_engine *e = engine_of(comm);
 
-	if (!kd || op->kind > CCOM_COLL_ALLTOALL || kd->p2p_only)
+	if (!e || op->kind > CCOM_COLL_ALLTOALL || e->p2p_only)
 		return false;	/* no engine; send/recv: ccom_tune_engine_p2p_wants(); several hosts */
-	if (is_reduction(op->kind) && is_float(op->dtype) &&
-	    !(kd->info.out_features & NCCOM_FEAT_REDUCE_FP)) {
-		if (!kd->warned_fallback)
+	if (is_reduction(op->kind) && is_float(op->dtype) && !e->reduce_fp) {
+		if (!comm->tune->engine_fp_told)
 			ccom_info(CCOM_SUBSYS_KDEV, "kdev: the driver cannot reduce floating point (no NCCOM_FEAT_REDUCE_FP); those reductions use shm");
-		kd->warned_fallback = true;
+		comm->tune->engine_fp_told = true;
 		return false;
 	}
-	if (!kd->forced && kd->engine_slow)
+	if (!e->forced && e->slow)
 		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
-	if (!kd->forced && ccom_op_bytes(comm, op) < kdev_auto_min(kd, op->kind))
+	if (!e->forced && ccom_op_bytes(comm, op) < kdev_auto_min(e, op->kind))
 		return false;
-	log_first_engine_pick(comm, kd, op);
+	log_first_engine_pick(comm, op);
 	return true;
 }
 
@@ -112,11 +119,11 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 
 bool ccom_tune_engine_prefers_shm(struct ccomComm *comm, const struct ccom_op *op)
 {
-	const struct ccom_kdev *kd = comm->kdev;
+	const struct ccom_tune_engine *e = engine_of(comm);
 
-	return !kd->forced && op->kind == CCOM_COLL_ALLTOALL && kd->nlocal == 2 &&
+	return e && !e->forced && op->kind == CCOM_COLL_ALLTOALL && e->nlocal == 2 &&
 	       op->sendbuff == op->recvbuff &&
-	       ccom_op_bytes(kd->comm, op) < KDEV_A2A_INPLACE2_MIN;
+	       ccom_op_bytes(comm, op) < KDEV_A2A_INPLACE2_MIN;
 }
 
 /*
@@ -128,18 +135,18 @@ static const size_t kdev_p2p_min[2] = { 64u << 10, 256u << 10 };
 
 bool ccom_tune_engine_p2p_wants(struct ccomComm *comm, int peer, size_t bytes)
 {
-	struct ccom_kdev *kd = comm->kdev;
+	const struct ccom_tune_engine *e = engine_of(comm);
 	size_t min;
 
-	if (!kd || !bytes || peer == comm->rank || peer < 0 || peer >= comm->nranks ||
+	if (!e || !bytes || peer == comm->rank || peer < 0 || peer >= comm->nranks ||
 	    comm->rank_to_node[peer] != comm->node)
 		return false;
-	if (kd->forced)
+	if (e->forced)
 		return true;
-	if (kd->engine_slow)
+	if (e->slow)
 		return false;
-	min = kdev_p2p_min[kd->nlocal > 2];
-	if (kd->min_bytes > 0 && (size_t)kd->min_bytes > min)
-		min = (size_t)kd->min_bytes;
+	min = kdev_p2p_min[e->nlocal > 2];
+	if (e->min_bytes > 0 && (size_t)e->min_bytes > min)
+		min = (size_t)e->min_bytes;
 	return bytes >= min;
 }

@@ -33,8 +33,6 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "reduce/reduce.h"
-#include "transport/shm.h"
-#include "transport/transport.h"
 #include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -42,18 +40,18 @@
 #include "util/params.h"
 
 /* Largest payload the LL path accepts for @op (coll/ll.c's slots). */
-static bool ll_fits(const struct ccom_op *op, int nl)
+static bool ll_fits(const struct ccomComm *comm, const struct ccom_op *op, int nl)
 {
 	size_t b = op->count * ccom_dtype_size(op->dtype);
 
 	if (op->kind == CCOM_COLL_REDUCESCATTER || op->kind == CCOM_COLL_ALLTOALL)
 		b *= (size_t)nl;
-	return b <= CCOM_SHM_LL_MAX_BYTES;
+	return b <= comm->tune->paths.ll_max_bytes;
 }
 
 bool ccom_tune_bruck_fits(const struct ccomComm *comm, size_t total_bytes)
 {
-	return total_bytes <= comm->tune->scratch_bytes;
+	return total_bytes <= comm->tune->paths.scratch_bytes;
 }
 
 struct cost {
@@ -117,15 +115,15 @@ const char *ccom_proto_name(int proto)
 
 static void hier_init(struct ccomComm *comm, struct ccom_tune *cs);
 
-int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes)
+int ccom_tune_init(struct ccomComm *comm, const struct ccom_tune_paths *paths)
 {
 	struct ccom_tune *cs = calloc(1, sizeof(*cs));
 
 	if (!cs)
 		return -ENOMEM;
 	comm->tune = cs;
-	cs->scratch_bytes = scratch_bytes;
-	cs->direct_ok = comm->nnodes <= 1 && comm->shm;
+	cs->paths = *paths;
+	cs->direct_ok = comm->nnodes <= 1 && paths->shm;
 	cs->force_algo = parse_choice("CCOM_ALGO", algo_names, CCOM_ALGO_NUM);
 	cs->force_proto = parse_choice("CCOM_PROTO", proto_names, CCOM_PROTO_NUM);
 	if (cs->force_algo == CCOM_ALGO_DIRECT && !cs->direct_ok)
@@ -142,7 +140,7 @@ void ccom_tune_fini(struct ccomComm *comm)
 
 static double cost_ll(const struct ccomComm *comm, size_t bytes)
 {
-	const struct cost *c = comm->shm->oversubscribed ? &ll_cost_oversub : &ll_cost;
+	const struct cost *c = comm->tune->paths.shm_oversub ? &ll_cost_oversub : &ll_cost;
 	double kb = (double)bytes / 1024.0;
 
 	return c->alpha_us + c->beta_us_per_kb * kb * (comm->local_nranks - 1);
@@ -150,9 +148,9 @@ static double cost_ll(const struct ccomComm *comm, size_t bytes)
 
 static double cost_simple(const struct ccomComm *comm, size_t bytes)
 {
-	const struct ccom_shm *s = comm->shm;
-	const struct cost *c = s->oversubscribed ? &simple_cost_oversub : &simple_cost;
-	double steps = (double)(bytes / (s->chunk ? s->chunk : 1) + 1);
+	const struct ccom_tune_paths *p = &comm->tune->paths;
+	const struct cost *c = p->shm_oversub ? &simple_cost_oversub : &simple_cost;
+	double steps = (double)(bytes / (p->shm_chunk ? p->shm_chunk : 1) + 1);
 
 	return c->alpha_us * steps + c->beta_us_per_kb * (double)bytes / 1024.0;
 }
@@ -161,7 +159,7 @@ static double cost_simple(const struct ccomComm *comm, size_t bytes)
 static const struct cost *transport_cost(const struct ccomComm *comm)
 {
 	if (comm->nnodes > 1)
-		return comm->net == &ccom_transport_net_ib ? &ring_cost_net_ib : &ring_cost_net;
+		return comm->tune->paths.net_ib ? &ring_cost_net_ib : &ring_cost_net;
 	return &ring_cost_shm;
 }
 
@@ -313,9 +311,10 @@ static const struct cost ll128_cost_oversub = { 2.9, 0.3 };
 /* Price of LL128 for @op, or a negative value when it does not fit. */
 static double cost_ll128(const struct ccomComm *comm, const struct ccom_op *op, size_t bytes)
 {
-	const struct cost *c = comm->shm->oversubscribed ? &ll128_cost_oversub : &ll128_cost;
+	const struct ccom_tune_paths *p = &comm->tune->paths;
+	const struct cost *c = p->shm_oversub ? &ll128_cost_oversub : &ll128_cost;
 
-	if (!ccom_shm_ll128_fits(op, comm->local_nranks, comm->tune->scratch_bytes))
+	if (!p->ll128_fits || !p->ll128_fits(op, comm->local_nranks, p->scratch_bytes))
 		return -1;
 	return c->alpha_us + c->beta_us_per_kb * (double)bytes / 1024.0 * (comm->local_nranks - 1);
 }
@@ -326,7 +325,7 @@ static void pick(struct ccomComm *comm, const struct ccom_op *op, int *algo, int
 {
 	struct ccom_tune *cs = comm->tune;
 	bool direct_ok = cs->direct_ok;
-	bool ll_ok = direct_ok && ll_fits(op, comm->local_nranks);
+	bool ll_ok = direct_ok && ll_fits(comm, op, comm->local_nranks);
 	size_t bytes = ccom_op_bytes(comm, op);
 	double best, c;
 

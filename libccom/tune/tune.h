@@ -53,10 +53,61 @@ enum ccom_proto {
 #define CCOM_TUNE_NPICKS (16 * CCOM_ALGO_NUM * CCOM_PROTO_NUM)
 
 /**
+ * struct ccom_tune_engine - the nccom engine as the tuner prices it: how
+ *	the kdev room (transport/kdev/) was configured and what its
+ *	calibration measured, handed to ccom_tune_init() by coll/
+ * @present: the engine runs this communicator's collectives or, with
+ *	@p2p_only, its Send/Recv between the ranks of a host
+ * @forced: CCOM_KDEV=1: every candidate operation runs on the engine
+ * @p2p_only: the communicator spans hosts: Send/Recv only
+ * @reduce_fp: the driver reduces floating point (NCCOM_FEAT_REDUCE_FP)
+ * @slow: the calibration (transport/kdev/calibrate.c) found the engine's
+ *	copy slower than memcpy() on some rank: never chosen automatically
+ * @nlocal: ranks on this host
+ * @min_bytes: CCOM_KDEV_MIN_BYTES (0: unset)
+ */
+struct ccom_tune_engine {
+	bool present;
+	bool forced;
+	bool p2p_only;
+	bool reduce_fp;
+	bool slow;
+	int nlocal;
+	int64_t min_bytes;
+};
+
+/**
+ * struct ccom_tune_paths - what the data path below the tuner hands it at
+ *	init (coll/ fills it): the figures it prices, so that tune/ reads
+ *	no transport's state (tools/check-layers keeps tune/ and transport/
+ *	apart)
+ * @scratch_bytes: coll/'s scratch buffer, the bound of Bruck's AllGather
+ *	and of LL128
+ * @shm: a host segment joins this host's ranks (transport/shm.c)
+ * @shm_oversub: more ranks on this host than online CPUs
+ * @shm_chunk: the host segment's staging chunk (bytes)
+ * @ll_max_bytes: the payload of an LL slot (per rank)
+ * @ll128_fits: whether @op fits LL128 on @nlocal ranks with @scratch
+ *	bytes of scratch: the host segment's own rule (transport/shm.h)
+ * @net_ib: between hosts the bytes go over verbs (net_ib), else TCP
+ * @engine: the nccom engine
+ */
+struct ccom_tune_paths {
+	size_t scratch_bytes;
+	bool shm;
+	bool shm_oversub;
+	size_t shm_chunk;
+	size_t ll_max_bytes;
+	bool (*ll128_fits)(const struct ccom_op *op, int nlocal, size_t scratch);
+	bool net_ib;
+	struct ccom_tune_engine engine;
+};
+
+/**
  * struct ccom_tune - the tuner's state of a communicator (comm->tune).
+ * @paths: what the data path handed ccom_tune_init()
  * @force_algo: CCOM_ALGO, or CCOM_ALGO_AUTO
  * @force_proto: CCOM_PROTO, or CCOM_PROTO_AUTO
- * @scratch_bytes: coll/'s scratch buffer, the bound of Bruck's AllGather
  * @direct_ok: every rank on this host and a host segment: the direct
  *	engine and LL are candidates
  * @hier_rab: ranks span hosts and some host holds several: the
@@ -72,11 +123,13 @@ enum ccom_proto {
  * @why: the prices behind the latest hierarchical choice, for the log
  * @picks_seen: (collective, algorithm, protocol) choices made so far:
  *	each is logged once
+ * @engine_logged: collective kinds whose first engine pick was logged
+ * @engine_fp_told: the engine's lack of floating-point reductions was logged
  */
 struct ccom_tune {
+	struct ccom_tune_paths paths;
 	int force_algo;
 	int force_proto;
-	size_t scratch_bytes;
 	bool direct_ok;
 	bool hier_rab;
 	bool hier_rail;
@@ -85,10 +138,15 @@ struct ccom_tune {
 	bool hier_oversub;
 	char why[192];
 	uint64_t picks_seen[(CCOM_TUNE_NPICKS + 63) / 64];
+	uint32_t engine_logged;
+	bool engine_fp_told;
 };
 
-/* Read the overrides into comm->tune (allocated here); 0 or -ENOMEM. */
-int ccom_tune_init(struct ccomComm *comm, size_t scratch_bytes);
+/*
+ * Read the overrides into comm->tune (allocated here), with what the data
+ * path hands the tuner (@paths, copied); 0 or -ENOMEM.
+ */
+int ccom_tune_init(struct ccomComm *comm, const struct ccom_tune_paths *paths);
 void ccom_tune_fini(struct ccomComm *comm);
 
 /*

@@ -3,12 +3,15 @@
 
     LD_LIBRARY_PATH=build/lib /usr/bin/python3 python/bench/torch_bench.py [-n 2 -n 4]
 
-For each world size: float32 all_reduce from 4 KiB to 256 MiB (x4 steps),
-alternating the two backends per size, median of the timed iterations on
-rank 0 (each iteration ends with the op's wait), and the ratio; then the
-median step time (forward, backward with DDP's gradient all_reduce,
-optimizer step) of a small MLP under DDP with each backend.  Not a test:
-numbers depend on the host and its load.
+For each world size: float32 all_reduce of 8 bytes and from 4 KiB to
+256 MiB (x4 steps), alternating the two backends per size, median of the
+timed iterations on rank 0 (each iteration ends with the op's wait), and
+the ratio; for 8 bytes also libccom called directly through ctypes on the
+same communicator (ccomAllReduce + ccomCommSynchronize: what the Python
+layer adds is the difference); then the median step time (forward,
+backward with DDP's gradient all_reduce, optimizer step) of a small MLP
+under DDP with each backend.  Prints /proc/loadavg before and after.  Not
+a test: numbers depend on the host and its load.
 """
 import argparse
 import datetime
@@ -40,6 +43,25 @@ def worker(rank, n, port, out, max_bytes):
     dist.init_process_group("gloo", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=n, timeout=datetime.timedelta(seconds=600))
     groups = {"gloo": dist.group.WORLD, "ccom": dist.new_group(backend="ccom")}
+    if rank == 0:
+        out.put(("load", open("/proc/loadavg").read().strip()))
+    import ctypes
+    from ccom_torch import _lib as L
+    small = torch.ones(2)
+    comm = groups["ccom"]._st.comm
+
+    def raw():
+        L.lib().ccomAllReduce(ctypes.c_void_p(small.data_ptr()), ctypes.c_void_p(small.data_ptr()),
+                              2, L.FLOAT32, L.SUM, comm, None)
+        L.lib().ccomCommSynchronize(comm)
+    row = {}
+    for name in ("gloo", "ccom", "raw", "gloo", "ccom", "raw"):
+        fn = raw if name == "raw" else (lambda g=groups[name]: dist.all_reduce(small, group=g))
+        fn()
+        dist.barrier(group=groups["gloo"])
+        row.setdefault(name, []).append(timed(fn, 2000))
+    if rank == 0:
+        out.put(("small", n, min(row["gloo"]), min(row["ccom"]), min(row["raw"])))
     size = 4096
     while size <= max_bytes:
         t = torch.ones(size // 4)
@@ -97,7 +119,13 @@ def main():
         print("%12s %12s %12s %8s" % ("bytes", "gloo", "ccom", "gloo/ccom"))
         while True:
             m = out.get(timeout=1800)
-            if m[0] == "ar":
+            if m[0] == "load":
+                print("loadavg at start: %s" % m[1])
+            elif m[0] == "small":
+                print("%12d %12.1f %12.1f %8.2f   (libccom via ctypes: %.1f us; the Python "
+                      "backend adds %.1f us)" % (8, m[2] * 1e6, m[3] * 1e6, m[2] / m[3],
+                                                 m[4] * 1e6, (m[3] - m[4]) * 1e6), flush=True)
+            elif m[0] == "ar":
                 print("%12d %12.1f %12.1f %8.2f" % (m[2], m[3] * 1e6, m[4] * 1e6, m[3] / m[4]),
                       flush=True)
             elif m[0] == "ddp":
@@ -107,6 +135,7 @@ def main():
                 break
         for p in procs:
             p.join()
+        print("loadavg at end: %s" % open("/proc/loadavg").read().strip())
 
 
 if __name__ == "__main__":

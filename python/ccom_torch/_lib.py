@@ -60,6 +60,8 @@ _PROTOS = {
     "ccomCommDestroy": [comm_t],
     "ccomCommAbort": [comm_t],
     "ccomCommGetAsyncError": [comm_t, ctypes.POINTER(_i)],
+    "ccomCommRevoke": [comm_t, _i],
+    "ccomCommGetFailedRanks": [comm_t, ctypes.POINTER(_i), ctypes.POINTER(_i)],
     "ccomCommCount": [comm_t, ctypes.POINTER(_i)],
     "ccomCommUserRank": [comm_t, ctypes.POINTER(_i)],
     "ccomGroupStart": [],

@@ -5,19 +5,22 @@ Every operation is enqueued on the communicator's default stream by the
 calling thread (the ccom call returns once the operation is queued) and a
 Work object is returned at once.  One waiter thread per process group calls
 ccomCommSynchronize() and completes the Work objects (and their futures) in
-issue order.  Contiguous CPU tensors are handed to libccom in place;
+issue order; a thread that waits on a Work without a timeout synchronizes
+and completes them itself, which is faster than being woken.  Contiguous CPU tensors are handed to libccom in place;
 non-contiguous ones go through a contiguous copy that is written back when
 the operation completes.
 """
 import ctypes
 import datetime
 import threading
+import time
 import weakref
 
 import torch
 import torch.distributed as dist
 
-from . import _lib as L
+from . import _compat, _lib as L
+from .watchdog import Watchdog, monitored_barrier
 
 _DTYPES = {
     torch.int8: L.INT8,
@@ -43,6 +46,12 @@ def _red_op(op):
     for top, cop in _ops():
         if op == top:
             return cop
+    if hasattr(dist.ReduceOp, "PREMUL_SUM") and op == dist.ReduceOp.PREMUL_SUM:
+        # torch 1.13 keeps the factor of _make_nccl_premul_sum() in C++
+        # (ReduceOp's supplement) where a Python backend cannot read it.
+        raise ValueError("ccom_torch: PREMUL_SUM is not supported: this torch does not show a "
+                         "Python backend its factor; multiply the tensor by the factor and "
+                         "use ReduceOp.SUM")
     raise ValueError("ccom_torch: reduce op %s is not supported; ccom reduces with SUM, "
                      "PRODUCT, MIN, MAX and AVG" % (op,))
 
@@ -97,8 +106,21 @@ class _Buf:
             self.orig.copy_(self.t)
 
 
+class TagMismatch(RuntimeError):
+    """A receive got a message sent with another tag."""
+
+
 class Work(dist.Work):
-    """An operation of a ProcessGroupCCOM, completed by the waiter thread."""
+    """An operation of a ProcessGroupCCOM, completed by the waiter thread.
+
+    torch 1.13 calls a Python Work from C++ (DDP's broadcast_coalesced and
+    reducer) through a pybind11 trampoline whose C++ object outlives the
+    Python one: once the Python object is gone, a C++ wait() reaches the
+    base class, which waits for a completion only torch's own backends
+    signal, and hangs.  So a Work keeps itself alive (in _State.held) from
+    its issue until it has completed *and* been claimed by a wait() or
+    get_future() - every C++ caller does one of the two once.  A Work that
+    nobody waits on stays held until its process group is shut down."""
 
     def __init__(self, name, result, keep, finish=None):
         super().__init__()
@@ -109,7 +131,22 @@ class Work(dist.Work):
         self._event = threading.Event()
         self._exc = None
         self._fut = torch.futures.Future()
+        self._held = None  # _State.held once issued
+        self._state = None
+        self._claimed = False
+        self.t_issue = 0.0
+        self.coll_seq = 0  # collectives of the group issued up to this one
+        self.p2p = False
+        self._source = -1
         self.seq = 0
+
+    def _release_if_done(self):
+        if self._held is not None and self._claimed and self._event.is_set():
+            self._held.discard(self)
+
+    def _claim(self):
+        self._claimed = True
+        self._release_if_done()
 
     def _complete(self, exc):
         if exc is None:
@@ -119,6 +156,8 @@ class Work(dist.Work):
                         b.writeback()
                 if self._finish:
                     self._finish()
+            except TagMismatch as e:
+                exc = e
             except Exception as e:  # a copy-back failed: report it as the op's error
                 exc = RuntimeError("ccom_torch: %s: copying the result out failed: %s" %
                                    (self._name, e))
@@ -130,6 +169,7 @@ class Work(dist.Work):
             self._fut.set_result(self._result)
         else:
             self._fut.set_exception(exc)
+        self._release_if_done()
 
     def is_completed(self):
         return self._event.is_set()
@@ -141,7 +181,12 @@ class Work(dist.Work):
         return self._exc
 
     def wait(self, timeout=None):
+        """Wait for the operation (at most @timeout); raise its error.  With
+        no @timeout the group's watchdog bounds it by the group's timeout."""
+        self._claim()
         secs = _seconds(timeout)
+        if secs is None and not self._event.is_set() and self._state is not None:
+            self._state.sync_for(self)  # this thread synchronizes: no hand-off
         if not self._event.wait(secs):
             raise RuntimeError("ccom_torch: %s did not complete within %.3f s (Work.wait "
                                "timeout); the operation is still queued" % (self._name, secs))
@@ -150,10 +195,19 @@ class Work(dist.Work):
         return True
 
     def get_future(self):
+        self._claim()
         return self._fut
 
     def result(self):
         return self._result
+
+    def source_rank(self):
+        if self._source < 0:
+            raise RuntimeError("ccom_torch: source_rank() is only defined for a receive from "
+                               "any source")
+        return self._source
+
+    _source_rank = source_rank
 
     def synchronize(self):
         pass
@@ -167,7 +221,7 @@ def live_communicators():
     return len(_live)
 
 
-class _State:
+class _State(Watchdog):
     """What the waiter thread shares with its process group: the
     communicator and the queue of Work objects.  Kept apart from the group
     so that the thread does not keep the group alive."""
@@ -177,10 +231,16 @@ class _State:
         self.comm = L.comm_t()
         self.lock = threading.Condition()
         self.pending = []
-        self.issued = 0
+        self.issued = 0  # Works issued (the waiter's order)
+        self.colls = 0  # collectives issued: the same count on every rank
         self.stop = False
         self.error = None
         self.thread = None
+        self.held = set()  # Works a C++ caller may still wait on (see Work)
+        self.timeout = None  # the group's timeout (s): the watchdog's bound
+        self.timed_out = None
+        self.diagnosing = False
+        self.store = None
 
     def waiter(self):
         lib = L.lib()
@@ -198,7 +258,7 @@ class _State:
             else:
                 rc = lib.ccomCommSynchronize(comm)
                 if rc != L.SUCCESS:
-                    exc = L.CcomError("rank %d: operation" % self.rank, rc, L.last_error())
+                    exc = self._failure(rc, L.last_error())
             with self.lock:
                 done = [w for w in self.pending if w.seq <= target]
                 self.pending = [w for w in self.pending if w.seq > target]
@@ -207,18 +267,38 @@ class _State:
             for w in done:
                 w._complete(exc)
 
+    def sync_for(self, work):
+        """Synchronize the stream on the calling thread (a wait() without a
+        timeout) and complete the Works issued so far, as the waiter does:
+        the caller need not be woken by the waiter thread, which costs
+        more than a small operation does."""
+        with self.lock:
+            comm, target = self.comm, self.issued
+            if not comm or work._event.is_set():
+                return
+        rc = L.lib().ccomCommSynchronize(comm)
+        exc = None if rc == L.SUCCESS else self._failure(rc, L.last_error())
+        with self.lock:
+            done = [w for w in self.pending if w.seq <= target]
+            self.pending = [w for w in self.pending if w.seq > target]
+            if exc is not None and self.error is None:
+                self.error = exc
+        for w in done:
+            w._complete(exc)
+
     def shutdown(self):
         """Wait for the queued operations, stop the waiter, destroy the comm."""
         with self.lock:
             if not self.comm:
                 return
             self.stop = True
-            self.lock.notify()
+            self.lock.notify_all()
         if self.thread is not None and threading.current_thread() is not self.thread:
             self.thread.join()
         with self.lock:
             comm, self.comm = self.comm, L.comm_t()
         _live.discard(self)
+        self.held.clear()
         if comm:
             L.lib().ccomCommDestroy(comm)
 
@@ -226,19 +306,24 @@ class _State:
         with self.lock:
             comm, self.comm = self.comm, L.comm_t()
             self.stop = True
-            self.lock.notify()
+            self.lock.notify_all()
         _live.discard(self)
+        self.held.clear()
         if comm:
             L.lib().ccomCommAbort(comm)
 
 
-class ProcessGroupCCOM(dist.ProcessGroup):
+class ProcessGroupCCOM(_compat.ProcessGroup):
     """torch.distributed process group backed by one ccom communicator."""
 
     def __init__(self, store, rank, size, timeout=None):
         super().__init__(rank, size)
         st = self._st = _State(rank)
         secs = _seconds(timeout)
+        self._timeout = secs
+        self._store = store
+        self._mb_seq = 0
+        self._coalesced = None  # the recorded p2p ops of a batch_isend_irecv
         cfg = L.default_config(secs)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
@@ -263,26 +348,68 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         _live.add(st)
         st.thread = threading.Thread(target=st.waiter, name="ccom-waiter-%d" % rank, daemon=True)
         st.thread.start()
+        if secs is not None:
+            st.timeout = secs
+            st.store = store
+            threading.Thread(target=st.watchdog, args=(store, size),
+                             name="ccom-watchdog-%d" % rank, daemon=True).start()
         self._finalizer = weakref.finalize(self, st.shutdown)
 
     # ----------------------------------------------------------- plumbing
 
-    def _submit(self, name, launch, result, keep, finish=None):
-        """Run @launch (the ccom enqueue calls) and return a Work for it."""
-        st = self._st
+    def _submit(self, name, launch, result, keep, finish=None, p2p=False):
+        """Run @launch (the ccom enqueue calls) and return a Work for it.
+        Between _start_coalescing() and _end_coalescing() (torch's
+        batch_isend_irecv) a send or receive is only recorded."""
         work = Work(name, result, keep, finish)
+        if p2p and self._coalesced is not None:
+            self._coalesced.append((launch, work))
+            return work
+        self._issue([(launch, work)], p2p)
+        return work
+
+    def _issue(self, batch, p2p):
+        """Enqueue the (launch, Work) pairs of @batch (more than one: as one
+        ccom group) and hand their Works to the waiter."""
+        st = self._st
+        name = batch[0][1]._name
         with st.lock:
             if not st.comm:
                 raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
             if st.error is not None:
                 raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
                                    (name, st.error))
-            launch(st.comm)
-            st.issued += 1
-            work.seq = st.issued
-            st.pending.append(work)
-            st.lock.notify()
-        return work
+            if len(batch) == 1:
+                batch[0][0](st.comm)
+            else:
+                self._grouped(lambda comm: [launch(comm) for launch, _ in batch])(st.comm)
+            if not p2p:
+                st.colls += 1
+            for _, work in batch:
+                work._held = st.held
+                work._state = st
+                st.held.add(work)
+                work.t_issue = time.monotonic()
+                st.issued += 1
+                work.seq = st.issued
+                work.coll_seq = st.colls
+                work.p2p = p2p
+                st.pending.append(work)
+            st.lock.notify_all()
+
+    def _start_coalescing(self, *_device):
+        """torch's batch_isend_irecv: the sends and receives until
+        _end_coalescing() run as one ccom group, so that a receive issued
+        before the send it depends on (on every rank) does not wait for it
+        (ccom runs a rank's operations in issue order, as NCCL does)."""
+        if self._coalesced is not None:
+            raise RuntimeError("ccom_torch: batch_isend_irecv inside another one")
+        self._coalesced = []
+
+    def _end_coalescing(self, *_reqs_or_device):
+        batch, self._coalesced = self._coalesced, None
+        if batch:
+            self._issue(batch, True)
 
     @staticmethod
     def _grouped(fn):
@@ -398,7 +525,19 @@ class ProcessGroupCCOM(dist.ProcessGroup):
         return self._submit("allgather", launch, [output], [src, dst])
 
     def allgather_coalesced(self, output_lists, input_list, opts=None):
-        return self.allgather(output_lists, input_list, opts)
+        """torch's layout: output_lists[rank][i] gets rank's input_list[i]."""
+        n = self.size()
+        if len(output_lists) != n:
+            raise ValueError("ccom_torch: all_gather_coalesced needs %d output lists (one per "
+                             "rank), got %d" % (n, len(output_lists)))
+        for r, outs in enumerate(output_lists):
+            if len(outs) != len(input_list):
+                raise ValueError("ccom_torch: all_gather_coalesced: output list %d has %d "
+                                 "tensors for %d inputs" % (r, len(outs), len(input_list)))
+        per_input = [[output_lists[r][i] for r in range(n)] for i in range(len(input_list))]
+        work = self.allgather(per_input, input_list, opts)
+        work._name = "allgather_coalesced"
+        return work
 
     def reduce_scatter(self, outputs, input_lists, opts=None):
         op = _red_op(opts.reduceOp if opts is not None else dist.ReduceOp.SUM)
@@ -558,23 +697,48 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             self._grouped(p2p)(comm)
         return self._submit("scatter", launch, [out], [dst] + srcs)
 
+    # Every send/recv carries its tag in an 8-byte message of the same ccom
+    # group: ccom pairs the messages of two ranks in issue order, so a tag
+    # cannot pick a message, but the receiver checks that the tags agree
+    # (test_send_recv_with_tag's pattern) and fails the receive naming both
+    # otherwise, instead of handing over another message's data silently.
+
     def send(self, tensors, dst_rank, tag=0):
         self._check_rank(dst_rank, "send destination")
         bufs = [_Buf(t, output=False) for t in tensors]
+        hdr = _Buf(torch.tensor([tag], dtype=torch.int64), output=False)
 
         def launch(comm):
-            for b in bufs:
-                L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, comm, None)
-        return self._submit("send to rank %d" % dst_rank, launch, list(tensors), bufs)
+            def p2p(c):
+                L.call("ccomSend", hdr.ptr, 1, hdr.dt, dst_rank, c, None)
+                for b in bufs:
+                    L.call("ccomSend", b.ptr, b.count, b.dt, dst_rank, c, None)
+            self._grouped(p2p)(comm)
+        return self._submit("send to rank %d" % dst_rank, launch, list(tensors),
+                            bufs + [hdr], p2p=True)
 
     def recv(self, tensors, src_rank, tag=0):
         self._check_rank(src_rank, "recv source")
         bufs = [_Buf(t) for t in tensors]
+        hdr = _Buf(torch.tensor([-1], dtype=torch.int64))
 
         def launch(comm):
-            for b in bufs:
-                L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, comm, None)
-        return self._submit("recv from rank %d" % src_rank, launch, list(tensors), bufs)
+            def p2p(c):
+                L.call("ccomRecv", hdr.ptr, 1, hdr.dt, src_rank, c, None)
+                for b in bufs:
+                    L.call("ccomRecv", b.ptr, b.count, b.dt, src_rank, c, None)
+            self._grouped(p2p)(comm)
+
+        def finish():
+            got = int(hdr.t[0])
+            if got != tag:
+                raise TagMismatch(
+                    "ccom_torch: recv from rank %d with tag %d got rank %d's next message, "
+                    "sent with tag %d: ccom pairs the messages of two ranks in issue order, "
+                    "so issue sends and receives in the same order on both sides" %
+                    (src_rank, tag, src_rank, got))
+        return self._submit("recv from rank %d" % src_rank, launch, list(tensors),
+                            bufs + [hdr], finish, p2p=True)
 
     def recv_anysource(self, tensors, tag=0):
         raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "
@@ -588,8 +752,10 @@ class ProcessGroupCCOM(dist.ProcessGroup):
             L.call("ccomAllReduce", b.ptr, b.ptr, 1, b.dt, L.SUM, comm, None)
         return self._submit("barrier", launch, [t], [b])
 
-    def monitored_barrier(self, opts=None, wait_all_ranks=False):
-        return self.barrier(opts)
+    def monitored_barrier(self, timeout=None, wait_all_ranks=False):
+        """A barrier through the Store naming the ranks that did not arrive
+        within @timeout (watchdog.monitored_barrier)."""
+        return monitored_barrier(self, timeout, wait_all_ranks)
 
 
 def create(store, rank, size, timeout):

@@ -14,6 +14,12 @@ Scenarios (each in fresh processes started with the spawn method):
                    tensors, dtype errors, new_group, a DDP step (gradients
                    equal to gloo's), destroy_process_group freeing the comm.
   default (n)      ccom as the default backend (tcp:// init method).
+  cpp   (n)        C++ callers holding Works: torch's broadcast_coalesced
+                   and DDP with many small buckets (once hung in a Work's
+                   base wait, issue 28).
+  timeout (n)      the last rank skips a monitored_barrier (rank 0 names it)
+                   and an all_reduce (the others raise within the group's
+                   timeout, naming it).
   torchrun (2)     env:// under torchrun.
   kill  (n)        the last rank dies; every survivor's next collective
                    raises an exception naming it, within CCOM_OP_TIMEOUT.
@@ -31,6 +37,8 @@ import sys
 import tempfile
 import time
 import traceback
+import types
+import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -43,6 +51,7 @@ DTYPES = [torch.int8, torch.uint8, torch.int32, torch.int64,
           torch.float16, torch.bfloat16, torch.float32, torch.float64]
 TOL = {torch.float16: 1e-2, torch.bfloat16: 3e-2, torch.float32: 1e-5, torch.float64: 1e-12}
 KILL_OP_TIMEOUT = 20
+CPP_ROUNDS = 200
 
 
 def free_port():
@@ -270,6 +279,94 @@ def scenario_main(rank, n, port, out):
     ck.run("collectives large", lambda: collectives(ck, rank, n, gloo, ccom, torch.float32,
                                                     (1 << 19) + 3 * n, 99))
 
+    def gather_coalesced():
+        # torch's layout out[rank][i]; shapes differ per input.
+        for k in (1, 2, 3):
+            def f(g):
+                ins = [torch.arange(3 + i, dtype=torch.float32) + 10 * i + 100 * rank
+                       for i in range(k)]
+                outs = [[torch.zeros(3 + i) for i in range(k)] for _ in range(n)]
+                dist.all_gather_coalesced(outs, ins, group=g)
+                return torch.cat([t for row in outs for t in row])
+            ref = torch.cat([torch.arange(3 + i, dtype=torch.float32) + 10 * i + 100 * r
+                             for r in range(n) for i in range(k)])
+            both(ck, "all_gather_coalesced %d inputs[float32]" % k, f, ref, gloo, ccom)
+    ck.run("all_gather_coalesced", gather_coalesced)
+
+    def coalesced_and_hooks():
+        def arc(g):
+            ts = [inputs(rank, torch.float32, 17 + i, 40 + i) for i in range(3)]
+            dist.all_reduce_coalesced(ts, group=g)
+            return torch.cat(ts)
+        both(ck, "all_reduce_coalesced 3 tensors[float32]", arc,
+             torch.cat([reduce_ref([inputs(r, torch.float32, 17 + i, 40 + i) for r in range(n)],
+                                   "sum", n) for i in range(3)]), gloo, ccom)
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        for hook in (default_hooks.allreduce_hook, default_hooks.fp16_compress_hook):
+            grads = []
+            for g in (gloo, ccom):
+                torch.manual_seed(0)
+                m = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.Linear(32, 4))
+                d = torch.nn.parallel.DistributedDataParallel(m, process_group=g)
+                d.register_comm_hook(g, hook)
+                torch.manual_seed(200 + rank)
+                d(torch.randn(8, 16)).sum().backward()
+                grads.append([p.grad for p in m.parameters()])
+            ck.ok("DDP comm hook %s: ccom's gradients equal gloo's" % hook.__name__,
+                  all(torch.allclose(a, b, rtol=1e-3, atol=1e-3)
+                      for a, b in zip(grads[0], grads[1])))
+        w = dist.all_reduce(torch.ones(3), group=ccom, async_op=True)
+        ck.ok("get_future() of an all_reduce holds its result",
+              torch.equal(w.get_future().wait()[0], torch.full((3,), float(n))))
+    ck.run("coalesced and comm hooks", coalesced_and_hooks)
+
+    def batch_p2p():
+        # Every rank receives from each peer before sending to it: the
+        # receives would wait for sends queued behind them unless
+        # batch_isend_irecv runs them as one group.
+        def f(g):
+            ops, outs = [], []
+            for p in range(n):
+                if p == rank:
+                    continue
+                outs.append(torch.zeros(5 + p))
+                ops.append(dist.P2POp(dist.irecv, outs[-1], p, g))
+                ops.append(dist.P2POp(dist.isend, torch.full((5 + rank,), float(rank)), p, g))
+            for w in dist.batch_isend_irecv(ops):
+                w.wait()
+            return torch.cat(outs)
+        ref = torch.cat([torch.full((5 + p,), float(p)) for p in range(n) if p != rank])
+        both(ck, "batch_isend_irecv, receives first[float32]", f, ref, gloo, ccom)
+    ck.run("batch_isend_irecv", batch_p2p)
+
+    def refusals():
+        # Tags are checked: the same tag on both sides passes, another fails
+        # the receive naming both.
+        nxt, prv = (rank + 1) % n, (rank - 1) % n
+        got = torch.zeros(3)
+        ws = [ccom.send([torch.full((3,), float(rank))], nxt, 7 + rank),
+              ccom.recv([got], prv, 7 + prv)]
+        for w in ws:
+            w.wait()
+        ck.ok("send/recv with matching tags", torch.equal(got, torch.full((3,), float(prv))))
+        ws = [ccom.send([torch.full((3,), float(rank))], nxt, 7),
+              ccom.recv([got], prv, 8)]
+        try:
+            for w in ws:
+                w.wait()
+            ck.ok("a recv whose tag differs from the send's raises", False, "no error")
+        except RuntimeError as e:
+            ck.ok("a recv whose tag differs from the send's raises naming both tags",
+                  "with tag 8" in str(e) and "sent with tag 7" in str(e), str(e))
+        try:
+            dist.all_reduce(torch.ones(2), op=dist._make_nccl_premul_sum(2.0), group=ccom)
+            ck.ok("PREMUL_SUM is refused", False, "no error")
+        except ValueError as e:
+            ck.ok("PREMUL_SUM is refused with a clear error", "factor" in str(e), str(e))
+        ck.ok("monitored_barrier with every rank returns",
+              ccom.monitored_barrier(datetime.timedelta(seconds=60), True) is None)
+    ck.run("refusals", refusals)
+
     def barrier():
         w = dist.barrier(group=ccom, async_op=True)
         w.wait()
@@ -374,6 +471,19 @@ def scenario_main(rank, n, port, out):
             torch.nn.functional.mse_loss(d(x), y).backward()
         for (name, p), q in zip(m_gloo.named_parameters(), m_ccom.parameters()):
             ck.same("DDP gradient %s" % name, q.grad, p.grad)
+        # no_sync(): two local steps accumulate, the third all-reduces the sum.
+        for d in (d_gloo, d_ccom):
+            d.zero_grad()
+            for i in range(3):
+                torch.manual_seed(300 + 10 * rank + i)
+                xi, yi = torch.randn(8, 16), torch.randn(8, 4)
+                if i < 2:
+                    with d.no_sync():
+                        torch.nn.functional.mse_loss(d(xi), yi).backward()
+                else:
+                    torch.nn.functional.mse_loss(d(xi), yi).backward()
+        for (name, p), q in zip(m_gloo.named_parameters(), m_ccom.parameters()):
+            ck.same("DDP no_sync accumulated gradient %s" % name, q.grad, p.grad)
     ck.run("ddp", ddp)
 
     import gc
@@ -389,12 +499,36 @@ def scenario_main(rank, n, port, out):
     out.put(("DONE", rank, ck.passed, ck.failed, sorted(ck.ccom_only)))
 
 
+def check_registration(ck, caught):
+    """How ccom_torch registered (python/ccom_torch/_compat.py)."""
+    plugin = dist.Backend._plugins.get("CCOM")
+    ck.ok("registered through the extended API", plugin is not None and plugin.extended_api,
+          str(plugin))
+    cap = getattr(dist.Backend, "backend_capability", None)
+    if cap is not None:  # torch 2.x: register_backend(devices=)
+        ck.ok("registered for devices ['cpu']", cap.get("ccom") == ["cpu"], str(cap.get("ccom")))
+    noise = [str(w.message) for w in caught if "ccom" in str(w.message).lower()]
+    ck.ok("registering warns nothing", not noise, "; ".join(noise))
+
+
 def scenario_default(rank, n, port, out):
-    import ccom_torch  # noqa: F401
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        import ccom_torch  # noqa: F401
     ck = Checker(rank, out)
+    check_registration(ck, caught)
     dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=n)
     ck.ok("default backend is ccom", dist.get_backend() == "ccom", dist.get_backend())
+    if hasattr(dist.group.WORLD, "group_name"):  # torch 2.x asks a Python group for it
+        want = dist.distributed_c10d._world.pg_names[dist.group.WORLD]
+        ck.ok("the group has its name", dist.group.WORLD.group_name == want,
+              "%r, not %r" % (dist.group.WORLD.group_name, want))
+    try:
+        dist.new_group(list(range(n)), pg_options=types.SimpleNamespace(x=1))
+        ck.ok("new_group(pg_options=) is refused", False, "accepted and ignored")
+    except ValueError as e:
+        ck.ok("new_group(pg_options=) is refused", "pg_options" in str(e), str(e))
     t = torch.full((10,), float(rank))
     dist.all_reduce(t)
     ck.ok("default-group all_reduce", bool((t == sum(range(n))).all()), str(t[:2]))
@@ -433,9 +567,87 @@ def scenario_kill(rank, n, port, out):
     os._exit(0)  # the group cannot be finalized with a dead member
 
 
+def scenario_cpp(rank, n, port, out):
+    """C++ callers that keep a Work past its Python object: torch's
+    broadcast_coalesced (DDP's parameter sync) issues bucket k+1 before it
+    waits on bucket k, so bucket k often completes, and the Python side drops
+    it, before the C++ wait.  That wait must not block on a completion that
+    is never signalled (the spawn deadline turns such a hang into a FAIL)."""
+    import ccom_torch  # noqa: F401
+    ck = Checker(rank, out)
+    dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=n, timeout=datetime.timedelta(seconds=60))
+    pg = dist.group.WORLD
+    good = True
+    for it in range(CPP_ROUNDS):
+        ts = [torch.full((64,), float(rank * 1000 + it * 10 + i)) for i in range(8)]
+        # 256-byte buckets: one per tensor, eight C++-held Works per call.
+        dist._broadcast_coalesced(pg, ts, 256, 0)
+        good = good and all(bool((t == it * 10 + i).all()) for i, t in enumerate(ts))
+        if it % 16 == 0:
+            import gc
+            gc.collect()
+    ck.ok("broadcast_coalesced x %d (C++ waits on dropped Works) returns the root's data"
+          % CPP_ROUNDS, good)
+    # DDP: its constructor syncs through broadcast_coalesced, its reducer
+    # takes each bucket's future from C++.
+    torch.manual_seed(rank)
+    model = torch.nn.Sequential(*[torch.nn.Linear(32, 32) for _ in range(6)])
+    ddp = torch.nn.parallel.DistributedDataParallel(model, bucket_cap_mb=0.004)
+    for _ in range(5):
+        ddp(torch.randn(4, 32)).sum().backward()
+    ref = [p.grad.clone() for p in ddp.parameters()]
+    for g in ref:
+        dist.all_reduce(g, op=dist.ReduceOp.MAX)
+    ck.ok("DDP with small buckets: equal gradients on every rank",
+          all(torch.equal(p.grad, g) for p, g in zip(ddp.parameters(), ref)))
+    dist.destroy_process_group()
+    out.put(("DONE", rank, ck.passed, ck.failed, []))
+
+
+def scenario_timeout(rank, n, port, out):
+    """The last rank skips a monitored barrier, then an all_reduce: the
+    others' calls raise within the group's timeout naming it."""
+    import ccom_torch  # noqa: F401
+    ck = Checker(rank, out)
+    limit = 4
+    dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
+                            world_size=n, timeout=datetime.timedelta(seconds=limit))
+    pg, last = dist.group.WORLD, n - 1
+    dist.all_reduce(torch.ones(4))
+    for wait_all in (False, True):
+        if rank != last:
+            try:
+                pg.monitored_barrier(datetime.timedelta(seconds=2), wait_all)
+                ck.ok("monitored_barrier without rank %d raises" % last, False, "returned")
+            except RuntimeError as e:
+                ck.ok("monitored_barrier(wait_all_ranks=%s) names rank %d" % (wait_all, last),
+                      ("Rank %d failed to pass monitoredBarrier" % last) in str(e), str(e))
+        else:
+            time.sleep(3)
+    if rank == last:
+        time.sleep(limit + 8)  # answers the others' progress query, issues nothing
+    else:
+        t0 = time.monotonic()
+        try:
+            dist.all_reduce(torch.ones(4))
+            ck.ok("an all_reduce that rank %d skips raises" % last, False, "returned")
+        except RuntimeError as e:
+            dt = time.monotonic() - t0
+            ck.ok("the timeout names rank %d as not having issued it" % last,
+                  "process group's timeout" in str(e) and
+                  ("rank(s) %d have not issued it" % last) in str(e), str(e))
+            ck.ok("it raised within the group's timeout (+ 5 s)", dt < limit + 5, "%.1f s" % dt)
+    out.put(("DONE", rank, ck.passed, ck.failed, []))
+    out.close()
+    out.join_thread()
+    os._exit(0)  # the communicator is revoked
+
+
 def worker(scenario, rank, n, port, out):
     try:
-        {"main": scenario_main, "default": scenario_default,
+        {"main": scenario_main, "default": scenario_default, "cpp": scenario_cpp,
+         "timeout": scenario_timeout,
          "kill": scenario_kill}[scenario](rank, n, port, out)
     except Exception as e:
         out.put(("FAIL", rank, scenario, "%s\n%s" % (e, traceback.format_exc())))
@@ -483,13 +695,20 @@ def spawn(scenario, n, timeout):
 
 def torchrun(n):
     """env:// under torchrun: ranks run torch_env_worker.py."""
-    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node=%d" % n,
+    worker = [os.path.join(HERE, "torch_env_worker.py")]
+    launcher = ["-m", "torch.distributed.run"]
+    if os.environ.get("USE_LIBUV") == "0":
+        # A torch built without libuv (Debian 13's 2.6): torchrun's stores
+        # ignore USE_LIBUV; torchrun_nolibuv.py makes them follow it.
+        nolibuv = os.path.join(HERE, "torchrun_nolibuv.py")
+        launcher = [nolibuv]
+        worker = ["--no-python", sys.executable, nolibuv, "--script"] + worker
+    cmd = [sys.executable] + launcher + ["--nproc_per_node=%d" % n,
            "--master_addr=127.0.0.1", "--master_port=%d" % free_port(),
            # Debian's torch 1.13 on Python 3.11: Std.from_str("0") is None
            # (IntFlag no longer iterates its zero member), so torchrun's
            # default --redirects=0 --tee=0 crash; 1 (stdout) parses.
-           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-"),
-           os.path.join(HERE, "torch_env_worker.py")]
+           "--redirects=1", "--tee=1", "--log_dir=%s" % tempfile.mkdtemp(prefix="ccom-torchrun-")] + worker
     try:
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=120,
                            universal_newlines=True)
@@ -512,7 +731,7 @@ def main():
     ap.add_argument("--scenario", action="append", help="main, default, torchrun, kill")
     args = ap.parse_args()
     sizes = args.n or [2, 4]
-    scen = args.scenario or ["main", "default", "torchrun", "kill"]
+    scen = args.scenario or ["main", "default", "cpp", "timeout", "torchrun", "kill"]
     os.environ["CCOM_OP_TIMEOUT"] = os.environ.get("CCOM_OP_TIMEOUT", "120")
     P = F = 0
     for s in scen:
@@ -523,7 +742,7 @@ def main():
         for n in sizes:
             if s == "kill":
                 os.environ["CCOM_OP_TIMEOUT"] = str(KILL_OP_TIMEOUT)
-            p, f = spawn(s, n, 300 if s == "main" else 120)
+            p, f = spawn(s, n, 300 if s == "main" else 90 if s == "cpp" else 120)
             P, F = P + p, F + f
     print("torch: %d passed, %d failed" % (P, F))
     print("%d passed, %d failed" % (P, F))

@@ -21,11 +21,8 @@ static char thread_msg[1024];
 
 static void *init_thread(void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
-
 	(void)arg;
-	cfg.timeoutSec = 120;
-	thread_res = ccomCommInitRankConfig(&shared_comm, 2, id, 0, &cfg);
+	thread_res = t_init_cfg(&shared_comm, 2, id, 0, 1, 120);
 	snprintf(thread_msg, sizeof(thread_msg), "%s", ccomGetLastError(NULL));
 	return NULL;
 }
@@ -72,15 +69,12 @@ static int test_blocking(void)
 
 static int test_nonblocking(void)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t c;
 	ccomResult_t st;
 	double t0;
 
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	cfg.blocking = 0;
-	cfg.timeoutSec = 120;
-	T_CCOM(ccomCommInitRankConfig(&c, 2, id, 0, &cfg), ccomInProgress);
+	T_CCOM(t_init_cfg(&c, 2, id, 0, 0, 120), ccomInProgress);
 	usleep(300000);
 	T_CCOM(ccomCommGetAsyncError(c, &st), ccomSuccess);
 	T_CHECK(st == ccomInProgress, "state %d", st);

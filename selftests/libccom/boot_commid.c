@@ -62,20 +62,18 @@ static int run_job(const char *addr)
 
 static int check_foreign_address(void)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomUniqueId id;
 	ccomComm_t comm;
 	ccomResult_t res;
 
 	setenv("CCOM_COMM_ID", "203.0.113.7:5555", 1);
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	cfg.timeoutSec = 2;
-	res = ccomCommInitRankConfig(&comm, 2, id, 0, &cfg);
+	res = t_init_cfg(&comm, 2, id, 0, 1, 2);
 	T_CHECK(res == ccomSystemError, "rank 0: got %d (%s)", res, ccomGetErrorString(res));
 	T_CHECK(t_has_words(ccomGetLastError(NULL), "cannot host the root at 203.0.113.7:5555",
 			    "CCOM_COMM_ID", NULL), "rank 0 message");
 	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	res = ccomCommInitRankConfig(&comm, 2, id, 1, &cfg);
+	res = t_init_cfg(&comm, 2, id, 1, 1, 2);
 	T_CHECK(res == ccomTimeout || res == ccomRemoteError, "rank 1: got %d (%s)", res,
 		ccomGetErrorString(res));
 	T_CHECK(t_has_words(ccomGetLastError(NULL), "bootstrap root at 203.0.113.7:5555",

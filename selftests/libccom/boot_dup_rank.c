@@ -10,20 +10,15 @@ static ccomUniqueId id;
 
 static int rank_main(int proc, int nranks, void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t res;
 	int rank = proc == 2 ? 1 : proc;
 
 	(void)arg;
-	cfg.timeoutSec = 30;
-	res = ccomCommInitRankConfig(&comm, nranks, id, rank, &cfg);
-	T_CHECK(res == ccomInvalidUsage, "process %d: got %d (%s): %s", proc, res,
-		ccomGetErrorString(res), ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "duplicate rank", "rank 1", "checked in twice",
-			    NULL), "process %d: message", proc);
-	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	return 0;
+	res = t_init_cfg(&comm, nranks, id, rank, 1, 30);
+	return t_init_refused(comm, res, ccomInvalidUsage,
+			      proc == 2 ? "process 2 as rank 1" : "process 0 or 1", rank,
+			      "duplicate rank", "rank 1", "checked in twice", NULL);
 }
 
 int main(void)

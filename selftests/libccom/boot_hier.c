@@ -118,11 +118,8 @@ int main(void)
 
 	snprintf(log, sizeof(log), "/tmp/ccom-boot-hier-%d.log", (int)getpid());
 	unlink(log);
-	setenv("CCOM_DEBUG_FILE", log, 1);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "BOOT", 1);
-	setenv("CCOM_BOOTSTRAP_TIMEOUT", "30", 1);
-	setenv("CCOM_BOOTSTRAP_HIER", "1", 1);
+	t_log_to(log, "INFO", "BOOT");
+	T_SETENV("CCOM_BOOTSTRAP_TIMEOUT=30", "CCOM_BOOTSTRAP_HIER=1");
 	if (run_job(&good, log, "4 hosts x 4 ranks, interleaved") ||
 	    run_job(&uneven, log, "hosts of 6 + 1 + 1 ranks"))
 		return T_FAIL;

@@ -23,39 +23,29 @@ static int rank_main(int proc, int nranks, void *arg)
 	(void)arg;
 	setenv("CCOM_BOOTSTRAP_TIMEOUT", "3", 1);
 	res = ccomCommInitRank(&comm, 5, id, present[proc]);
-	T_CHECK(res == ccomTimeout, "rank %d got %d (%s): %s", present[proc], res,
-		ccomGetErrorString(res), ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "root", "2 of 5 ranks",
-			    "never checked in: 2,4", NULL), "rank %d message", present[proc]);
-	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	return 0;
+	return t_init_refused(comm, res, ccomTimeout, "ranks 2 and 4 missing", present[proc], "root",
+			      "2 of 5 ranks", "never checked in: 2,4", NULL);
 }
 
 static int died_main(int rank, int nranks, void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t res;
 	double t0 = t_now();
 
 	(void)nranks;
 	(void)arg;
-	cfg.timeoutSec = 60;
+
 	if (rank == 2) {
-		cfg.blocking = 0;
-		T_CCOM(ccomCommInitRankConfig(&comm, 4, id, rank, &cfg), ccomInProgress);
+		T_CCOM(t_init_cfg(&comm, 4, id, rank, 0, 60), ccomInProgress);
 		usleep(500000);
 		_exit(0); /* dies with its check-in connection open */
 	}
-	res = ccomCommInitRankConfig(&comm, 4, id, rank, &cfg);
-	T_CHECK(res == ccomRemoteError, "rank %d got %d (%s): %s", rank, res,
-		ccomGetErrorString(res), ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "rank 2", "disconnected after checking in",
-			    NULL), "rank %d message", rank);
+	res = t_init_cfg(&comm, 4, id, rank, 1, 60);
 	T_CHECK(t_now() - t0 < 30, "rank %d waited %.1f s: the timeout, not the root's report",
 		rank, t_now() - t0);
-	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	return 0;
+	return t_init_refused(comm, res, ccomRemoteError, "rank 2 died", rank, "rank 2",
+			      "disconnected after checking in", NULL);
 }
 
 int main(void)

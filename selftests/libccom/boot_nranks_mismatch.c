@@ -12,20 +12,14 @@ static ccomUniqueId id;
 
 static int rank_main(int rank, int nranks, void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t res;
 	int my_n = rank == 2 ? 4 : nranks;
 
 	(void)arg;
-	cfg.timeoutSec = 30;
-	res = ccomCommInitRankConfig(&comm, my_n, id, rank, &cfg);
-	T_CHECK(res == ccomInvalidUsage, "rank %d: got %d (%s), want ccomInvalidUsage: %s", rank, res,
-		ccomGetErrorString(res), ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "nranks mismatch", "nranks 3", "nranks 4",
-			    "same nranks", NULL), "rank %d: message", rank);
-	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	return 0;
+	res = t_init_cfg(&comm, my_n, id, rank, 1, 30);
+	return t_init_refused(comm, res, ccomInvalidUsage, "nranks 3 and 4", rank,
+			      "nranks mismatch", "nranks 3", "nranks 4", "same nranks", NULL);
 }
 
 int main(void)

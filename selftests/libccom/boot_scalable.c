@@ -227,9 +227,7 @@ static int job(int nranks, int nids, enum mode mode, int per_host, int hier)
 			setenv("CCOM_BOOTSTRAP_HIER", "1", 1);
 		/* The roots' holders write the log (the ranks log only what goes wrong). */
 		unlink(logpath);
-		setenv("CCOM_DEBUG_FILE", logpath, 1);
-		setenv("CCOM_DEBUG", "INFO", 1);
-		setenv("CCOM_DEBUG_SUBSYS", "BOOT", 1);
+		t_log_to(logpath, "INFO", "BOOT");
 	}
 	if (start_roots(nids)) {
 		stop_roots(nids);

@@ -20,20 +20,14 @@ struct skew {
 static int rank_main(int rank, int nranks, void *arg)
 {
 	const struct skew *s = arg;
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t res;
 
 	if (rank == 1)
 		setenv(s->var, s->val, 1);
-	cfg.timeoutSec = 30;
-	res = ccomCommInitRankConfig(&comm, nranks, id, rank, &cfg);
-	T_CHECK(res == ccomInvalidUsage, "%s: rank %d got %d (%s): %s", s->var, rank, res,
-		ccomGetErrorString(res), ccomGetLastError(NULL));
-	T_CHECK(t_has_words(ccomGetLastError(NULL), "version skew", "rank 1", s->word,
-			    "same libccom build", NULL), "%s: rank %d message", s->var, rank);
-	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
-	return 0;
+	res = t_init_cfg(&comm, nranks, id, rank, 1, 30);
+	return t_init_refused(comm, res, ccomInvalidUsage, s->var, rank, "version skew", "rank 1",
+			      s->word, "same libccom build", NULL);
 }
 
 int main(void)

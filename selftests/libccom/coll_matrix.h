@@ -215,10 +215,13 @@ static int ct_matrix_big(ccomComm_t comm, int rank, int n, char *sb, char *rb, s
 
 typedef int (*ct_matrix_fn)(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz);
 
-/* One rank: init, @small (the small-count cases), the big counts if asked, finalize. */
-static inline int ct_matrix_rank_with(int rank, int n, struct ct_job *j, ct_matrix_fn small)
+/*
+ * One rank: init, @small (the small-count cases) with send and receive
+ * buffers of @bufsz bytes, the big counts if asked, finalize.
+ */
+static inline int ct_matrix_rank_sized(int rank, int n, struct ct_job *j, ct_matrix_fn small,
+				       size_t bufsz)
 {
-	size_t bufsz = ((size_t)CT_BIG + 8) * 8 * 2 + 4096;
 	ccomComm_t comm;
 	char *sb, *rb;
 	int rc;
@@ -238,6 +241,12 @@ static inline int ct_matrix_rank_with(int rank, int n, struct ct_job *j, ct_matr
 	free(sb);
 	free(rb);
 	return rc;
+}
+
+/* The same with buffers for the big counts. */
+static inline int ct_matrix_rank_with(int rank, int n, struct ct_job *j, ct_matrix_fn small)
+{
+	return ct_matrix_rank_sized(rank, n, j, small, ((size_t)CT_BIG + 8) * 8 * 2 + 4096);
 }
 
 static int ct_matrix_rank(int rank, int n, void *arg)

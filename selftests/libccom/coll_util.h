@@ -24,6 +24,7 @@ struct ct_job {
 	const char *env[4];	/* "NAME=value" set in every rank before init */
 	int big;		/* run the 1 Mi + 3 counts too */
 	size_t count;		/* element count, for tests that take one */
+	void (*at_init)(int rank);	/* called in ct_init() before init, or NULL */
 };
 
 static inline size_t ct_size(ccomDataType_t dt)
@@ -120,17 +121,7 @@ static inline int ct_same(double got, double want, ccomDataType_t dt)
 /* setenv() the job's "NAME=value" strings. */
 static inline void ct_setenv(const struct ct_job *j)
 {
-	char buf[128], *eq;
-	int i;
-
-	for (i = 0; i < 4 && j->env[i]; i++) {
-		snprintf(buf, sizeof(buf), "%s", j->env[i]);
-		eq = strchr(buf, '=');
-		if (eq) {
-			*eq = '\0';
-			setenv(buf, eq + 1, 1);
-		}
-	}
+	t_setenvs(j->env, 4);
 }
 
 static inline int ct_init(const struct ct_job *j, int rank, ccomComm_t *comm)
@@ -138,6 +129,8 @@ static inline int ct_init(const struct ct_job *j, int rank, ccomComm_t *comm)
 	ccomResult_t res;
 
 	ct_setenv(j);
+	if (j->at_init)
+		j->at_init(rank);
 	res = ccomCommInitRank(comm, j->nranks, j->id, rank);
 	if (res != ccomSuccess) {
 		fprintf(stderr, "rank %d: init failed: %s: %s\n", rank, ccomGetErrorString(res),

@@ -9,8 +9,57 @@
 #define CCOM_FAIL_UTIL_H
 
 #include <pthread.h>
+#include <signal.h>
 
 #include "coll_util.h"
+
+/*
+ * The start of the tests that break a communicator with work on it: init
+ * under CCOM_OP_TIMEOUT=@op_timeout (a ccomTimeout would show that the
+ * detection did not work), a fresh buffer of @count floats (*buf), one good
+ * AllReduce of @first of them, then @queued AllReduces of all @count
+ * queued and not waited for.  T_PASS or T_FAIL.
+ */
+static inline int ct_queue_work(const struct ct_job *j, int rank, const char *op_timeout,
+				size_t count, size_t first, int queued, ccomComm_t *comm,
+				float **buf)
+{
+	int i;
+
+	setenv("CCOM_OP_TIMEOUT", op_timeout, 1);
+	if (ct_init(j, rank, comm))
+		return T_FAIL;
+	*buf = calloc(count, sizeof(float));
+	T_CHECK(*buf, "out of memory");
+	T_CCOM(ccomAllReduce(*buf, *buf, first, ccomFloat32, ccomSum, *comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(*comm), ccomSuccess);
+	for (i = 0; i < queued; i++)
+		T_CCOM(ccomAllReduce(*buf, *buf, count, ccomFloat32, ccomSum, *comm, NULL),
+		       ccomSuccess);
+	return T_PASS;
+}
+
+/*
+ * Run @fn on @n forked ranks (@timeout_s) of which rank @victim SIGKILLs
+ * itself: T_PASS if it died so and every other rank exited 0.
+ */
+static inline int ct_run_with_victim(struct ct_job *j, int n, t_rank_fn fn, int timeout_s,
+				     int victim)
+{
+	int codes[64], r;
+
+	j->nranks = n;
+	t_fork_ranks_id(n, fn, j, codes, timeout_s, &j->id);
+	for (r = 0; r < n; r++) {
+		int want = r == victim ? 128 + SIGKILL : 0;
+
+		if (codes[r] != want) {
+			fprintf(stderr, "FAIL: rank %d exited with %d, want %d\n", r, codes[r], want);
+			return T_FAIL;
+		}
+	}
+	return T_PASS;
+}
 
 /*
  * Rank 0 aborts @comm (after 300 ms, ct_aborter) while every rank waits in
@@ -82,22 +131,18 @@ static inline int ct_sync_after_kill(ccomComm_t comm, int rank, int victim, cons
 }
 
 /*
- * Rank 0 runs an AllReduce of @count floats that rank 1 never joins (rank 1
- * sleeps @absent_s, then destroys its comm) and aborts from a second
- * thread while blocked in it (@where: what it is blocked in): the wait
- * must fail, and well before CCOM_OP_TIMEOUT=120.
+ * On @comm, initialised: rank 0 runs an AllReduce of @count floats that
+ * rank 1 never joins (rank 1 sleeps @absent_s, then destroys its comm) and
+ * aborts from a second thread while blocked in it (@where: what it is
+ * blocked in): the wait must fail, within @limit_s.
  */
-static inline int ct_abort_absent_peer(const struct ct_job *j, int rank, float *buf,
-				       size_t count, unsigned int absent_s, const char *where)
+static inline int ct_abort_absent_peer_on(ccomComm_t comm, int rank, float *buf, size_t count,
+					  unsigned int absent_s, const char *where, double limit_s)
 {
-	ccomComm_t comm;
 	ccomResult_t res;
 	pthread_t t;
 	double t0;
 
-	setenv("CCOM_OP_TIMEOUT", "120", 1);
-	if (ct_init(j, rank, &comm))
-		return T_FAIL;
 	if (rank == 1) {
 		sleep(absent_s);
 		ccomCommDestroy(comm);
@@ -111,8 +156,21 @@ static inline int ct_abort_absent_peer(const struct ct_job *j, int rank, float *
 	printf("rank 0: blocked in %s, abort -> %s after %.2f s\n", where, ccomGetErrorString(res),
 	       t_now() - t0);
 	T_CHECK(res != ccomSuccess, "the collective completed although rank 1 never joined");
-	T_CHECK(t_now() - t0 < 60, "abort did not interrupt the wait in %s", where);
+	T_CHECK(t_now() - t0 < limit_s, "abort did not interrupt the wait in %s within %.0f s", where,
+		limit_s);
 	return T_PASS;
+}
+
+/* The same from init, well before CCOM_OP_TIMEOUT=120 (within 60 s). */
+static inline int ct_abort_absent_peer(const struct ct_job *j, int rank, float *buf,
+				       size_t count, unsigned int absent_s, const char *where)
+{
+	ccomComm_t comm;
+
+	setenv("CCOM_OP_TIMEOUT", "120", 1);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	return ct_abort_absent_peer_on(comm, rank, buf, count, absent_s, where, 60);
 }
 
 #endif

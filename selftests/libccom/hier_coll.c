@@ -20,7 +20,6 @@
  * show the schedule that ran: rail/rab on the layouts that allow them, the
  * logged fallback (and the flat algorithm) on the others.
  */
-#include <dirent.h>
 #include <stdbool.h>
 
 #include "hier_util.h"
@@ -71,7 +70,7 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, size_t count,
 		char *in, char *out, uint64_t *h, uint64_t *ha, bool a2a_only)
 {
-	size_t es = nett_tsize(c->t), i;
+	size_t es = ct_size(c->t), i;
 	int roots[2] = { 0, n - 1 }, k, r;
 	long bad = 0;
 
@@ -111,12 +110,12 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 
 		memset(out, 0x5a, count * es);
 		for (i = 0; i < count; i++)
-			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+			ct_put(src, i, c->t, (double)((rank * 31 + i) % 97));
 		if (nett_sync(comm, ccomBroadcast(src, out, count, c->t, roots[k % 2], comm, NULL),
 			      k >= 2 ? "broadcast in place" : "broadcast", rank))
 			return 1;
 		for (i = 0; i < count; i++)
-			bad += nett_load(out, c->t, i) != (double)((roots[k % 2] * 31 + i) % 97);
+			bad += ct_get(out, i, c->t) != (double)((roots[k % 2] * 31 + i) % 97);
 		*h = fnv(*h, out, count * es);
 	}
 	if (count * (size_t)n * es > BUFSZ)
@@ -126,7 +125,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 		char *src = k ? out + (size_t)rank * count * es : in;
 
 		for (i = 0; i < count; i++)
-			nett_store(src, c->t, i, (double)((rank * 31 + i) % 97));
+			ct_put(src, i, c->t, (double)((rank * 31 + i) % 97));
 		if (!k)
 			memset(out, 0x5a, count * (size_t)n * es);
 		if (nett_sync(comm, ccomAllGather(src, out, count, c->t, comm, NULL), "allgather",
@@ -134,7 +133,7 @@ static long one(ccomComm_t comm, int rank, int n, const struct nett_combo *c, si
 			return 1;
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				bad += nett_load(out + (size_t)r * count * es, c->t, i) !=
+				bad += ct_get(out + (size_t)r * count * es, i, c->t) !=
 				       (double)((r * 31 + i) % 97);
 		*h = fnv(*h, out, count * (size_t)n * es);
 	}
@@ -164,7 +163,7 @@ out:
 static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *c, size_t count,
 		     char *in, char *out, uint64_t *h)
 {
-	size_t es = nett_tsize(c->t), i;
+	size_t es = ct_size(c->t), i;
 	long bad = 0;
 	int k, r;
 
@@ -173,8 +172,8 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				nett_store(src + (size_t)r * count * es, c->t, i,
-					   (double)((rank * 31 + r * 7 + i) % 97));
+				ct_put(src + (size_t)r * count * es, i, c->t,
+				       (double)((rank * 31 + r * 7 + i) % 97));
 		if (!k)
 			memset(out, 0x5a, count * (size_t)n * es);
 		if (nett_sync(comm, ccomAlltoAll(src, out, count, c->t, comm, NULL),
@@ -182,7 +181,7 @@ static long alltoall(ccomComm_t comm, int rank, int n, const struct nett_combo *
 			return 1;
 		for (r = 0; r < n; r++)
 			for (i = 0; i < count; i++)
-				bad += nett_load(out + (size_t)r * count * es, c->t, i) !=
+				bad += ct_get(out + (size_t)r * count * es, i, c->t) !=
 				       (double)((r * 31 + rank * 7 + i) % 97);
 		*h = fnv(*h, out, count * (size_t)n * es);
 	}
@@ -217,29 +216,49 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *resu
 static char logdir[64];
 
 /* Count the log lines of the last job that contain @s. */
+struct log_count {
+	const char *s;
+	int hits;
+};
+
+static void count_line(const char *line, void *ctx)
+{
+	struct log_count *c = ctx;
+
+	c->hits += strstr(line, c->s) != NULL;
+}
+
 static int log_has(const char *s)
 {
-	char path[384], line[1024];
-	struct dirent *d;
-	int hits = 0;
-	DIR *dir = opendir(logdir);
-	FILE *f;
+	struct log_count c = { s, 0 };
 
-	if (!dir)
-		return 0;
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", logdir, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			hits += strstr(line, s) != NULL;
-		fclose(f);
-	}
-	closedir(dir);
-	return hits;
+	t_dir_lines(logdir, "", count_line, &c);
+	return c.hits;
+}
+
+/* The distinct choice lines seen and how often each was. */
+struct choices {
+	char (*seen)[256];
+	int *cnt;
+	int nseen;
+};
+
+static void count_choice(const char *line, void *ctx)
+{
+	const char *p = strstr(line, " of "), *q = strstr(line, " -> ");
+	struct choices *c = ctx;
+	int i;
+
+	if (!p || !q || !strstr(line, "(first use of this choice)"))
+		return;
+	while (p > line && p[-1] != ' ')
+		p--;	/* back to the collective's name */
+	for (i = 0; i < c->nseen && strcmp(c->seen[i], p); i++)
+		;
+	if (i == c->nseen && c->nseen < 4096)
+		snprintf(c->seen[c->nseen++], 256, "%.255s", p);
+	if (i < 4096)
+		c->cnt[i]++;
 }
 
 /*
@@ -249,50 +268,21 @@ static int log_has(const char *s)
  */
 static int same_choices(int n)
 {
-	char path[384], line[1024], (*seen)[256] = calloc(4096, 256);
-	int *cnt = calloc(4096, sizeof(int)), nseen = 0, i, bad = 0;
-	struct dirent *d;
-	DIR *dir = opendir(logdir);
-	FILE *f;
+	struct choices c = { calloc(4096, 256), calloc(4096, sizeof(int)), 0 };
+	int i, bad = 0;
 
-	if (!dir || !seen || !cnt) {
-		if (dir)
-			closedir(dir);
-		free(seen);
-		free(cnt);
+	if (!c.seen || !c.cnt || t_dir_lines(logdir, "", count_choice, &c)) {
+		free(c.seen);
+		free(c.cnt);
 		return 1;
 	}
-	while ((d = readdir(dir))) {
-		if (d->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", logdir, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f)) {
-			char *p = strstr(line, " of "), *q = strstr(line, " -> ");
-
-			if (!p || !q || !strstr(line, "(first use of this choice)"))
-				continue;
-			while (p > line && p[-1] != ' ')
-				p--;	/* back to the collective's name */
-			for (i = 0; i < nseen && strcmp(seen[i], p); i++)
-				;
-			if (i == nseen && nseen < 4096)
-				snprintf(seen[nseen++], 256, "%.255s", p);
-			if (i < 4096)
-				cnt[i]++;
-		}
-		fclose(f);
-	}
-	closedir(dir);
-	for (i = 0; i < nseen; i++)
-		if (cnt[i] != n) {
-			fprintf(stderr, "%d of %d ranks logged: %s", cnt[i], n, seen[i]);
+	for (i = 0; i < c.nseen; i++)
+		if (c.cnt[i] != n) {
+			fprintf(stderr, "%d of %d ranks logged: %s", c.cnt[i], n, c.seen[i]);
 			bad++;
 		}
-	free(seen);
-	free(cnt);
+	free(c.seen);
+	free(c.cnt);
 	return bad;
 }
 

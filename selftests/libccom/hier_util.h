@@ -34,30 +34,14 @@ NETT_FN void ht_hosts_down(void)
 	ht_sw_up = 0;
 }
 
-NETT_FN void ht_on_signal(int sig)
-{
-	ht_hosts_down();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
-
 /* Create @n hosts on one bridge: 0, NETT_SKIP (reason printed) or 1 on a setup failure. */
 NETT_FN int ht_hosts_up(int n)
 {
 	int h, pid = (int)getpid();
 
-	if (geteuid() != 0) {
-		printf("SKIP: network namespaces need root (run as root to test hosts in namespaces)\n");
+	if (nett_ns_prologue("hosts in namespaces", ht_hosts_down))
 		return NETT_SKIP;
-	}
-	if (nett_sh("command -v ip >/dev/null 2>&1")) {
-		printf("SKIP: ip(8) is missing (install iproute2)\n");
-		return NETT_SKIP;
-	}
 	snprintf(ht_sw, sizeof(ht_sw), "cch%dsw", pid);
-	atexit(ht_hosts_down);
-	signal(SIGINT, ht_on_signal);
-	signal(SIGTERM, ht_on_signal);
 	if (nett_sh("ip netns add %s", ht_sw)) {
 		printf("SKIP: cannot create a network namespace (no CAP_SYS_ADMIN or no CONFIG_NET_NS)\n");
 		return NETT_SKIP;
@@ -145,6 +129,38 @@ NETT_FN int ht_barrier(ccomComm_t comm, int rank, char *buf)
 			 rank);
 }
 
+/* Called before (@after 0) and after (@after 1) the measured call; non-zero fails the rank. */
+typedef int (*ht_probe_fn)(int rank, int after, void *ctx);
+
+/*
+ * The byte-counting tests' AllReduce: @bytes of int32 sum, first a warm-up
+ * call (first-use allocations, TCP windows) and a barrier, then one call
+ * between barriers with @probe on either side, its result checked.  0 or 1.
+ */
+NETT_FN int ht_measured_allreduce(ccomComm_t comm, int rank, int nranks, size_t bytes,
+				  ht_probe_fn probe, void *ctx)
+{
+	size_t count = bytes / 4;
+	char *in = malloc(bytes), *out = malloc(bytes), one[8] = { 0 };
+	int rc = 1;
+
+	if (!in || !out)
+		goto out;
+	nett_fill(in, ccomInt32, count, rank, 0, ccomSum);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL), "warm-up",
+		      rank) || ht_barrier(comm, rank, one) || probe(rank, 0, ctx))
+		goto out;
+	memset(out, 0, bytes);
+	if (nett_sync(comm, ccomAllReduce(in, out, count, ccomInt32, ccomSum, comm, NULL),
+		      "allreduce", rank) || ht_barrier(comm, rank, one) || probe(rank, 1, ctx))
+		goto out;
+	rc = nett_mismatches(out, ccomInt32, count, 0, nranks, ccomSum, "allreduce", rank) ? 1 : 0;
+out:
+	free(in);
+	free(out);
+	return rc;
+}
+
 /* A rank's body: 0 on success; *result is reported to the parent. */
 typedef int (*ht_rank_fn)(ccomComm_t comm, int rank, int nranks, void *arg, uint64_t *result);
 
@@ -166,13 +182,12 @@ NETT_FN int ht_rank_main(struct ht_job *j, int rank, int pipes[][2], int res_fd)
 	ccomComm_t comm;
 	ccomResult_t res;
 	uint64_t result = 0;
-	int r, rc, e;
+	int r, rc;
 
 	if (ht_enter_host(j->host_of[rank], j->own_sysfs))
 		return 2;
 	/* After the host's defaults, so that a job may override CCOM_SOCKET_IFNAME. */
-	for (e = 0; e < 8 && j->env[e]; e++)
-		putenv((char *)j->env[e]);
+	t_setenvs(j->env, 8);
 	if (rank == 0) {
 		if (ccomGetUniqueId(&id) != ccomSuccess) {
 			fprintf(stderr, "rank 0: ccomGetUniqueId: %s\n", ccomGetLastError(NULL));

@@ -16,24 +16,14 @@
 
 int main(void)
 {
-	char exe[PATH_MAX], so[PATH_MAX + 32], *p;
+	char exe[PATH_MAX], so[PATH_MAX + 32];
 	ccomResult_t (*info_fn)(struct ccomVersionInfo *);
 	ccomResult_t (*ver_fn)(int *);
 	struct ccomVersionInfo vi;
-	ssize_t n;
 	void *h;
-	int v, i;
+	int v;
 
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	T_CHECK(n > 0, "readlink");
-	exe[n] = '\0';
-	/* BUILD/selftests/libccom/init_abi -> BUILD/lib/libccom.so.1 */
-	for (i = 0; i < 3; i++) {
-		p = strrchr(exe, '/');
-		T_CHECK(p, "path %s", exe);
-		*p = '\0';
-	}
-	snprintf(so, sizeof(so), "%s/lib/libccom.so.1", exe);
+	T_CHECK(!t_build_file("lib/libccom.so.1", so, sizeof(so)), "readlink /proc/self/exe");
 	if (access(so, R_OK))
 		return t_skip("%s not built", so);
 	h = dlopen(so, RTLD_NOW | RTLD_LOCAL);

@@ -80,8 +80,19 @@ static void setup_child(int n, const char *level)
 	clean_env();
 	setenv("HOME", dir, 1);
 	log_path(n, path, sizeof(path));
-	setenv("CCOM_DEBUG_FILE", path, 1);
-	setenv("CCOM_DEBUG", level, 1);
+	t_log_to(path, level, NULL);
+}
+
+/*
+ * CCOM_CONF_FILE = @dir/@name, written with @text first (NULL: left
+ * missing); its path into @conf.
+ */
+static void use_conf(const char *name, const char *text, char *conf, size_t len)
+{
+	snprintf(conf, len, "%s/%s", dir, name);
+	if (text)
+		write_file(conf, text);
+	setenv("CCOM_CONF_FILE", conf, 1);
 }
 
 /* An ordinary program's first calls: a 1-rank communicator. */
@@ -101,9 +112,8 @@ static int case_file(int n)
 	char conf[128], want[160];
 
 	setup_child(n, "WARN");
-	snprintf(conf, sizeof(conf), "%s/a.conf", dir);
-	write_file(conf, "# ccom settings\n\nCCOM_ALGO=ring\n  CCOM_OP_TIMEOUT = 7\nCCOM_PROTO=\"ll\"\n");
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("a.conf", "# ccom settings\n\nCCOM_ALGO=ring\n  CCOM_OP_TIMEOUT = 7\nCCOM_PROTO=\"ll\"\n",
+		 conf, sizeof(conf));
 	T_CHECK(!strcmp(ccom_param_str("CCOM_ALGO"), "ring"), "CCOM_ALGO=%s, want ring from the file",
 		ccom_param_str("CCOM_ALGO"));
 	T_CHECK(ccom_param_int("CCOM_OP_TIMEOUT") == 7, "CCOM_OP_TIMEOUT=%lld, want 7",
@@ -124,9 +134,7 @@ static int case_env_wins(int n)
 	char conf[128];
 
 	setup_child(n, "WARN");
-	snprintf(conf, sizeof(conf), "%s/b.conf", dir);
-	write_file(conf, "CCOM_ALGO=ring\n");
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("b.conf", "CCOM_ALGO=ring\n", conf, sizeof(conf));
 	setenv("CCOM_ALGO", "tree", 1);
 	T_CHECK(!strcmp(ccom_param_str("CCOM_ALGO"), "tree"), "CCOM_ALGO=%s, want tree (environment)",
 		ccom_param_str("CCOM_ALGO"));
@@ -140,9 +148,7 @@ static int case_typos(int n)
 	char conf[128];
 
 	setup_child(n, "WARN");
-	snprintf(conf, sizeof(conf), "%s/c.conf", dir);
-	write_file(conf, "CCOM_ALOG=ring\n");
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("c.conf", "CCOM_ALOG=ring\n", conf, sizeof(conf));
 	setenv("CCOM_NSOKCS", "4", 1);
 	setenv("CCOM_TEST_SANITIZER", "0", 1);
 	return one_rank_init();
@@ -153,8 +159,7 @@ static int case_bad_files(int n)
 	char conf[128];
 
 	setup_child(n, "WARN");
-	snprintf(conf, sizeof(conf), "%s/missing.conf", dir);
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("missing.conf", NULL, conf, sizeof(conf));
 	T_CHECK(ccom_param_str("CCOM_ALGO") == NULL, "CCOM_ALGO set without a file");
 	ccom_params_flush_warnings();
 	return 0;
@@ -174,9 +179,7 @@ static int case_malformed(int n)
 	char conf[128];
 
 	setup_child(n, "WARN");
-	snprintf(conf, sizeof(conf), "%s/d.conf", dir);
-	write_file(conf, "CCOM_ALGO=ring\nthis line has no equals sign\n");
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("d.conf", "CCOM_ALGO=ring\nthis line has no equals sign\n", conf, sizeof(conf));
 	T_CHECK(!strcmp(ccom_param_str("CCOM_ALGO"), "ring"), "good line lost");
 	ccom_params_flush_warnings();
 	return 0;
@@ -190,9 +193,7 @@ static int case_home(int n, int with_conf_file)
 	snprintf(path, sizeof(path), "%s/.ccom.conf", dir);
 	write_file(path, "CCOM_NSOCKS=3\n");
 	if (with_conf_file) {
-		snprintf(path, sizeof(path), "%s/e.conf", dir);
-		write_file(path, "# nothing\n");
-		setenv("CCOM_CONF_FILE", path, 1);
+		use_conf("e.conf", "# nothing\n", path, sizeof(path));
 		T_CHECK(ccom_param_int("CCOM_NSOCKS") == 2, "~/.ccom.conf read although CCOM_CONF_FILE is set");
 	} else {
 		T_CHECK(ccom_param_int("CCOM_NSOCKS") == 3, "~/.ccom.conf not read (CCOM_NSOCKS=%lld)",
@@ -207,9 +208,7 @@ static int case_env_log(int n)
 
 	setup_child(n, "INFO");
 	setenv("CCOM_DEBUG_SUBSYS", "ENV", 1);
-	snprintf(conf, sizeof(conf), "%s/f.conf", dir);
-	write_file(conf, "CCOM_ALGO=ring\n");
-	setenv("CCOM_CONF_FILE", conf, 1);
+	use_conf("f.conf", "CCOM_ALGO=ring\n", conf, sizeof(conf));
 	setenv("CCOM_NSOCKS", "3", 1);
 	return one_rank_init();
 }

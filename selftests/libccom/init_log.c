@@ -25,10 +25,7 @@ static int rank_main(int rank, int nranks, void *arg)
 	ccomComm_t comm;
 
 	snprintf(path, sizeof(path), "%s/ccom-%%h-%%p.log", dir);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_FILE", path, 1);
-	if (subsys)
-		setenv("CCOM_DEBUG_SUBSYS", subsys, 1);
+	t_log_to(path, "INFO", subsys);
 	snprintf(addr, sizeof(addr), "127.0.0.1:%d", port);
 	setenv("CCOM_COMM_ID", addr, 1);
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);

@@ -28,14 +28,12 @@ static ccomResult_t poll_done(ccomComm_t c)
 
 static int rank_main(int rank, int nranks, void *arg)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t st;
 	int v;
 
 	(void)arg;
-	cfg.blocking = 0;
-	T_CCOM(ccomCommInitRankConfig(&comm, nranks, id, rank, &cfg), ccomInProgress);
+	T_CCOM(t_init_cfg(&comm, nranks, id, rank, 0, -1), ccomInProgress);
 	T_CHECK(comm != NULL, "no handle");
 	st = poll_done(comm);
 	T_CHECK(st == ccomSuccess, "rank %d: async state %d (%s): %s", rank, st,
@@ -53,15 +51,12 @@ static int rank_main(int rank, int nranks, void *arg)
 
 static int test_timeout(void)
 {
-	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
 	ccomComm_t comm;
 	ccomResult_t st;
 	int dev;
 
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	cfg.blocking = 0;
-	cfg.timeoutSec = 2;
-	T_CCOM(ccomCommInitRankConfig(&comm, 2, id, 1, &cfg), ccomInProgress);
+	T_CCOM(t_init_cfg(&comm, 2, id, 1, 0, 2), ccomInProgress);
 	T_CCOM(ccomCommDevice(comm, &dev), ccomInvalidUsage);
 	st = poll_done(comm);
 	T_CHECK(st == ccomTimeout, "async state %d (%s)", st, ccomGetErrorString(st));
@@ -70,8 +65,7 @@ static int test_timeout(void)
 
 	/* Destroying a comm whose nonblocking init still waits aborts that init. */
 	T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
-	cfg.timeoutSec = 120;
-	T_CCOM(ccomCommInitRankConfig(&comm, 2, id, 1, &cfg), ccomInProgress);
+	T_CCOM(t_init_cfg(&comm, 2, id, 1, 0, 120), ccomInProgress);
 	usleep(100000);
 	T_CCOM(ccomCommGetAsyncError(comm, &st), ccomSuccess);
 	T_CHECK(st == ccomInProgress, "state %d", st);

@@ -17,22 +17,13 @@
 
 static int running_rank(int rank, int n, void *arg)
 {
-	struct ct_job *j = arg;
 	ccomComm_t comm;
 	ccomResult_t res;
 	float *buf;
-	int i;
 
 	(void)n;
-	setenv("CCOM_OP_TIMEOUT", "120", 1);
-	if (ct_init(j, rank, &comm))
+	if (ct_queue_work(arg, rank, "120", COUNT, COUNT, 8, &comm, &buf))
 		return T_FAIL;
-	buf = calloc(COUNT, sizeof(float));
-	T_CHECK(buf, "out of memory");
-	T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (i = 0; i < 8; i++)
-		T_CCOM(ccomAllReduce(buf, buf, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 	res = ct_sync_under_abort(comm, rank, "synchronize");
 	if (rank == 0) {
 		T_CHECK(res != ccomSuccess, "eight 16 MiB allreduces finished within 0.3 s; the abort had nothing to cancel");

@@ -24,24 +24,9 @@ static int body(ccomComm_t comm, int rank, int nranks, void *arg)
 	(void)arg;
 	if (!in || !out)
 		return 1;
-	res = ccomAllReduce(in, out, COUNT, ccomFloat32, ccomSum, comm, NULL);
-	if (res == ccomSuccess)
-		res = ccomCommSynchronize(comm);
-	if (res != ccomSuccess) {
-		fprintf(stderr, "rank %d: first allreduce failed: %s\n", rank, ccomGetLastError(comm));
-		return 1;
-	}
-	if (rank == victim) {
-		char b;
-		int k;
-
-		/* Die only once every survivor finished the good AllReduce. */
-		for (k = 0; k < nranks - 1; k++)
-			if (read(ready[0], &b, 1) != 1)
-				break;
-		_exit(42);
-	}
-	if (write(ready[1], "x", 1) != 1)
+	if (nett_sync(comm, ccomAllReduce(in, out, COUNT, ccomFloat32, ccomSum, comm, NULL),
+		      "first allreduce", rank) ||
+	    nett_die_when_ready(rank, nranks, victim, ready))
 		return 1;
 	res = ccomAllReduce(in, out, COUNT, ccomFloat32, ccomSum, comm, NULL);
 	if (res == ccomSuccess)

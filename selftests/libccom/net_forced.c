@@ -19,10 +19,7 @@ int main(void)
 {
 	int rc;
 
-	setenv("CCOM_TRANSPORT", "net", 1);
-	setenv("CCOM_ALGO", "ring", 1);
-	setenv("CCOM_NSOCKS", "2", 1);
-	setenv("CCOM_OP_TIMEOUT", "60", 1);
+	T_SETENV("CCOM_TRANSPORT=net", "CCOM_ALGO=ring", "CCOM_NSOCKS=2", "CCOM_OP_TIMEOUT=60");
 	rc = nett_run(3, NULL, body, NULL, 0);
 	printf("%s: collectives with CCOM_TRANSPORT=net on one host, 3 ranks\n",
 	       rc ? "FAIL" : "PASS");

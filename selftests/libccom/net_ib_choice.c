@@ -34,15 +34,13 @@ static int rank_fn(int rank, int nranks, void *arg)
 {
 	struct ct_job *j = arg;
 	struct ib_case *c = cur;
-	char host[32];
 	ccomComm_t comm;
 	ccomResult_t res;
 	double t0 = t_now();
 	float in[4] = { 1, 2, 3, 4 }, out[4];
 	int i;
 
-	snprintf(host, sizeof(host), "nibhost%d-%d", rank, (int)getppid());
-	setenv("CCOM_HOSTID", host, 1);
+	t_set_host("nibhost", rank);
 	if (c->net[rank])
 		setenv("CCOM_NET", c->net[rank], 1);
 	if (c->lib)
@@ -76,17 +74,9 @@ static int rank_fn(int rank, int nranks, void *arg)
 /* Does the log of the current case (every rank's file) hold @what? */
 static int log_has(const char *what)
 {
-	char cmd[160], buf[16384];
-	size_t n;
-	FILE *f;
+	char buf[16384];
 
-	snprintf(cmd, sizeof(cmd), "cat %s/*.log 2>/dev/null", logdir);
-	f = popen(cmd, "r");
-	if (!f)
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	pclose(f);
-	buf[n] = '\0';
+	t_read_logs(logdir, buf, sizeof(buf));
 	return strstr(buf, what) != NULL;
 }
 
@@ -145,9 +135,7 @@ int main(void)
 	/* Before anything initialises the log: each rank logs to its own file. */
 	snprintf(logdir, sizeof(logdir), "/tmp/ccom-nibc-%d", (int)getpid());
 	snprintf(logfile, sizeof(logfile), "%s/%%p.log", logdir);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
-	setenv("CCOM_DEBUG_FILE", logfile, 1);
+	t_log_to(logfile, "INFO", "NET");
 	snprintf(cmd, sizeof(cmd), "rm -rf %s && mkdir -p %s", logdir, logdir);
 	if (system(cmd))
 		return T_FAIL;

@@ -58,9 +58,7 @@ int main(void)
 			      strerror(errno));
 	rxe = !strncmp(dev, "rxe", 3);
 	snprintf(log, sizeof(log), "/tmp/ccom-nibdmabuf-%d.log", (int)getpid());
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
-	setenv("CCOM_DEBUG_FILE", log, 1);
+	t_log_to(log, "INFO", "NET");
 
 	mem = mmap(NULL, DB_LEN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	T_CHECK(mem != MAP_FAILED, "mmap: %s", strerror(errno));

@@ -37,6 +37,7 @@
 #include <sys/mman.h>
 
 #include "coll_matrix.h"
+#include "fail_util.h"
 #include "transport/net_ib.h"
 
 #define NIB_BIG ((4u << 20) + 12)
@@ -45,13 +46,10 @@ static int nib_host_of[4] = { 0, 1, 0, 1 };
 static int nib_4x1;		/* 4 hosts x 1 rank instead of 2 x 2 */
 static size_t nib_big;		/* bytes of the big case, 0: none */
 
+/* The jobs' at_init: this rank's simulated host. */
 static void nib_set_host(int rank)
 {
-	char host[48];
-
-	snprintf(host, sizeof(host), "nibhost%c-%d", 'A' + (nib_4x1 ? rank : nib_host_of[rank]),
-		 (int)getppid());
-	setenv("CCOM_HOSTID", host, 1);
+	t_set_host("nibhost", nib_4x1 ? rank : nib_host_of[rank]);
 }
 
 static int nib_two_slots(void)
@@ -104,26 +102,7 @@ static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size
 
 static int nib_rank(int rank, int n, void *arg)
 {
-	struct ct_job *j = arg;
-	size_t bufsz = (size_t)NIB_BIG * 2 + 8192;
-	ccomComm_t comm;
-	char *sb, *rb;
-	int rc;
-
-	nib_set_host(rank);
-	if (ct_init(j, rank, &comm))
-		return T_FAIL;
-	sb = malloc(bufsz);
-	rb = malloc(bufsz);
-	if (!sb || !rb)
-		return T_FAIL;
-	rc = nib_matrix(comm, rank, n, sb, rb, bufsz);
-	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
-		rc = T_FAIL;
-	ccomCommDestroy(comm);
-	free(sb);
-	free(rb);
-	return rc;
+	return ct_matrix_rank_sized(rank, n, arg, nib_matrix, (size_t)NIB_BIG * 2 + 8192);
 }
 
 /* ---------------------------------------------------------------- --big, --abort-big, --hca */
@@ -140,7 +119,6 @@ static int big_rank(int rank, int n, void *arg)
 	double t0;
 	int k;
 
-	nib_set_host(rank);
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	s = malloc(BIG_BYTES);
@@ -169,7 +147,8 @@ static int big_rank(int rank, int n, void *arg)
 
 static int run_big(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib", "CCOM_OP_TIMEOUT=300" } };
+	struct ct_job j = { .at_init = nib_set_host,
+			    .env = { "CCOM_NET=ib", "CCOM_OP_TIMEOUT=300" } };
 	int rc = ct_run(&j, 4, big_rank, 330);
 
 	printf("%s: 64 MiB AllReduce over net_ib\n", rc ? "FAIL" : "PASS");
@@ -193,7 +172,6 @@ static int abort_big_rank(int rank, int n, void *arg)
 
 	(void)n;
 	nib_4x1 = 1;
-	nib_set_host(rank);
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	b = malloc(bytes);
@@ -220,7 +198,7 @@ static int abort_big_rank(int rank, int n, void *arg)
 
 static int run_abort_big(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	struct ct_job j = { .at_init = nib_set_host, .env = { "CCOM_NET=ib" } };
 	int rc = ct_run(&j, 2, abort_big_rank, 100);
 
 	printf("%s: abort with 256 MiB in flight on net_ib\n", rc ? "FAIL" : "PASS");
@@ -264,7 +242,8 @@ static int hca_rank(int rank, int n, void *arg)
 
 static int run_hca(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib", "CCOM_BOOTSTRAP_TIMEOUT=60" } };
+	struct ct_job j = { .at_init = nib_set_host,
+			    .env = { "CCOM_NET=ib", "CCOM_BOOTSTRAP_TIMEOUT=60" } };
 	int rc = ct_run(&j, 2, hca_rank, 60);
 
 	printf("%s: a peer whose CCOM_IB_HCA matches nothing fails init on every rank\n",
@@ -332,7 +311,6 @@ static int reuse_rank(int rank, int n, void *arg)
 	char *at = NULL;
 	int round;
 
-	nib_set_host(rank);
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	for (round = 0; round < REUSE_ROUNDS; round++)
@@ -356,7 +334,8 @@ static int reuse_rank(int rank, int n, void *arg)
  */
 static int run_reuse(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib", "CCOM_IB_ZCOPY_MIN=65536" } };
+	struct ct_job j = { .at_init = nib_set_host,
+			    .env = { "CCOM_NET=ib", "CCOM_IB_ZCOPY_MIN=65536" } };
 	int rc = ct_run(&j, 4, reuse_rank, 200);
 
 	printf("%s: zero-copy sends from buffers unmapped and remapped at the same address\n",
@@ -388,7 +367,6 @@ static int bench_rank(int rank, int n, void *arg)
 	float *s, *r;
 	int i, si, iters, stop;
 
-	nib_set_host(rank);
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	s = malloc(maxb);
@@ -444,7 +422,7 @@ static int run_bench(void)
 	int i;
 
 	for (i = 0; i < 2; i++) {
-		struct ct_job j = { .env = { nets[i] } };
+		struct ct_job j = { .at_init = nib_set_host, .env = { nets[i] } };
 
 		if (ct_run(&j, 4, bench_rank, 580))
 			return T_FAIL;
@@ -494,9 +472,7 @@ static int topo_check(const char *dir, const char *log)
 static int run_auto(void)
 {
 	char dir[64], file[80], cmd[200], buf[16384], what[96];
-	struct ct_job j = { 0 };
-	size_t n;
-	FILE *f;
+	struct ct_job j = { .at_init = nib_set_host };
 	int rc, r;
 
 	snprintf(dir, sizeof(dir), "/tmp/ccom-nibauto-%d", (int)getpid());
@@ -505,19 +481,12 @@ static int run_auto(void)
 	if (system(cmd))
 		return T_FAIL;
 	unsetenv("CCOM_NET");
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "NET", 1);
-	setenv("CCOM_DEBUG_FILE", file, 1);
+	t_log_to(file, "INFO", "NET");
 	snprintf(what, sizeof(what), "%s/topo-%%r.json", dir);
 	setenv("CCOM_TOPO_DUMP_FILE", what, 1);
 	nib_big = 0;
 	rc = ct_run(&j, 4, nib_rank, 300);
-	snprintf(cmd, sizeof(cmd), "cat %s/*.log", dir);
-	f = popen(cmd, "r");
-	n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
-	if (f)
-		pclose(f);
-	buf[n] = '\0';
+	t_read_logs(dir, buf, sizeof(buf));
 	for (r = 0; r < 4; r++) {
 		snprintf(what, sizeof(what), "rank %d: network transport net_ib", r);
 		if (!strstr(buf, what)) {
@@ -553,7 +522,6 @@ static int dead_rank(int rank, int n, void *arg)
 	double t0;
 	int it;
 
-	nib_set_host(rank);
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
 	s = calloc(count, sizeof(float));
@@ -596,39 +564,21 @@ static int dead_rank(int rank, int n, void *arg)
  */
 static int abort_rank(int rank, int n, void *arg)
 {
-	struct ct_job *j = arg;
 	float buf[64] = { 0 };
 	ccomComm_t comm;
-	ccomResult_t res;
-	pthread_t t;
-	double t0;
 
 	(void)n;
-	nib_set_host(rank);
-	if (ct_init(j, rank, &comm))
+	if (ct_init(arg, rank, &comm))
 		return T_FAIL;
+	/* One good collective first: the connections are up, the wait is on net_ib. */
 	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
 	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	if (rank == 1) {		/* never joins the second collective */
-		sleep(3);
-		ccomCommDestroy(comm);
-		return T_PASS;
-	}
-	T_CCOM(ccomAllReduce(buf, buf, 64, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CHECK(pthread_create(&t, NULL, ct_aborter, comm) == 0, "pthread_create");
-	t0 = t_now();
-	res = ccomCommSynchronize(comm);
-	printf("rank 0: ccomCommSynchronize during a concurrent abort: %s after %.3f s\n",
-	       ccomGetErrorString(res), t_now() - t0);
-	pthread_join(t, NULL);
-	T_CHECK(res != ccomSuccess, "synchronize succeeded although the peer never joined");
-	T_CHECK(t_now() - t0 < 10, "abort took %.1f s to interrupt the net_ib wait", t_now() - t0);
-	return T_PASS;
+	return ct_abort_absent_peer_on(comm, rank, buf, 64, 3, "a net_ib wait", 10);
 }
 
 static int run_abort(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib" } };
+	struct ct_job j = { .at_init = nib_set_host, .env = { "CCOM_NET=ib" } };
 	int rc = ct_run(&j, 2, abort_rank, 100);
 
 	printf("%s: ccomCommAbort interrupts a net_ib wait\n", rc ? "FAIL" : "PASS");
@@ -637,18 +587,11 @@ static int run_abort(void)
 
 static int run_dead(void)
 {
-	struct ct_job j = { .env = { "CCOM_NET=ib" } };
-	int codes[4], r, bad = 0;
+	struct ct_job j = { .at_init = nib_set_host, .env = { "CCOM_NET=ib" } };
+	int rc = ct_run_with_victim(&j, 4, dead_rank, 200, 3);
 
-	j.nranks = 4;
-	t_fork_ranks_id(4, dead_rank, &j, codes, 200, &j.id);
-	for (r = 0; r < 3; r++)
-		if (codes[r]) {
-			fprintf(stderr, "rank %d exited with %d\n", r, codes[r]);
-			bad++;
-		}
-	printf("%s: ranks 0-2 saw rank 3's death as ccomRemoteError\n", bad ? "FAIL" : "PASS");
-	return bad ? T_FAIL : T_PASS;
+	printf("%s: ranks 0-2 saw rank 3's death as ccomRemoteError\n", rc ? "FAIL" : "PASS");
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -693,7 +636,8 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "--hca"))
 		return run_hca();
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
-		struct ct_job j = { .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
+		struct ct_job j = { .at_init = nib_set_host,
+				    .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
 		int rc;
 
 		nib_big = runs[i].big;

@@ -9,9 +9,7 @@
  * RDMA device the network transport is net_socket; with one (the VM's
  * soft-RoCE, selftests/libccom/ib/run-vm) it is net_ib.
  */
-#include <dirent.h>
 #include <limits.h>
-#include <libgen.h>
 
 #include "test_util.h"
 
@@ -19,22 +17,13 @@ static char perf[PATH_MAX];
 
 static int find_perf(void)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	snprintf(perf, sizeof(perf), "%s/../../bin/ccom-perf", dirname(self));
-	return access(perf, X_OK);
+	return t_build_file("bin/ccom-perf", perf, sizeof(perf)) ? -1 : access(perf, X_OK);
 }
 
 /* Run ccom-perf @args with the NET log in @dir; the logs of every rank into @log. */
 static int run(const char *dir, const char *args, char *log, size_t len)
 {
 	char cmd[PATH_MAX + 512];
-	size_t n = 0, r;
-	FILE *f;
 	int st;
 
 	snprintf(cmd, sizeof(cmd),
@@ -42,13 +31,7 @@ static int run(const char *dir, const char *args, char *log, size_t len)
 		 dir, dir, dir, perf, args, dir);
 	st = system(cmd);
 	snprintf(cmd, sizeof(cmd), "cat %s/*.log %s/out.txt 2>/dev/null", dir, dir);
-	f = popen(cmd, "r");
-	if (f) {
-		while (n < len - 1 && (r = fread(log + n, 1, len - 1 - n, f)) > 0)
-			n += r;
-		pclose(f);
-	}
-	log[n] = '\0';
+	t_read_cmd(cmd, log, len);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128;
 }
 
@@ -57,20 +40,11 @@ int main(void)
 	static char log[1 << 16];
 	char dir[64], what[64];
 	const char *net;
-	DIR *d;
-	int rc, r, rdma = 0;
+	int rc, r;
 
 	if (find_perf())
 		return t_skip("ccom-perf is not built next to this test (%s)", perf);
-	d = opendir("/sys/class/infiniband");
-	if (d) {
-		struct dirent *e;
-
-		while ((e = readdir(d)))
-			rdma += e->d_name[0] != '.';
-		closedir(d);
-	}
-	net = rdma ? "net_ib" : "net_socket";
+	net = t_rdma_devices() ? "net_ib" : "net_socket";
 	snprintf(dir, sizeof(dir), "/tmp/ccom-perfhosts-%d", (int)getpid());
 
 	rc = run(dir, "allreduce -n 4 -H 2 -b 4K -e 32K -f 8 -w 1 -i 2", log, sizeof(log));

@@ -24,14 +24,12 @@ static int rank_main(int rank, int pipes[2], int done[2])
 	ccomUniqueId id;
 	ccomComm_t comm;
 	ccomResult_t res;
-	char host[48];
 	double t0, dt;
+	char b;
 
 	T_CHECK(buf, "out of memory");
-	snprintf(host, sizeof(host), "nirhost%d-%d", rank, (int)getppid());
-	setenv("CCOM_HOSTID", host, 1);
-	setenv("CCOM_NET", "ib", 1);
-	setenv("CCOM_OP_TIMEOUT", "60", 1);
+	t_set_host("nirhost", rank);
+	T_SETENV("CCOM_NET=ib", "CCOM_OP_TIMEOUT=60");
 	if (rank == 0) {
 		T_CCOM(ccomGetUniqueId(&id), ccomSuccess);
 		T_CHECK(write(pipes[1], &id, sizeof(id)) == (ssize_t)sizeof(id), "pipe");
@@ -48,7 +46,7 @@ static int rank_main(int rank, int pipes[2], int done[2])
 		fflush(stdout);
 		/* Until rank 1 is done (or gone): the comm's connections stay open. */
 		close(done[1]);
-		if (read(done[0], host, 1) < 0)
+		if (read(done[0], &b, 1) < 0)
 			perror("rank 0: read");
 		T_CCOM(ccomCommDestroy(comm), ccomSuccess);
 		return T_PASS;

@@ -158,32 +158,22 @@ static int lazy_body(ccomComm_t comm, int rank, int nranks, void *arg)
 	return bad;
 }
 
-static int dead_body(ccomComm_t comm, int rank, int nranks, void *arg)
-{
-	float x = 1.0f;
-	ccomResult_t res;
-	double t0;
+/* What rank 1 does instead of the collective rank 0 runs towards it (never connected). */
+enum peer_act {
+	PEER_EXITS,	/* exits before any operation */
+	PEER_REVOKES,	/* revokes (its listener stops), stays alive 4 s */
+	PEER_IDLES,	/* calls nothing for 3 s */
+};
 
-	(void)nranks;
-	(void)arg;
-	if (rank == 1)
-		_exit(42);	/* before any operation: no connection was ever made */
-	usleep(200000);
-	t0 = now_s();
-	res = ccomAllReduce(&x, &x, 1, ccomFloat32, ccomSum, comm, NULL);
-	if (res == ccomSuccess)
-		res = ccomCommSynchronize(comm);
-	printf("rank 0: allreduce with a dead, never connected peer after %.2f s: %s: %s\n",
-	       now_s() - t0, ccomGetErrorString(res), ccomGetLastError(comm));
-	fflush(stdout);
-	if (res != ccomRemoteError || !strstr(ccomGetLastError(comm), "peer rank 1") ||
-	    now_s() - t0 > 5) {
-		fprintf(stderr, "rank 0: expected ccomRemoteError naming peer rank 1 within 5 s\n");
-		return 1;
-	}
-	ccomCommAbort(comm);
-	_exit(0);
-}
+struct fail_case {
+	enum peer_act peer;
+	const char *what;	/* how rank 0's wait is printed */
+	useconds_t delay_us;	/* before rank 0's AllReduce */
+	int abort;		/* ccomCommAbort from a second thread after 0.3 s */
+	double limit_s;		/* the wait must end within this */
+	const char *want;	/* the failure rank 0 must see */
+	const char *title;	/* the PASS/FAIL line */
+};
 
 static void *abort_later(void *arg)
 {
@@ -192,94 +182,82 @@ static void *abort_later(void *arg)
 	return NULL;
 }
 
-static int abort_body(ccomComm_t comm, int rank, int nranks, void *arg)
+/*
+ * Rank 0 runs a 1-float AllReduce towards rank 1, which does @arg's peer
+ * act: the wait must end within limit_s, with ccomRemoteError naming peer
+ * rank 1, or (abort) with any error.
+ */
+static int fail_body(ccomComm_t comm, int rank, int nranks, void *arg)
 {
+	const struct fail_case *c = arg;
 	float x = 1.0f;
 	ccomResult_t res;
 	pthread_t th;
-	double t0;
+	double t0, took;
+	int ok;
 
 	(void)nranks;
-	(void)arg;
 	if (rank == 1) {
-		sleep(3);	/* never calls the collective: rank 0 waits for its connection */
-		ccomCommAbort(comm);
-		_exit(0);
-	}
-	t0 = now_s();
-	res = ccomAllReduce(&x, &x, 1, ccomFloat32, ccomSum, comm, NULL);
-	if (pthread_create(&th, NULL, abort_later, comm))
-		return 1;
-	if (res == ccomSuccess)
-		res = ccomCommSynchronize(comm);
-	pthread_join(th, NULL);
-	printf("rank 0: synchronize during a pending connect returned after %.2f s: %s\n",
-	       now_s() - t0, ccomGetErrorString(res));
-	fflush(stdout);
-	if (res == ccomSuccess || now_s() - t0 > 2) {
-		fprintf(stderr, "rank 0: abort during a pending connect did not end the wait in 2 s\n");
-		return 1;
-	}
-	_exit(0);
-}
-
-/* Rank 1 revokes before any connection and stays alive: rank 0's wait must end. */
-static int revoke_body(ccomComm_t comm, int rank, int nranks, void *arg)
-{
-	float x = 1.0f;
-	ccomResult_t res;
-	double t0;
-
-	(void)nranks;
-	(void)arg;
-	if (rank == 1) {
-		if (ccomCommRevoke(comm, CCOM_REVOKE_DEFAULT) != ccomSuccess)
+		if (c->peer == PEER_EXITS)
+			_exit(42);	/* before any operation: no connection was ever made */
+		if (c->peer == PEER_REVOKES && ccomCommRevoke(comm, CCOM_REVOKE_DEFAULT) != ccomSuccess)
 			return 1;
-		sleep(4);	/* alive, listener stopped by the revoke */
+		sleep(c->peer == PEER_REVOKES ? 4 : 3);
 		ccomCommAbort(comm);
 		_exit(0);
 	}
-	usleep(300000);
+	usleep(c->delay_us);
 	t0 = now_s();
 	res = ccomAllReduce(&x, &x, 1, ccomFloat32, ccomSum, comm, NULL);
+	if (c->abort && pthread_create(&th, NULL, abort_later, comm))
+		return 1;
 	if (res == ccomSuccess)
 		res = ccomCommSynchronize(comm);
-	printf("rank 0: allreduce towards a peer that revoked before connecting, after %.2f s: %s: %s\n",
-	       now_s() - t0, ccomGetErrorString(res), ccomGetLastError(comm));
+	if (c->abort)
+		pthread_join(th, NULL);
+	took = now_s() - t0;
+	printf("rank 0: %s, after %.2f s: %s: %s\n", c->what, took, ccomGetErrorString(res),
+	       c->abort ? "(aborted here)" : ccomGetLastError(comm));
 	fflush(stdout);
-	if (res != ccomRemoteError || !strstr(ccomGetLastError(comm), "peer rank 1") ||
-	    now_s() - t0 > 3) {
-		fprintf(stderr, "rank 0: expected ccomRemoteError naming peer rank 1 within 3 s\n");
+	ok = c->abort ? res != ccomSuccess :
+			res == ccomRemoteError && strstr(ccomGetLastError(comm), "peer rank 1");
+	if (!ok || took > c->limit_s) {
+		fprintf(stderr, "rank 0: expected %s within %.0f s\n", c->want, c->limit_s);
 		return 1;
 	}
-	ccomCommAbort(comm);
+	if (!c->abort)
+		ccomCommAbort(comm);
 	_exit(0);
 }
 
 int main(void)
 {
 	static const int hosts8[] = { 0, 1, 0, 1, 0, 1, 0, 1 }, hosts2[] = { 0, 1 };
-	int rc = nett_hosts_up(), bad = 0;
+	static const struct fail_case fails[3] = {
+		{ PEER_EXITS, "allreduce with a dead, never connected peer", 200000, 0, 5,
+		  "ccomRemoteError naming peer rank 1", "a peer dead before the first connect is named" },
+		{ PEER_REVOKES, "allreduce towards a peer that revoked before connecting", 300000, 0,
+		  3, "ccomRemoteError naming peer rank 1",
+		  "a peer that revoked before connecting is named" },
+		{ PEER_IDLES, "synchronize during a pending connect returned", 0, 1, 2,
+		  "abort during a pending connect to end the wait",
+		  "ccomCommAbort during a pending connect returns" },
+	};
+	int rc = nett_hosts_up(), bad = 0, i;
 
 	if (rc)
 		return rc;
-	setenv("CCOM_NET_CONNECT", "lazy", 1);
-	setenv("CCOM_NET", "socket", 1);
-	setenv("CCOM_NSOCKS", "16", 1);
-	setenv("CCOM_ALGO", "ring", 1);
-	setenv("CCOM_OP_TIMEOUT", "60", 1);
+	T_SETENV("CCOM_NET_CONNECT=lazy", "CCOM_NET=socket", "CCOM_NSOCKS=16", "CCOM_ALGO=ring",
+		 "CCOM_OP_TIMEOUT=60");
 	rc = nett_run(8, hosts8, lazy_body, NULL, 0);
 	printf("%s: 2 hosts x 4 ranks, lazy: init connects nothing, send/recv one pair, ring its neighbours\n",
 	       rc ? "FAIL" : "PASS");
 	bad |= rc;
-	rc = nett_run(2, hosts2, dead_body, NULL, 1u << 1);
-	printf("%s: lazy, a peer dead before the first connect is named\n", rc ? "FAIL" : "PASS");
-	bad |= rc;
-	rc = nett_run(2, hosts2, revoke_body, NULL, 0);
-	printf("%s: lazy, a peer that revoked before connecting is named\n", rc ? "FAIL" : "PASS");
-	bad |= rc;
-	rc = nett_run(2, hosts2, abort_body, NULL, 0);
-	printf("%s: lazy, ccomCommAbort during a pending connect returns\n", rc ? "FAIL" : "PASS");
-	bad |= rc;
+	for (i = 0; i < 3; i++) {
+		rc = nett_run(2, hosts2, fail_body, (void *)&fails[i],
+			      fails[i].peer == PEER_EXITS ? 1u << 1 : 0);
+		printf("%s: lazy, %s\n", rc ? "FAIL" : "PASS", fails[i].title);
+		bad |= rc;
+	}
 	return bad ? 1 : 0;
 }

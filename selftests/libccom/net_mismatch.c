@@ -18,53 +18,19 @@
  * two hosts are CCOM_HOSTID values in one namespace and CCOM_NET=ib puts
  * every byte between them on net_ib (soft-RoCE there); no root needed.
  */
+#include "mismatch_util.h"
 #include "net_util.h"
-#include "test_util.h"
 
-#define GUARD 64
-#define GUARD_BYTE 0xa5
-
-enum { K_ALLREDUCE, K_BROADCAST, K_REDUCE };
-
-struct call {
-	int kind;
-	size_t count;
-	ccomDataType_t dt;
-	ccomRedOp_t op;
-	int root;
-	const char *text;	/* how the message must name it */
-};
-
-struct mcase {
-	const char *name;
-	struct call c[2];
-	const char *why;
-};
-
-static const struct mcase cases[] = {
-	{ "count", { { K_ALLREDUCE, 100, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 100, float, sum)" },
-		     { K_ALLREDUCE, 200, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 200, float, sum)" } },
-	  "the element counts differ" },
-	{ "count-big", { { K_ALLREDUCE, 4u << 20, ccomFloat32, ccomSum, 0,
+static const struct mm_case cases[] = {
+	MM_BASIC_CASES,
+	{ "count-big", { { MM_ALLREDUCE, 4u << 20, ccomFloat32, ccomSum, 0,
 			   "ccomAllReduce(count 4194304, float, sum)" },
-			 { K_ALLREDUCE, 2u << 20, ccomFloat32, ccomSum, 0,
+			 { MM_ALLREDUCE, 2u << 20, ccomFloat32, ccomSum, 0,
 			   "ccomAllReduce(count 2097152, float, sum)" } },
-	  "the element counts differ" },
-	{ "kind", { { K_ALLREDUCE, 100, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 100, float, sum)" },
-		    { K_BROADCAST, 100, ccomFloat32, ccomSum, 0, "ccomBroadcast(count 100, float, root 0)" } },
-	  "they called different collectives" },
-	{ "dtype", { { K_ALLREDUCE, 100, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 100, float, sum)" },
-		     { K_ALLREDUCE, 100, ccomInt32, ccomSum, 0, "ccomAllReduce(count 100, int32, sum)" } },
-	  "the datatypes differ" },
-	{ "op", { { K_ALLREDUCE, 100, ccomFloat32, ccomSum, 0, "ccomAllReduce(count 100, float, sum)" },
-		  { K_ALLREDUCE, 100, ccomFloat32, ccomMax, 0, "ccomAllReduce(count 100, float, max)" } },
-	  "the reduction ops differ" },
-	{ "root", { { K_BROADCAST, 100, ccomFloat32, ccomSum, 0, "ccomBroadcast(count 100, float, root 0)" },
-		    { K_BROADCAST, 100, ccomFloat32, ccomSum, 1, "ccomBroadcast(count 100, float, root 1)" } },
-	  "the roots differ" },
-	{ "reduce-root", { { K_REDUCE, 1000, ccomFloat32, ccomSum, 1, "ccomReduce(count 1000, float, sum, root 1)" },
-			   { K_REDUCE, 1000, ccomFloat32, ccomSum, 0, "ccomReduce(count 1000, float, sum, root 0)" } },
-	  "the roots differ" },
+	  "the element counts differ", 0, 0 },
+	{ "reduce-root", { { MM_REDUCE, 1000, ccomFloat32, ccomSum, 1, "ccomReduce(count 1000, float, sum, root 1)" },
+			   { MM_REDUCE, 1000, ccomFloat32, ccomSum, 0, "ccomReduce(count 1000, float, sum, root 0)" } },
+	  "the roots differ", 0, 0 },
 };
 
 #define NCASES ((int)(sizeof(cases) / sizeof(cases[0])))
@@ -77,72 +43,6 @@ struct job {
 	int mode;
 	int k;			/* cases[k] for MODE_CASE */
 };
-
-static int guard_ok(const unsigned char *g)
-{
-	int i;
-
-	for (i = 0; i < GUARD; i++)
-		if (g[i] != GUARD_BYTE)
-			return 0;
-	return 1;
-}
-
-static ccomResult_t issue(const struct call *c, void *sb, void *rb, ccomComm_t comm)
-{
-	if (c->kind == K_ALLREDUCE)
-		return ccomAllReduce(sb, rb, c->count, c->dt, c->op, comm, NULL);
-	if (c->kind == K_BROADCAST)
-		return ccomBroadcast(sb, rb, c->count, c->dt, c->root, comm, NULL);
-	return ccomReduce(sb, rb, c->count, c->dt, c->op, c->root, comm, NULL);
-}
-
-/* A mismatched call: fail fast, both calls named, guards intact. */
-static int run_case(ccomComm_t comm, int rank, const struct mcase *mc)
-{
-	const struct call *c = &mc->c[rank];
-	size_t esz = nett_tsize(c->dt), bytes = c->count * esz, i;
-	unsigned char *sb = malloc(bytes + GUARD), *rb = malloc(bytes + GUARD);
-	ccomResult_t res, async;
-	float one = 1;
-	const char *msg;
-	double t0, dt;
-
-	T_CHECK(sb && rb, "out of memory");
-	for (i = 0; i < c->count; i++) {
-		nett_store(sb, c->dt, i, 1.0);
-		nett_store(rb, c->dt, i, 0.0);
-	}
-	memset(sb + bytes, GUARD_BYTE, GUARD);
-	memset(rb + bytes, GUARD_BYTE, GUARD);
-	/* The first collective matches: the check must not fire on it. */
-	T_CCOM(ccomAllReduce(&one, &one, 1, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	T_CHECK(one == 2.0f, "matched AllReduce gave %g", (double)one);
-
-	t0 = t_now();
-	res = issue(c, sb, rb, comm);
-	T_CHECK(res == ccomSuccess, "enqueue: %s", ccomGetErrorString(res));
-	res = ccomCommSynchronize(comm);
-	dt = t_now() - t0;
-	msg = ccomGetLastError(comm);
-	printf("rank %d [%s]: %s after %.3f s: %s\n", rank, mc->name, ccomGetErrorString(res), dt, msg);
-	fflush(stdout);
-	T_CHECK(guard_ok(sb + bytes) && guard_ok(rb + bytes), "rank %d [%s]: a guard byte after a buffer changed",
-		rank, mc->name);
-	T_CHECK(dt < 5.0, "rank %d [%s]: took %.2f s", rank, mc->name, dt);
-	T_CHECK(res == ccomInvalidUsage, "rank %d [%s]: got %s, want ccomInvalidUsage", rank, mc->name,
-		ccomGetErrorString(res));
-	T_CHECK(t_has_words(msg, "collective mismatch", mc->c[0].text, mc->c[1].text, mc->why,
-			    "collective 2", NULL),
-		"rank %d [%s]: the message does not name both calls (%s / %s) and '%s'", rank, mc->name,
-		mc->c[0].text, mc->c[1].text, mc->why);
-	T_CCOM(ccomCommGetAsyncError(comm, &async), ccomSuccess);
-	T_CHECK(async == ccomInvalidUsage, "async error %s", ccomGetErrorString(async));
-	free(sb);
-	free(rb);
-	return T_PASS;
-}
 
 /* Matched collectives and a p2p exchange in between: the signatures stay framed. */
 static int run_matched(ccomComm_t comm, int rank)
@@ -186,10 +86,7 @@ static int rank_main(int rank, int pipes[2][2], const struct job *j)
 
 	setenv("CCOM_OP_TIMEOUT", "30", 1);	/* a timeout is not what must end it */
 	if (use_ib) {
-		char host[48];
-
-		snprintf(host, sizeof(host), "nmmhost%d-%d", rank, (int)getppid());
-		setenv("CCOM_HOSTID", host, 1);
+		t_set_host("nmmhost", rank);
 		setenv("CCOM_NET", "ib", 1);
 	} else if (nett_enter_host(rank)) {
 		return 2;
@@ -217,7 +114,7 @@ static int rank_main(int rank, int pipes[2][2], const struct job *j)
 		fprintf(stderr, "rank %d: init: %s: %s\n", rank, ccomGetErrorString(res), ccomGetLastError(NULL));
 		return 2;
 	}
-	rc = j->mode == MODE_MATCHED ? run_matched(comm, rank) : run_case(comm, rank, &cases[j->k]);
+	rc = j->mode == MODE_MATCHED ? run_matched(comm, rank) : mm_run_case(comm, rank, &cases[j->k]);
 	if (j->mode == MODE_MATCHED && rc == T_PASS) {
 		T_CCOM(ccomCommFinalize(comm), ccomSuccess);
 		ccomCommDestroy(comm);

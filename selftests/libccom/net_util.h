@@ -3,10 +3,11 @@
  * net_util.h - helpers of the net_* tests: simulated hosts (network
  * namespaces joined by a veth pair, created with ip(8) as root and always
  * removed), a forked multi-rank job whose ranks each enter their host's
- * namespace, and reference checks for collectives.
+ * namespace, and reference checks for collectives (values read and written
+ * with coll_util.h's ct_get / ct_put).
  *
  * Each simulated host is a namespace "ccnt<pid>h<H>" holding one veth end
- * renamed to "ccv0" (10.231.0.<H+1>/24), so CCOM_SOCKET_IFNAME=ccv selects it
+ * renamed to "ccv0" (NETT_SUBNET.<H+1>/24), so CCOM_SOCKET_IFNAME=ccv selects it
  * on every host; CCOM_HOSTID=<namespace name> makes the ranks of different
  * namespaces different hosts (they share hostname and boot id).
  */
@@ -27,11 +28,13 @@
 #include <sys/wait.h>
 
 #include "ccom.h"
+#include "coll_util.h"
 
 /* Helpers shared by several tests: not every test uses each one. */
 #define NETT_FN static __attribute__((unused))
 #define NETT_SKIP 77
 #define NETT_MAX_RANKS 8
+#define NETT_SUBNET "10.231.0"	/* of the hosts' ccv0 */
 
 static char nett_ns[2][32];
 static int nett_nhosts;
@@ -57,11 +60,37 @@ NETT_FN void nett_hosts_down(void)
 	nett_nhosts = 0;
 }
 
+static void (*nett_down_fn)(void);
+
 NETT_FN void nett_on_signal(int sig)
 {
-	nett_hosts_down();
+	if (nett_down_fn)
+		nett_down_fn();
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/*
+ * What every namespace set-up checks first: root and ip(8) (else NETT_SKIP,
+ * the reason printed; @why says what the namespaces are for), then @down
+ * registered to remove them at exit and on SIGINT/SIGTERM.  Returns 0 or
+ * NETT_SKIP.
+ */
+NETT_FN int nett_ns_prologue(const char *why, void (*down)(void))
+{
+	if (geteuid() != 0) {
+		printf("SKIP: network namespaces need root (run as root to test %s)\n", why);
+		return NETT_SKIP;
+	}
+	if (nett_sh("command -v ip >/dev/null 2>&1")) {
+		printf("SKIP: ip(8) is missing (install iproute2)\n");
+		return NETT_SKIP;
+	}
+	nett_down_fn = down;
+	atexit(down);
+	signal(SIGINT, nett_on_signal);
+	signal(SIGTERM, nett_on_signal);
+	return 0;
 }
 
 /*
@@ -73,21 +102,12 @@ NETT_FN int nett_hosts_up(void)
 	char va[16], vb[16];
 	int h, pid = (int)getpid();
 
-	if (geteuid() != 0) {
-		printf("SKIP: network namespaces need root (run as root to test TCP between hosts)\n");
+	if (nett_ns_prologue("TCP between hosts", nett_hosts_down))
 		return NETT_SKIP;
-	}
-	if (nett_sh("command -v ip >/dev/null 2>&1")) {
-		printf("SKIP: ip(8) is missing (install iproute2)\n");
-		return NETT_SKIP;
-	}
 	snprintf(va, sizeof(va), "cct%da", pid % 100000);
 	snprintf(vb, sizeof(vb), "cct%db", pid % 100000);
 	for (h = 0; h < 2; h++)
 		snprintf(nett_ns[h], sizeof(nett_ns[h]), "ccnt%dh%d", pid, h);
-	atexit(nett_hosts_down);
-	signal(SIGINT, nett_on_signal);
-	signal(SIGTERM, nett_on_signal);
 	nett_nhosts = 0;
 	for (h = 0; h < 2; h++) {
 		if (nett_sh("ip netns add %s", nett_ns[h])) {
@@ -105,8 +125,8 @@ NETT_FN int nett_hosts_up(void)
 		    nett_ns[1]))
 		return 1;
 	for (h = 0; h < 2; h++)
-		if (nett_sh("ip -n %s link set %s name ccv0 && ip -n %s addr add 10.231.0.%d/24 dev ccv0 && ip -n %s link set ccv0 up && ip -n %s link set lo up",
-			    nett_ns[h], h ? vb : va, nett_ns[h], h + 1, nett_ns[h], nett_ns[h]))
+		if (nett_sh("ip -n %s link set %s name ccv0 && ip -n %s addr add %s.%d/24 dev ccv0 && ip -n %s link set ccv0 up && ip -n %s link set lo up",
+			    nett_ns[h], h ? vb : va, nett_ns[h], NETT_SUBNET, h + 1, nett_ns[h], nett_ns[h]))
 			return 1;
 	return 0;
 }
@@ -211,83 +231,6 @@ NETT_FN int nett_run(int nranks, const int *host_of, nett_rank_fn fn, void *arg,
 
 /* ------------------------------------------------ reference values */
 
-NETT_FN size_t nett_tsize(ccomDataType_t t)
-{
-	static const size_t sz[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2 };
-
-	return sz[t];
-}
-
-NETT_FN uint16_t nett_f2half(float f)
-{
-	uint32_t x;
-	int e;
-
-	memcpy(&x, &f, 4);
-	if (!(x & 0x7fffffff))
-		return (uint16_t)(x >> 16);
-	e = (int)((x >> 23) & 0xff) - 127 + 15;
-	return (uint16_t)(((x >> 16) & 0x8000) | (e << 10) | ((x >> 13) & 0x3ff));
-}
-
-NETT_FN float nett_half2f(uint16_t h)
-{
-	uint32_t x = ((uint32_t)(h & 0x8000) << 16);
-	int e = (h >> 10) & 0x1f;
-	float f;
-
-	if (e)
-		x |= (uint32_t)(e - 15 + 127) << 23 | (uint32_t)(h & 0x3ff) << 13;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
-NETT_FN void nett_store(void *buf, ccomDataType_t t, size_t i, double v)
-{
-	float f = (float)v;
-	uint32_t x;
-
-	switch (t) {
-	case ccomInt8: ((int8_t *)buf)[i] = (int8_t)v; break;
-	case ccomUint8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-	case ccomInt32: ((int32_t *)buf)[i] = (int32_t)v; break;
-	case ccomUint32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-	case ccomInt64: ((int64_t *)buf)[i] = (int64_t)v; break;
-	case ccomUint64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-	case ccomFloat16: ((uint16_t *)buf)[i] = nett_f2half(f); break;
-	case ccomFloat32: ((float *)buf)[i] = f; break;
-	case ccomFloat64: ((double *)buf)[i] = v; break;
-	case ccomBfloat16:
-		memcpy(&x, &f, 4);
-		((uint16_t *)buf)[i] = (uint16_t)(x >> 16);
-		break;
-	default: break;
-	}
-}
-
-NETT_FN double nett_load(const void *buf, ccomDataType_t t, size_t i)
-{
-	uint32_t x;
-	float f;
-
-	switch (t) {
-	case ccomInt8: return ((const int8_t *)buf)[i];
-	case ccomUint8: return ((const uint8_t *)buf)[i];
-	case ccomInt32: return ((const int32_t *)buf)[i];
-	case ccomUint32: return ((const uint32_t *)buf)[i];
-	case ccomInt64: return (double)((const int64_t *)buf)[i];
-	case ccomUint64: return (double)((const uint64_t *)buf)[i];
-	case ccomFloat16: return nett_half2f(((const uint16_t *)buf)[i]);
-	case ccomFloat32: return ((const float *)buf)[i];
-	case ccomFloat64: return ((const double *)buf)[i];
-	case ccomBfloat16:
-		x = (uint32_t)((const uint16_t *)buf)[i] << 16;
-		memcpy(&f, &x, 4);
-		return f;
-	default: return NAN;
-	}
-}
-
 /* Input of @rank at element @i for @op: small integers, exact in every type. */
 NETT_FN double nett_input(int rank, size_t i, ccomRedOp_t op)
 {
@@ -328,7 +271,7 @@ NETT_FN long nett_mismatches(const void *buf, ccomDataType_t t, size_t n, size_t
 
 	for (i = 0; i < n; i++) {
 		double want = nett_expect(nranks, first_idx + i, op, t);
-		double got = nett_load(buf, t, i);
+		double got = ct_get(buf, i, t);
 
 		if (got == want || fabs(got - want) <= 1e-2 * fabs(want))
 			continue;
@@ -369,20 +312,40 @@ NETT_FN int nett_sync(ccomComm_t comm, ccomResult_t res, const char *what, int r
 	return 0;
 }
 
+/*
+ * A rank's death at a known point, for the failure tests: each survivor
+ * writes one byte to @ready once its good operations are done; the victim
+ * waits for all nranks - 1 bytes, then exits 42 without a word.  Returns 0
+ * to a survivor (1 if its byte could not be written).
+ */
+NETT_FN int nett_die_when_ready(int rank, int nranks, int victim, const int ready[2])
+{
+	if (rank == victim) {
+		char b;
+		int k;
+
+		for (k = 0; k < nranks - 1; k++)
+			if (read(ready[0], &b, 1) != 1)
+				break;
+		_exit(42);
+	}
+	return write(ready[1], "x", 1) != 1;
+}
+
 NETT_FN void nett_fill(void *buf, ccomDataType_t t, size_t n, int rank, size_t first,
 		      ccomRedOp_t op)
 {
 	size_t i;
 
 	for (i = 0; i < n; i++)
-		nett_store(buf, t, i, nett_input(rank, first + i, op));
+		ct_put(buf, i, t, nett_input(rank, first + i, op));
 }
 
 /* AllReduce (out-of-place and in-place), Reduce to the last rank, ReduceScatter. */
 NETT_FN long nett_reductions(ccomComm_t comm, int rank, int n, const struct nett_combo *c,
 			    size_t count, char *in, char *out)
 {
-	size_t es = nett_tsize(c->t);
+	size_t es = ct_size(c->t);
 	long bad = 0;
 	int root = n - 1;
 
@@ -411,26 +374,26 @@ NETT_FN long nett_reductions(ccomComm_t comm, int rank, int n, const struct nett
 NETT_FN long nett_movement(ccomComm_t comm, int rank, int n, ccomDataType_t t, size_t count,
 			  char *in, char *out)
 {
-	size_t es = nett_tsize(t), i;
+	size_t es = ct_size(t), i;
 	int root = 1 % n, r, next = (rank + 1) % n, prev = (rank + n - 1) % n;
 	long bad = 0;
 
 	for (i = 0; i < count * n; i++)
-		nett_store(in, t, i, (double)((rank * 31 + i) % 97));
+		ct_put(in, i, t, (double)((rank * 31 + i) % 97));
 	if (nett_sync(comm, ccomBroadcast(in, out, count, t, root, comm, NULL), "broadcast", rank))
 		return 1;
 	for (i = 0; i < count; i++)
-		bad += nett_load(out, t, i) != (double)((root * 31 + i) % 97);
+		bad += ct_get(out, i, t) != (double)((root * 31 + i) % 97);
 	if (nett_sync(comm, ccomAllGather(in, out, count, t, comm, NULL), "allgather", rank))
 		return 1;
 	for (r = 0; r < n; r++)
 		for (i = 0; i < count; i++)
-			bad += nett_load(out + (r * count) * es, t, i) != (double)((r * 31 + i) % 97);
+			bad += ct_get(out + (r * count) * es, i, t) != (double)((r * 31 + i) % 97);
 	if (nett_sync(comm, ccomAlltoAll(in, out, count, t, comm, NULL), "alltoall", rank))
 		return 1;
 	for (r = 0; r < n; r++)
 		for (i = 0; i < count; i++)
-			bad += nett_load(out + (r * count) * es, t, i) !=
+			bad += ct_get(out + (r * count) * es, i, t) !=
 			       (double)((r * 31 + rank * count + i) % 97);
 	ccomGroupStart();
 	ccomSend(in, count, t, next, comm, NULL);
@@ -438,7 +401,7 @@ NETT_FN long nett_movement(ccomComm_t comm, int rank, int n, ccomDataType_t t, s
 	if (nett_sync(comm, ccomGroupEnd(), "send/recv", rank))
 		return 1;
 	for (i = 0; i < count; i++)
-		bad += nett_load(out, t, i) != (double)((prev * 31 + i) % 97);
+		bad += ct_get(out, i, t) != (double)((prev * 31 + i) % 97);
 	if (bad)
 		fprintf(stderr, "rank %d: %ld wrong values in data movement (%s, count %zu)\n", rank,
 			bad, t == ccomInt8 ? "int8" : "other", count);

@@ -7,7 +7,6 @@
  * "# Avg bus bandwidth"; bad arguments exit 2 with a message.
  */
 #include <limits.h>
-#include <libgen.h>
 
 #include "test_util.h"
 
@@ -15,32 +14,16 @@ static char perf[PATH_MAX];
 
 static int find_perf(void)
 {
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	if (n <= 0)
-		return -1;
-	self[n] = '\0';
-	/* BUILD/selftests/libccom/perf_smoke -> BUILD/bin/ccom-perf */
-	snprintf(perf, sizeof(perf), "%s/../../bin/ccom-perf", dirname(self));
-	return access(perf, X_OK);
+	return t_build_file("bin/ccom-perf", perf, sizeof(perf)) ? -1 : access(perf, X_OK);
 }
 
 static int run(const char *args, char *out, size_t len, int *status)
 {
 	char cmd[PATH_MAX + 256];
-	FILE *f;
-	size_t n = 0, r;
 
 	snprintf(cmd, sizeof(cmd), "%s %s 2>&1", perf, args);
-	f = popen(cmd, "r");
-	if (!f)
-		return -1;
-	while (n < len - 1 && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
-		n += r;
-	out[n] = '\0';
-	*status = pclose(f);
-	return 0;
+	*status = t_read_cmd(cmd, out, len);
+	return *status == -1 ? -1 : 0;
 }
 
 static int count_rows(const char *out)

@@ -180,10 +180,7 @@ static int sh_rank_main(int rank, int host, int pipes[][2])
 	int r, fd0, shm0;
 
 	if (host >= 0 && sh_hostid_only) {
-		char hid[48];
-
-		snprintf(hid, sizeof(hid), "shhost%d-%d", host, (int)getppid());
-		setenv("CCOM_HOSTID", hid, 1);
+		t_set_host("shhost", host);
 	} else if (host >= 0 && nett_enter_host(host)) {
 		return 2;
 	}

@@ -66,6 +66,130 @@ static inline int t_skip(const char *fmt, ...)
 	return T_SKIP;
 }
 
+/* setenv() each "NAME=value" of @kv, up to @n strings or a NULL. */
+static inline void t_setenvs(const char *const *kv, int n)
+{
+	char buf[256], *eq;
+	int i;
+
+	for (i = 0; i < n && kv[i]; i++) {
+		snprintf(buf, sizeof(buf), "%s", kv[i]);
+		eq = strchr(buf, '=');
+		if (eq) {
+			*eq = '\0';
+			setenv(buf, eq + 1, 1);
+		}
+	}
+}
+
+/* The same for a list written in place: T_SETENV("CCOM_ALGO=ring", "CCOM_NSOCKS=2"). */
+#define T_SETENV(...) t_setenvs((const char *const[]){ __VA_ARGS__, NULL }, 64)
+
+/*
+ * Log at @level (CCOM_DEBUG) to @file (CCOM_DEBUG_FILE, which may hold
+ * %h / %p / %r), only for @subsys (CCOM_DEBUG_SUBSYS; NULL: left as is).
+ */
+static inline void t_log_to(const char *file, const char *level, const char *subsys)
+{
+	setenv("CCOM_DEBUG_FILE", file, 1);
+	setenv("CCOM_DEBUG", level, 1);
+	if (subsys)
+		setenv("CCOM_DEBUG_SUBSYS", subsys, 1);
+}
+
+/*
+ * Make this rank simulated host @host of its job: CCOM_HOSTID is
+ * "<@prefix><@host>-<parent pid>" (the parent's pid keeps jobs apart).
+ */
+static inline void t_set_host(const char *prefix, int host)
+{
+	char id[64];
+
+	snprintf(id, sizeof(id), "%s%d-%d", prefix, host, (int)getppid());
+	setenv("CCOM_HOSTID", id, 1);
+}
+
+/*
+ * The output of shell command @cmd into @out (cut at @len - 1 bytes,
+ * NUL-terminated).  Returns its wait status (pclose), -1 if it did not start.
+ */
+static inline int t_read_cmd(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	size_t n = 0, r;
+	int st = -1;
+
+	if (f) {
+		while (n < len - 1 && (r = fread(out + n, 1, len - 1 - n, f)) > 0)
+			n += r;
+		st = pclose(f);
+	}
+	out[n] = '\0';
+	return st;
+}
+
+/* The *.log files of @dir, concatenated into @buf (cut at @size - 1, NUL-terminated). */
+static inline void t_read_logs(const char *dir, char *buf, size_t size)
+{
+	char cmd[256];
+
+	snprintf(cmd, sizeof(cmd), "cat %s/*.log 2>/dev/null", dir);
+	t_read_cmd(cmd, buf, size);
+}
+
+/*
+ * Call @fn(line, @ctx) for each line (up to 1023 bytes) of each file in
+ * directory @dir whose name starts with @prefix ("": any but dot files).
+ * Returns -1 if @dir cannot be opened.
+ */
+static inline int t_dir_lines(const char *dir, const char *prefix,
+			      void (*fn)(const char *line, void *ctx), void *ctx)
+{
+	char path[4096 + 256], line[1024];
+	struct dirent *e;
+	DIR *d = opendir(dir);
+	FILE *f;
+
+	if (!d)
+		return -1;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.' || strncmp(e->d_name, prefix, strlen(prefix)))
+			continue;
+		snprintf(path, sizeof(path), "%.4095s/%.255s", dir, e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			fn(line, ctx);
+		fclose(f);
+	}
+	closedir(d);
+	return 0;
+}
+
+/*
+ * @out = BUILD/@rel, BUILD being the build directory this test runs from
+ * (BUILD/selftests/libccom/NAME).  0, or -1 if /proc/self/exe is unreadable
+ * or @out too short.
+ */
+static inline int t_build_file(const char *rel, char *out, size_t len)
+{
+	char exe[4096], *p;
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	int i;
+
+	if (n <= 0)
+		return -1;
+	exe[n] = '\0';
+	for (i = 0; i < 3; i++) {
+		p = strrchr(exe, '/');
+		if (!p)
+			return -1;
+		*p = '\0';
+	}
+	return snprintf(out, len, "%s/%s", exe, rel) < (int)len ? 0 : -1;
+}
+
 static inline double t_now(void)
 {
 	struct timespec ts;
@@ -75,21 +199,63 @@ static inline double t_now(void)
 }
 
 /* Case-insensitive "all of these words appear in @s" (NULL-terminated list). */
-static inline int t_has_words(const char *s, ...)
+static inline int t_has_words_v(const char *s, va_list ap)
 {
-	va_list ap;
 	const char *w;
 	int ok = 1;
 
-	va_start(ap, s);
 	while ((w = va_arg(ap, const char *))) {
 		if (!strcasestr(s, w)) {
 			fprintf(stderr, "  message lacks \"%s\": %s\n", w, s);
 			ok = 0;
 		}
 	}
+	return ok;
+}
+
+static inline int t_has_words(const char *s, ...)
+{
+	va_list ap;
+	int ok;
+
+	va_start(ap, s);
+	ok = t_has_words_v(s, ap);
 	va_end(ap);
 	return ok;
+}
+
+/* ccomCommInitRankConfig with @blocking and @timeout_s (< 0: the default). */
+static inline ccomResult_t t_init_cfg(ccomComm_t *comm, int nranks, ccomUniqueId id, int rank,
+				      int blocking, int timeout_s)
+{
+	ccomConfig_t cfg = CCOM_CONFIG_INITIALIZER;
+
+	cfg.blocking = blocking;
+	if (timeout_s >= 0)
+		cfg.timeoutSec = timeout_s;
+	return ccomCommInitRankConfig(comm, nranks, id, rank, &cfg);
+}
+
+/*
+ * Rank @rank's init in case @what, which must be refused: @res is @want and
+ * the last error holds each word of the NULL-terminated list; then @comm
+ * is destroyed.  T_PASS or T_FAIL.
+ */
+static inline int t_init_refused(ccomComm_t comm, ccomResult_t res, ccomResult_t want,
+				 const char *what, int rank, ...)
+{
+	const char *e = ccomGetLastError(NULL);
+	va_list ap;
+	int ok;
+
+	T_CHECK(res == want, "%s: rank %d: init returned %d (%s), want %s: %s", what, rank, res,
+		ccomGetErrorString(res), ccomGetErrorString(want), e);
+	va_start(ap, rank);
+	ok = t_has_words_v(e, ap);
+	va_end(ap);
+	T_CHECK(ok, "%s: rank %d: message", what, rank);
+	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
+	return T_PASS;
 }
 
 typedef int (*t_rank_fn)(int rank, int nranks, void *arg);

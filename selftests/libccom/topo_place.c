@@ -19,7 +19,6 @@
  * "bound" means every CPU; the multi-node choices (NIC's node, spreading
  * by local rank) are exercised only where the machine has them.
  */
-#include <dirent.h>
 #include <linux/mempolicy.h>
 #include <sched.h>
 #include <sys/syscall.h>
@@ -53,30 +52,24 @@ struct place_arg {
 	ccomUniqueId id;	/* filled in each rank by t_fork_ranks_id() */
 };
 
+struct both {
+	const char *a, *b;
+	int n;
+};
+
+static void count_both(const char *line, void *ctx)
+{
+	struct both *w = ctx;
+
+	w->n += strstr(line, w->a) && strstr(line, w->b);
+}
+
 /* Lines of the logs in dir that contain both @a and @b. */
 static int log_lines(const char *a, const char *b)
 {
-	char path[384], line[1024];
-	struct dirent *d;
-	DIR *dp = opendir(dir);
-	int n = 0;
-	FILE *f;
+	struct both w = { a, b, 0 };
 
-	if (!dp)
-		return -1;
-	while ((d = readdir(dp))) {
-		if (strncmp(d->d_name, "log.", 4))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, d->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			n += strstr(line, a) && strstr(line, b);
-		fclose(f);
-	}
-	closedir(dp);
-	return n;
+	return t_dir_lines(dir, "log.", count_both, &w) ? -1 : w.n;
 }
 
 /* The policy of the page at @addr: 0 if MPOL_PREFERRED with @node in its mask. */
@@ -194,9 +187,7 @@ static int run_case(const struct place_case *c)
 
 	snprintf(logenv, sizeof(logenv), "%s/log.%%p", dir);
 	snprintf(dumpenv, sizeof(dumpenv), "%s/topo.%%r.json", dir);
-	setenv("CCOM_DEBUG", "INFO", 1);
-	setenv("CCOM_DEBUG_SUBSYS", "TOPO", 1);
-	setenv("CCOM_DEBUG_FILE", logenv, 1);
+	t_log_to(logenv, "INFO", "TOPO");
 	setenv("CCOM_TOPO_DUMP_FILE", dumpenv, 1);
 	setenv("CCOM_ALGO", "ring", 1);	/* through the FIFOs, whose pages are checked */
 	if (c->bind)

@@ -7,7 +7,10 @@
  * (channel.c), the grants themselves (grant.c) and the registration cache
  * (regcache.c).  The schedules that decide what descriptors a collective
  * becomes live in coll/ (kdev_sched.c, kdev_p2p.c) and emit only through
- * the ring interface below; the choice of the engine is tune/'s.
+ * the ring interface below; the choice of the engine is tune/'s, from the
+ * figures coll/ copies out of struct ccom_kdev into tune/'s struct
+ * ccom_tune_engine at init (forced, p2p_only, the features, engine_slow,
+ * nlocal, min_bytes): tune/ includes nothing from here.
  *
  * Ring helpers follow liburing's split: the mapping is the kernel's, fields
  * that point into it carry a k prefix; the library keeps private copies of
@@ -72,9 +75,8 @@ struct ccom_kdev {
 	struct ccom_kdev_p2p *p2p;	/* pair_sem.c + coll/kdev_p2p.c: per-peer Send/Recv state */
 	void *scratch;			/* Reduce: where non-root ranks leave their slice */
 	size_t scratch_size;
-	bool warned_fallback;
+	bool warned_fallback;		/* coll/kdev_sched.c: a registration fallback was logged */
 	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
-	uint32_t engine_logged;		/* tune/engine.c: collective kinds whose first engine pick was logged */
 };
 
 /*

@@ -46,6 +46,7 @@
 #include "bootstrap/bootstrap.h"
 #include "core/comm.h"
 #include "init/init.h"
+#include "tune/tune.h"
 #include "bench/hosts.h"
 #include "test_util.h"
 #include "util/misc.h"
@@ -134,8 +135,8 @@ WRAP(int, ccom_bootstrap_recv, 4,
      (struct ccom_bootstrap *bs, int peer, int tag, void *buf, size_t len),
      (bs, peer, tag, buf, len))
 WRAP(int, ccom_kdev_comm_init, 5, (struct ccomComm *comm), (comm))
-WRAP(int, ccom_tune_init, 6, (struct ccomComm *comm, size_t scratch_bytes),
-     (comm, scratch_bytes))
+WRAP(int, ccom_tune_init, 6, (struct ccomComm *comm, const struct ccom_tune_paths *paths),
+     (comm, paths))
 
 int __real_ccom_proxy_start(struct ccomComm *comm, bench_exec_fn exec);
 int __wrap_ccom_proxy_start(struct ccomComm *comm, bench_exec_fn exec);
