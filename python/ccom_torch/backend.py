@@ -259,13 +259,7 @@ class _State(Watchdog):
                 rc = lib.ccomCommSynchronize(comm)
                 if rc != L.SUCCESS:
                     exc = self._failure(rc, L.last_error())
-            with self.lock:
-                done = [w for w in self.pending if w.seq <= target]
-                self.pending = [w for w in self.pending if w.seq > target]
-                if exc is not None and self.error is None:
-                    self.error = exc
-            for w in done:
-                w._complete(exc)
+            self._complete_upto(target, exc)
 
     def sync_for(self, work):
         """Synchronize the stream on the calling thread (a wait() without a
@@ -278,6 +272,11 @@ class _State(Watchdog):
                 return
         rc = L.lib().ccomCommSynchronize(comm)
         exc = None if rc == L.SUCCESS else self._failure(rc, L.last_error())
+        self._complete_upto(target, exc)
+
+    def _complete_upto(self, target, exc):
+        """Complete the pending Works issued up to @target (their stream
+        synchronized) with @exc; the first failure stays the group's."""
         with self.lock:
             done = [w for w in self.pending if w.seq <= target]
             self.pending = [w for w in self.pending if w.seq > target]
