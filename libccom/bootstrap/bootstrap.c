@@ -57,7 +57,8 @@ int ccom_bootstrap_get_unique_id(ccomUniqueId *id)
 	return ccom_bootstrap_new_root(id);
 }
 
-int ccom_bootstrap_new_root(ccomUniqueId *id)
+/* A fresh root thread and its id; @flags and the grow fields go into the id. */
+static int bs_new_root(ccomUniqueId *id, uint32_t flags, int grow_base, uint64_t grow_hash)
 {
 	uint8_t key[CCOM_BS_KEY_BYTES];
 	struct ccom_bs_id h;
@@ -68,6 +69,9 @@ int ccom_bootstrap_new_root(ccomUniqueId *id)
 	if (rc)
 		return rc;
 	h.id_version = CCOM_BS_ID_VERSION;
+	h.flags = flags;
+	h.grow_base = grow_base;
+	h.grow_hash = grow_hash;
 	rc = ccom_bs_random_magic(&h.magic);
 	if (!rc)
 		rc = ccom_bs_secret_new(h.secret);
@@ -94,6 +98,16 @@ int ccom_bootstrap_new_root(ccomUniqueId *id)
 	ccom_bs_id_encode(&h, id);
 	explicit_bzero(&h, sizeof(h));
 	return 0;
+}
+
+int ccom_bootstrap_new_root(ccomUniqueId *id)
+{
+	return bs_new_root(id, 0, 0, 0);
+}
+
+int ccom_bootstrap_new_grow_root(int base, uint64_t hash, ccomUniqueId *id)
+{
+	return bs_new_root(id, CCOM_BS_ID_GROW, base, hash);
 }
 
 /* ------------------------------------------------------------------ */
@@ -150,7 +164,20 @@ static int bs_checkin(struct ccom_bootstrap *bs, const struct ccom_bootstrap_arg
 	int fd, rc, refused;
 
 	ccom_addr_str(&id->root, ra, sizeof(ra));
-	rc = ccom_sock_connect(&id->root, deadline, a->abort, &fd);
+	/*
+	 * A grow id's root listens before the id is handed out: a refused
+	 * connection means it is gone (its grow ended), not "not started yet".
+	 */
+	if (id->flags & CCOM_BS_ID_GROW) {
+		rc = ccom_sock_connect_once(&id->root, deadline, a->abort, &fd);
+		if (rc == -ECONNREFUSED) {
+			ccom_set_last_error("Bootstrap: rank %d: the root of this grow id at %s is gone: the id was already used by a ccomCommGrow (which consumes it, whether it succeeded or failed) or its communicator was destroyed; get a fresh id with ccomCommGetUniqueId on the existing communicator",
+					    a->rank, ra);
+			return -EPERM;
+		}
+	} else {
+		rc = ccom_sock_connect(&id->root, deadline, a->abort, &fd);
+	}
 	if (rc) {
 		ccom_set_last_error("Bootstrap: rank %d could not connect to the bootstrap root at %s: %s%s",
 				    a->rank, ra, ccom_bs_err_str(rc),

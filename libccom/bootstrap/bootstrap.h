@@ -33,6 +33,18 @@ int ccom_bootstrap_get_unique_id(ccomUniqueId *id);
 /* Like ccom_bootstrap_get_unique_id() but always starts a root (ignores CCOM_COMM_ID). */
 int ccom_bootstrap_new_root(ccomUniqueId *id);
 
+/*
+ * Like ccom_bootstrap_new_root() for ccomCommGetUniqueId(): the id is
+ * marked as a grow id of a communicator of @base ranks whose grown
+ * communicator will have the hash @hash, and a rank whose connection to
+ * its root is refused fails at once with -EPERM (the root is gone: the id
+ * was used) instead of retrying until the timeout.
+ */
+int ccom_bootstrap_new_grow_root(int base, uint64_t hash, ccomUniqueId *id);
+
+/* A grow id's @base and @hash: 0, or -1 when @id is not a grow id (or no id at all). */
+int ccom_bootstrap_id_grow_info(const ccomUniqueId *id, int *base, uint64_t *hash);
+
 /* Build a unique id for CCOM_COMM_ID-style @addr_str (rank 0 hosts the root). */
 int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniqueId *id);
 

@@ -501,7 +501,17 @@ static int hier_leader(struct ccom_bootstrap *bs, const struct ccom_bootstrap_ar
 	int rc;
 
 	ccom_addr_str(&id->root, ra, sizeof(ra));
-	rc = ccom_sock_connect(&id->root, deadline, a->abort, &L.rfd);
+	/* A grow id's root is up before the id exists: refused means used (bootstrap.c). */
+	if (id->flags & CCOM_BS_ID_GROW)
+		rc = ccom_sock_connect_once(&id->root, deadline, a->abort, &L.rfd);
+	else
+		rc = ccom_sock_connect(&id->root, deadline, a->abort, &L.rfd);
+	if (rc == -ECONNREFUSED && (id->flags & CCOM_BS_ID_GROW)) {
+		ccom_set_last_error("Bootstrap: rank %d (host leader): the root of this grow id at %s is gone: the id was already used by a ccomCommGrow or its communicator was destroyed; get a fresh id with ccomCommGetUniqueId",
+				    a->rank, ra);
+		rc = -EPERM;
+		goto out;
+	}
 	if (rc) {
 		ccom_set_last_error("Bootstrap: rank %d (host leader) could not connect to the bootstrap root at %s: %s",
 				    a->rank, ra, ccom_bs_err_str(rc));

@@ -198,6 +198,20 @@ uint64_t ccom_bootstrap_id_magic(const ccomUniqueId *id)
 	return h.magic;
 }
 
+int ccom_bootstrap_id_grow_info(const ccomUniqueId *id, int *base, uint64_t *hash)
+{
+	struct ccom_bs_id h;
+
+	memcpy(&h, id->internal, sizeof(h));
+	if (h.id_version != CCOM_BS_ID_VERSION || !h.magic || !(h.flags & CCOM_BS_ID_GROW) ||
+	    h.grow_base < 1)
+		return -1;
+	*base = h.grow_base;
+	*hash = h.grow_hash;
+	explicit_bzero(&h, sizeof(h));
+	return 0;
+}
+
 int ccom_bootstrap_id_from_addr(const char *addr_str, const char *what, ccomUniqueId *id)
 {
 	static const char label[] = "ccom id from an address v1";

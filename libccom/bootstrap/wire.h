@@ -24,6 +24,8 @@
 #define CCOM_BS_FIXED_MAGIC 0x63636f6d2d636f6dULL /* "ccom-com", ids from CCOM_COMM_ID */
 #define CCOM_BS_ID_VERSION 2
 #define CCOM_BS_ID_ROOT_AT_RANK0 0x1u
+/* From ccomCommGetUniqueId: serves one ccomCommGrow; its root is up before the id is handed out. */
+#define CCOM_BS_ID_GROW 0x2u
 /* In memory only (never in an id's bytes): the job secret is mixed into @secret. */
 #define CCOM_BS_ID_KEYED 0x100u
 /* The longest CCOM_COMM_SECRET (or CCOM_COMM_SECRET_FILE's contents), in bytes. */
@@ -60,6 +62,8 @@ struct ccom_bs_id {
 	uint32_t flags;
 	union ccom_sockaddr root;
 	uint8_t secret[CCOM_BS_KEY_BYTES];
+	int32_t grow_base;	/* CCOM_BS_ID_GROW: size of the communicator that grows */
+	uint64_t grow_hash;	/* CCOM_BS_ID_GROW: the grown communicator's hash */
 };
 _Static_assert(sizeof(struct ccom_bs_id) <= CCOM_UNIQUE_ID_BYTES, "unique id too large");
 

@@ -132,6 +132,10 @@ struct ccomComm {
 	int finalized;			/* ... and its drain completed */
 	int split_count;		/* children created by ccomCommSplit */
 	int shrink_count;		/* ccomCommShrink calls that reached the exchange */
+	/* init/grow.c: ccomCommGrow calls that passed their checks, and this rank's grow id */
+	int grow_count;
+	int grow_id_state;		/* 0: none, 1: handed out, not used yet, 2: used */
+	ccomUniqueId grow_id;		/* from ccomCommGetUniqueId (states 1 and 2) */
 	/*
 	 * init/shrink.c: run by init at the start of the bootstrap stage (on
 	 * the init thread when nonblocking) to agree with the survivors over

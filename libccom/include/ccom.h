@@ -425,6 +425,66 @@ ccomResult_t ccomCommShrink(ccomComm_t comm, const int *excludeRanks, int nExclu
 ccomResult_t ccomCommGetFailedRanks(ccomComm_t comm, int *ranks, int *n);
 
 /**
+ * ccomCommGetUniqueId() - the id that new processes join a ccomCommGrow() of @comm with.
+ * @comm: the communicator that will grow (ready, idle).
+ * @uniqueId: receives the grow id, to hand to the joining processes out of
+ *	band (and to pass to this rank's own ccomCommGrow()).
+ *
+ * Not collective: one existing rank (the coordinator, usually rank 0)
+ * calls it before each grow.  It starts a bootstrap root in this process;
+ * the id serves exactly one ccomCommGrow() (used, it is refused with
+ * ccomInvalidUsage, never waited on) and cannot start a communicator with
+ * ccomCommInitRank().  One id at a time: a second call before a grow used
+ * the first fails.  An id never used is retired when @comm is destroyed.
+ *
+ * Return: ccomSuccess; ccomInvalidArgument for an invalid @comm or a NULL
+ * @uniqueId; ccomInvalidUsage if @comm is initialising, finalizing, broken
+ * or busy, or an earlier id of it is still unused; ccomSystemError if the
+ * root cannot start.
+ */
+ccomResult_t ccomCommGetUniqueId(ccomComm_t comm, ccomUniqueId *uniqueId);
+
+/**
+ * ccomCommGrow() - make a larger communicator of @comm's ranks and new processes.
+ * @comm: on an existing rank, the communicator to grow (left as it is:
+ *	destroy it once @newcomm is ready); NULL on a joining process.
+ * @nRanks: the new total, larger than @comm's size; the same on every rank.
+ * @uniqueId: the id from ccomCommGetUniqueId(): passed by the coordinator
+ *	(the existing rank that called it) and by every joining process;
+ *	NULL on the other existing ranks.
+ * @rank: -1 on an existing rank (it keeps its rank); on a joining process
+ *	its rank in @newcomm, from @comm's size to @nRanks - 1, each once.
+ * @newcomm: receives the new communicator.
+ * @config: settings of @newcomm (NULL: @comm's on an existing rank, the
+ *	defaults on a joining one), as for ccomCommInitRankConfig();
+ *	@config->blocking = 0 makes the call nonblocking.
+ *
+ * Collective over every rank of @comm and the @nRanks - size(@comm)
+ * joining processes.  The existing ranks first agree over @comm's
+ * bootstrap (same @nRanks, exactly one id, the valid unused id of the
+ * coordinator's ccomCommGetUniqueId, the same count of grows; otherwise
+ * all of them fail with the same sentence), then all ranks rendezvous at
+ * the id's root and build @newcomm like an init.  After a failure, the
+ * recipe is: ccomCommShrink() the survivors, ccomCommGetUniqueId(), start
+ * replacements, ccomCommGrow() back to the job's size
+ * (Documentation/libccom/fault-tolerance.rst).  @comm must outlive the
+ * call (nonblocking: until ccomCommGetAsyncError(@newcomm) is no longer
+ * ccomInProgress); every wait is bounded by the bootstrap timeout and
+ * ends at ccomCommAbort(@newcomm).
+ *
+ * Return: ccomSuccess (ccomInProgress when nonblocking); ccomInvalidArgument
+ * for a bad argument (NULL @newcomm, an invalid @comm, @rank not -1 on an
+ * existing rank, @nRanks not larger than the old size, a joining rank
+ * without a grow id or out of range, a foreign id, a bad @config);
+ * ccomInvalidUsage if @comm is not ready or idle, the existing ranks'
+ * arguments differ, or the id was used already; ccomRemoteError,
+ * ccomTimeout, ccomSystemError as for init (a rank that never joins, a
+ * mismatch seen by the root).
+ */
+ccomResult_t ccomCommGrow(ccomComm_t comm, int nRanks, const ccomUniqueId *uniqueId, int rank,
+			  ccomComm_t *newcomm, ccomConfig_t *config);
+
+/**
  * ccomCommDestroy() - free @comm's local resources.
  * @comm: communicator; invalid after the call.  NULL is accepted.
  *

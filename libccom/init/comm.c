@@ -56,6 +56,7 @@ static void comm_free(struct ccomComm *comm)
 	comm->publish = NULL;
 	ccom_topo_fini(comm);
 	ccom_bootstrap_close(comm->bootstrap);
+	ccom_grow_forget(comm);
 	free(comm->peers);
 	free(comm->rank_to_node);
 	free(comm->rank_to_local);

@@ -623,10 +623,15 @@ ccomResult_t ccomCommInitRankConfig(ccomComm_t *comm, int nranks, ccomUniqueId c
 {
 	struct ccom_init_args a = { .nranks = nranks, .rank = rank, .id = commId,
 				    .start_us = ccom_now_us() };
-	int rc;
+	uint64_t gh;
+	int rc, base;
 
 	ccom_clear_last_error();
 	rc = check_rank_args(comm, nranks, rank);
+	if (!rc && !ccom_bootstrap_id_grow_info(&commId, &base, &gh)) {
+		ccom_set_last_error("Invalid argument: this unique id comes from ccomCommGetUniqueId and serves one ccomCommGrow; pass it to ccomCommGrow, or make an id for a new communicator with ccomGetUniqueId");
+		rc = -EINVAL;
+	}
 	if (!rc)
 		rc = ccom_config_validate(config, &a.config);
 	if (rc)

@@ -30,6 +30,17 @@ struct ccom_init_args {
 	int (*prepare)(struct ccomComm *comm);
 	void *prepare_arg;
 };
+/*
+ * A root of @id that nobody will check in with (a failed shrink or grow,
+ * an unused grow id) would wait until the bootstrap timeout, or forever
+ * when no rank ever came: check in once as the only rank of a 1-rank job,
+ * which the root answers and then ends.  The caller's error sentence is
+ * kept; @fn names the API call in the log.  (shrink.c)
+ */
+void ccom_init_retire_root(const ccomUniqueId *id, const char *fn);
+/* Retire the root of @comm's grow id if it was handed out and never used.  (grow.c) */
+void ccom_grow_forget(struct ccomComm *comm);
+
 /* Validate @config (NULL: defaults) into @out; 0 or -EINVAL with the error set. */
 int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out);
 /* Allocate, publish into *@comm and run (or start) the init; returns a ccomResult_t. */

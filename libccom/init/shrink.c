@@ -201,13 +201,7 @@ out:
 	return rc;
 }
 
-/*
- * After a failed agreement the leader's fresh root would wait for its
- * check-ins until the bootstrap timeout: check in once as the only rank
- * of a 1-rank job, which the root answers and then ends.  The shrink's
- * own error sentence is kept.
- */
-static void shrink_retire_root(const ccomUniqueId *id)
+void ccom_init_retire_root(const ccomUniqueId *id, const char *fn)
 {
 	struct ccom_bootstrap_args a = { .id = id, .rank = 0, .nranks = 1 };
 	struct ccom_bootstrap *bs = NULL;
@@ -221,8 +215,8 @@ static void shrink_retire_root(const ccomUniqueId *id)
 	if (ccom_bootstrap_init(&a, &bs) == 0)
 		ccom_bootstrap_close(bs);
 	else
-		ccom_info(CCOM_SUBSYS_INIT, "ccomCommShrink: the unused root did not end at once (%s); it ends at the bootstrap timeout",
-			  ccom_last_error());
+		ccom_info(CCOM_SUBSYS_INIT, "%s: the unused root did not end at once (%s); it ends at the bootstrap timeout",
+			  fn, ccom_last_error());
 	ccom_set_last_error_quiet(why);
 }
 
@@ -240,7 +234,7 @@ static int shrink_prepare(struct ccomComm *comm)
 	rc = shrink_exchange(comm, j);
 	ccom_bootstrap_swap_abort(j->old->bootstrap, prev);
 	if (rc && j->msg->id_state == 1)
-		shrink_retire_root(&j->msg->id);	/* only the leader holds a valid id here */
+		ccom_init_retire_root(&j->msg->id, "ccomCommShrink");	/* only the leader holds a valid id */
 	if (!rc)
 		ccom_info(CCOM_SUBSYS_INIT, "ccomCommShrink: old rank %d -> rank %d of %d: survivors agreed in %lld us",
 			  j->old->rank, comm->rank, comm->nranks, (long long)(ccom_now_us() - t0));
