@@ -12,7 +12,7 @@
  * out of place, three counts, two type/op pairs) is checked against a
  * reference on the grown comm.  After a warm-up of 2 cycles the
  * survivors' fd count must not change and their RSS may grow by at most
- * 4 MiB.  CCOM_GROW_CYCLES sets the count (default 4 per transport; make
+ * 4 MiB.  GROW_CYCLES sets the count (default 4 per transport; make
  * check-grow-cycles runs 20).
  */
 #include <signal.h>
@@ -271,7 +271,7 @@ static int run(int cycles)
 
 int main(void)
 {
-	const char *env = getenv("CCOM_GROW_CYCLES");
+	const char *env = getenv("GROW_CYCLES");
 	int cycles = env ? atoi(env) : 4;
 	double t0;
 
