@@ -46,7 +46,7 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 
-.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-kmod fuzz deps kmod \
+.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-grow-cycles check-kmod fuzz deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -137,6 +137,10 @@ check-quick: lib perf tests
 # 1000 kill-and-shrink cycles with flat fds and RSS (make check runs 200).
 check-shrink-cycles: tests
 	CCOM_SHRINK_CYCLES=1000 selftests/libccom/run $(BUILD) shrink_cycles
+
+# 20 kill, shrink and grow-back cycles on shm and 20 over TCP (make check runs 4 of each).
+check-grow-cycles: tests
+	GROW_CYCLES=20 selftests/libccom/run $(BUILD) grow_cycles
 
 check-asan:
 	$(MAKE) BUILD=$(BUILD)/asan SAN=1 OPT=-O1 all
