@@ -175,14 +175,14 @@ static int cross_rank_checks(void)
 {
 	struct grow_call g[3];
 	ccomComm_t two[2], other[2];
-	ccomUniqueId gid, oid, plain;
+	ccomUniqueId gid, oid, xid, plain;
 
 	T_CCOM(ccomCommInitAll(two, 2, NULL), ccomSuccess);
 	T_CCOM(ccomCommInitAll(other, 2, NULL), ccomSuccess);
 	T_CCOM(ccomGetUniqueId(&plain), ccomSuccess);
-	T_CCOM(ccomCommGetUniqueId(other[0], &oid), ccomSuccess);
+	T_CCOM(ccomCommGetUniqueId(other[0], &xid), ccomSuccess);
 	/* Existing ranks only: nothing joins, the agreement must refuse first. */
-	if (three(two, 3, &oid, 3, NULL, 0, NULL, g) ||
+	if (three(two, 3, &xid, 3, NULL, 0, NULL, g) ||
 	    all_refused(g, 2, ccomInvalidArgument, "coordinator passes another comm's grow id",
 			"did not return", NULL) ||
 	    three(two, 3, &plain, 3, NULL, 0, NULL, g) ||
@@ -214,10 +214,10 @@ static int cross_rank_checks(void)
 		return T_FAIL;
 	T_CCOM(ccomCommDestroy(two[0]), ccomSuccess);
 	T_CCOM(ccomCommDestroy(two[1]), ccomSuccess);
-	/* other[1]'s unused id is retired with its comm: a joining rank learns it at once. */
+	/* other[0]'s id is still unused: retired with its comm, a joining rank learns it at once. */
 	T_CCOM(ccomCommDestroy(other[0]), ccomSuccess);
 	T_CCOM(ccomCommDestroy(other[1]), ccomSuccess);
-	g[0] = (struct grow_call){ .comm = NULL, .nranks = 3, .id = &oid, .rank = 2 };
+	g[0] = (struct grow_call){ .comm = NULL, .nranks = 3, .id = &xid, .rank = 2 };
 	if (grow_all(g, 1) ||
 	    all_refused(g, 1, ccomInvalidUsage, "joining with a destroyed comm's unused id",
 			"gone", NULL))
