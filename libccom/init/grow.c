@@ -64,6 +64,7 @@ struct grow_entry {
 /* What the grow's init needs from the call (freed by grow_prepare). */
 struct grow_job {
 	struct ccomComm *old;
+	int has_id;			/* this rank passed an id (in all[old->rank].id) */
 	struct grow_entry all[];	/* old->nranks slots */
 };
 
@@ -143,6 +144,24 @@ static int grow_agree(struct ccomComm *comm, const struct grow_job *j)
 	return 0;
 }
 
+/*
+ * What an existing rank's @id is to it; a valid one is used from now on.
+ * Taken when the agreement starts, so that a grow whose init never got
+ * there (aborted at once) leaves the id to ccom_grow_forget().
+ */
+static enum grow_id_check grow_take_id(struct ccomComm *comm, const ccomUniqueId *id)
+{
+	enum grow_id_check c = GROW_ID_FOREIGN;
+
+	pthread_mutex_lock(&comm->lock);
+	if (comm->grow_id_state && !memcmp(id, &comm->grow_id, sizeof(*id))) {
+		c = comm->grow_id_state == 1 ? GROW_ID_OK : GROW_ID_USED;
+		comm->grow_id_state = 2;
+	}
+	pthread_mutex_unlock(&comm->lock);
+	return c;
+}
+
 /* comm->init_prepare of a grow on an existing rank: the agreement, then the id is ours. */
 static int grow_prepare(struct ccomComm *comm)
 {
@@ -153,6 +172,8 @@ static int grow_prepare(struct ccomComm *comm)
 	int rc;
 
 	comm->init_prepare_arg = NULL;
+	if (j->has_id)
+		j->all[j->old->rank].id_check = grow_take_id(j->old, &me->id);
 	prev = ccom_bootstrap_swap_abort(j->old->bootstrap, &comm->abort_flag);
 	rc = ccom_bootstrap_allgather(j->old->bootstrap, j->all, sizeof(j->all[0]));
 	ccom_bootstrap_swap_abort(j->old->bootstrap, prev);
@@ -288,22 +309,6 @@ static ccomResult_t grow_new_rank(int nranks, const ccomUniqueId *id, int rank,
 	return ccom_comm_init_rank(newcomm, &a);
 }
 
-/* What an existing rank's @id is to it; a valid one is used from now on. */
-static enum grow_id_check grow_take_id(struct ccomComm *comm, const ccomUniqueId *id)
-{
-	enum grow_id_check c = GROW_ID_FOREIGN;
-
-	if (!id)
-		return GROW_ID_NONE;
-	pthread_mutex_lock(&comm->lock);
-	if (comm->grow_id_state && !memcmp(id, &comm->grow_id, sizeof(*id))) {
-		c = comm->grow_id_state == 1 ? GROW_ID_OK : GROW_ID_USED;
-		comm->grow_id_state = 2;
-	}
-	pthread_mutex_unlock(&comm->lock);
-	return c;
-}
-
 static ccomResult_t grow_existing(struct ccomComm *comm, int nranks, const ccomUniqueId *id,
 				  int rank, ccomComm_t *newcomm, ccomConfig_t *config)
 {
@@ -348,9 +353,10 @@ static ccomResult_t grow_existing(struct ccomComm *comm, int nranks, const ccomU
 	me->old_rank = comm->rank;
 	me->epoch = epoch;
 	me->nranks = nranks;
-	me->id_check = grow_take_id(comm, id);
-	if (me->id_check != GROW_ID_NONE)
+	if (id) {
+		j->has_id = 1;
 		me->id = *id;
+	}
 	a.nranks = nranks;
 	a.rank = comm->rank;
 	a.comm_hash = grow_hash(comm, epoch);
