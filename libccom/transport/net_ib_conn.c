@@ -36,6 +36,7 @@
 #include "core/comm.h"
 #include "transport/net_ib_abi.h"
 #include "transport/net_ib_private.h"
+#include "transport/net_tclass.h"
 #include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -361,11 +362,14 @@ static int qp_connect(struct ccomComm *comm, struct ib_group *g, struct ib_conn 
 	a.min_rnr_timer = IB_MIN_RNR_TIMER;
 	a.ah_attr.port_num = (uint8_t)g->port.port;
 	a.ah_attr.dlid = k->lid;
+	/* The comm's traffic class and service level (net_tclass.h), as NCCL_IB_TC / _SL. */
+	a.ah_attr.sl = ccom_net_ib_sl();
 	if (g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET || !k->lid) {
 		a.ah_attr.is_global = 1;
 		memcpy(a.ah_attr.grh.dgid.raw, k->gid, 16);
 		a.ah_attr.grh.sgid_index = (uint8_t)g->port.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.grh.traffic_class = ccom_net_ib_tc(comm);
 	}
 	r = ccom_ibv.modify_qp(qp, &a, CCIB_QP_STATE | CCIB_QP_AV | CCIB_QP_PATH_MTU |
 			  CCIB_QP_DEST_QPN | CCIB_QP_RQ_PSN | CCIB_QP_MAX_DEST_RD_ATOMIC |
