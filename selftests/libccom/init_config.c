@@ -5,8 +5,9 @@
  * 64-byte struct (size CCOM_CONFIG_SIZE_V1), whose memory past those bytes
  * is 0xab garbage where commName / netName / trafficClass now are, inits
  * (a library that read past size would crash on the pointer or refuse the
- * traffic class); so do sizes that cut a new field in half (the garbage
- * starts inside it).  A larger
+ * traffic class); so do sizes that cut a new field in half, garbage in
+ * the half the caller has (a library that copied the bytes it was given
+ * would make a pointer of them).  A larger
  * struct inits when the bytes past ours are zero and is refused naming
  * the newer ccom.h when not.  reserved2, a commName of 64 bytes or with a
  * control character, a netName that names no network (the message lists
@@ -53,8 +54,11 @@ static int sizes(void)
 {
 	ccomConfig_t def = CCOM_CONFIG_INITIALIZER;
 	union big_config u;
+	/* The caller's size, and where its garbage starts: at a field it cuts. */
 	size_t cut[] = { CCOM_CONFIG_SIZE_V1, CCOM_CONFIG_SIZE_V1 + 4,
 			 offsetof(ccomConfig_t, netName) + 4, offsetof(ccomConfig_t, trafficClass) + 2 };
+	size_t good[] = { CCOM_CONFIG_SIZE_V1, CCOM_CONFIG_SIZE_V1, offsetof(ccomConfig_t, netName),
+			  offsetof(ccomConfig_t, trafficClass) };
 	unsigned int i;
 	char what[64];
 
@@ -62,7 +66,7 @@ static int sizes(void)
 		       "the CCOM_1.3 fields start where the old struct ended");
 	for (i = 0; i < sizeof(cut) / sizeof(cut[0]); i++) {
 		memset(&u, 0xab, sizeof(u));
-		memcpy(&u.c, &def, cut[i]);
+		memcpy(&u.c, &def, good[i]);
 		u.c.size = cut[i];
 		snprintf(what, sizeof(what), "old caller, size %zu, garbage past it", cut[i]);
 		if (expect(what, &u.c, ccomSuccess, NULL))
