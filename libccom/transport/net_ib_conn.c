@@ -516,11 +516,11 @@ int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 	if (err)
 		goto fail;
 	inet_ntop(AF_INET6, g->port.gid.raw, gs, sizeof(gs));
-	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u QP(s) per peer, %u slots of %zu bytes per direction",
+	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u QP(s) per peer, %u slots of %zu bytes per direction, traffic class %#x sl %u",
 		  comm->rank, npeers, g->port.dev, g->port.port,
 		  g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
 		  g->port.gid_index, g->port.gid_kind, gs, 128 << g->port.attr.active_mtu,
-		  p.nqps, p.nslots, p.slot);
+		  p.nqps, p.nslots, p.slot, ccom_net_ib_tc(comm), ccom_net_ib_sl());
 	free(mine);
 	free(cards);
 	free(ready);

@@ -6,10 +6,13 @@
  * each, CCOM_NET=ib, 2 QPs per connection, CCOM_IB_TC=32 and CCOM_IB_SL=3:
  * a comm with config trafficClass 0x60 and a NULL-config split child
  * (inherits it) have every QP of the connection to the peer in RTS with
- * ah_attr.grh.traffic_class 0x60 and sl 3 (ibv_query_qp, the QPs reached
- * through the library's internals: the test links libccom statically); a
- * comm without trafficClass has CCOM_IB_TC's 32.  An AllReduce checks each
- * comm works.
+ * ah_attr.grh.traffic_class 0x60 (ibv_query_qp, the QPs reached through
+ * the library's internals: the test links libccom statically); a comm
+ * without trafficClass has CCOM_IB_TC's 32.  The service level: sl 3 by
+ * ibv_query_qp on InfiniBand; RoCE keeps none (rxe answers 0), so a
+ * wrapper around the library's modify_qp checks that the child's and the
+ * plain comm's RTR asked for sl 3 (and the same traffic class).  An
+ * AllReduce checks each comm works.
  */
 #include <dlfcn.h>
 
@@ -22,6 +25,41 @@
 
 typedef int (*query_qp_fn)(struct ccib_qp *qp, struct ccib_qp_attr *attr, int mask,
 			   void *init_attr);
+
+/*
+ * RoCE devices keep no service level (rxe reports 0 whatever was set), so
+ * what the library asks for at RTR is also recorded, by a wrapper around
+ * its modify_qp (installed once libibverbs is loaded).
+ */
+static int g_ib_link_layer_eth;
+static int (*real_modify_qp)(struct ccib_qp *qp, struct ccib_qp_attr *attr, int mask);
+static int rtr_seen, rtr_sl = -1, rtr_tc = -1;
+
+static int spy_modify_qp(struct ccib_qp *qp, struct ccib_qp_attr *attr, int mask)
+{
+	if (attr->qp_state == CCIB_QPS_RTR) {
+		rtr_seen++;
+		rtr_sl = attr->ah_attr.sl;
+		rtr_tc = attr->ah_attr.grh.traffic_class;
+	}
+	return real_modify_qp(qp, attr, mask);
+}
+
+static void spy_install(void)
+{
+	real_modify_qp = ccom_ibv.modify_qp;
+	ccom_ibv.modify_qp = spy_modify_qp;
+}
+
+/* Since the last call: every RTR asked for traffic class @tc and sl @sl. */
+static int check_rtr(int tc, int sl)
+{
+	T_CHECK(rtr_seen > 0, "no RTR seen by the modify_qp wrapper");
+	T_CHECK(rtr_tc == tc && rtr_sl == sl, "RTR asked for traffic class %#x sl %d, want %#x and %d",
+		rtr_tc, rtr_sl, tc, sl);
+	rtr_seen = 0;
+	return 0;
+}
 
 static int check_qps(ccomComm_t comm, int peer, int tc, int sl)
 {
@@ -45,6 +83,7 @@ static int check_qps(ccomComm_t comm, int peer, int tc, int sl)
 	T_CHECK(comm->coll->conns[peer]->ops == &ccom_transport_net_ib,
 		"the conn to rank %d is %s, not net_ib", peer, comm->coll->conns[peer]->ops->name);
 	c = to_ib(comm->coll->conns[peer]);
+	g_ib_link_layer_eth = c->g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET;
 	T_CHECK(c->nqps == 2, "%u QPs, want CCOM_IB_QPS_PER_CONN=2", c->nqps);
 	for (q = 0; q < c->nqps; q++) {
 		memset(&a, 0, sizeof(a));
@@ -52,11 +91,12 @@ static int check_qps(ccomComm_t comm, int peer, int tc, int sl)
 		T_CHECK(!r, "ibv_query_qp of QP %u: %s", c->qps[q]->qp_num, strerror(r));
 		T_CHECK(a.qp_state == CCIB_QPS_RTS, "QP %u in state %d, not RTS", c->qps[q]->qp_num,
 			a.qp_state);
-		T_CHECK(a.ah_attr.is_global && a.ah_attr.grh.traffic_class == tc &&
-				a.ah_attr.sl == sl,
-			"QP %u: global %u traffic class %#x sl %u, want traffic class %#x sl %d",
-			c->qps[q]->qp_num, a.ah_attr.is_global, a.ah_attr.grh.traffic_class,
-			a.ah_attr.sl, tc, sl);
+		T_CHECK(a.ah_attr.is_global && a.ah_attr.grh.traffic_class == tc,
+			"QP %u: global %u traffic class %#x, want traffic class %#x",
+			c->qps[q]->qp_num, a.ah_attr.is_global, a.ah_attr.grh.traffic_class, tc);
+		/* InfiniBand keeps the SL in the address vector; RoCE has none (check_rtr()). */
+		T_CHECK(g_ib_link_layer_eth || a.ah_attr.sl == sl, "QP %u: sl %u, want %d",
+			c->qps[q]->qp_num, a.ah_attr.sl, sl);
 	}
 	return 0;
 }
@@ -97,14 +137,15 @@ static int rank_main(int rank, int pipes[2])
 	cfg.commName = "ib-tclass";
 	T_CCOM(ccomCommInitRankConfig(&comm, 2, id[0], rank, &cfg), ccomSuccess);
 	rc = check_sum(comm) || check_qps(comm, peer, 0x60, 3);
+	spy_install();
 	if (!rc) {
 		T_CCOM(ccomCommSplit(comm, 0, rank, &child, NULL), ccomSuccess);
-		rc = check_sum(child) || check_qps(child, peer, 0x60, 3);
+		rc = check_sum(child) || check_qps(child, peer, 0x60, 3) || check_rtr(0x60, 3);
 		ccomCommDestroy(child);
 	}
 	if (!rc) {
 		T_CCOM(ccomCommInitRank(&plain, 2, id[1], rank), ccomSuccess);
-		rc = check_sum(plain) || check_qps(plain, peer, 32, 3);
+		rc = check_sum(plain) || check_qps(plain, peer, 32, 3) || check_rtr(32, 3);
 		ccomCommDestroy(plain);
 	}
 	ccomCommDestroy(comm);
