@@ -88,7 +88,7 @@ static int count_tos(int tos)
 /* The comm_name of this process's published state file of rank @rank, "" if none. */
 static int published_name(int rank, char *out, size_t len)
 {
-	char suffix[32], path[300];
+	char suffix[32], path[sizeof(dir) + 258];
 	struct ccom_pub_file f;
 	struct dirent *e;
 	DIR *d = opendir(dir);
@@ -104,7 +104,7 @@ static int published_name(int rank, char *out, size_t len)
 
 		if (nl <= sl || strcmp(e->d_name + nl - sl, suffix))
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		snprintf(path, sizeof(path), "%.63s/%.255s", dir, e->d_name);
 		fp = fopen(path, "r");
 		if (fp && fread(&f, sizeof(f), 1, fp) == 1 && f.magic == CCOM_PUB_MAGIC &&
 		    f.size >= offsetof(struct ccom_pub_file, comm_name) + sizeof(f.comm_name)) {
