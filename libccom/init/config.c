@@ -85,6 +85,7 @@ static int config_copy(const ccomConfig_t *config, ccomConfig_t *out)
 	if (check_tail(config))
 		return -EINVAL;
 	/* Field by field: a size that cuts a field leaves that field's default. */
+	out->version = config->version;	/* the caller's, as it was compiled */
 	out->blocking = config->blocking;
 	out->device = config->device;
 	out->timeoutSec = config->timeoutSec;
