@@ -94,7 +94,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_NET_CONNECT", "auto",
 	  "When net_socket connects a pair of ranks: eager (every pair at init, CCOM_NSOCKS + 1 sockets per remote peer), lazy (a pair in the first operation that uses it; init opens only the listener), auto (lazy when some rank has more than 64 remote peers; same on every rank)." },
 	{ "CCOM_NET", NULL,
-	  "Network transport between hosts: ib (RDMA verbs, net_ib: error if a rank has no ACTIVE RDMA port), socket (TCP, net_socket); unset: ib when every rank has an ACTIVE RDMA port, else socket (same on every rank)." },
+	  "Network transport between hosts: ib (RDMA verbs, net_ib: error if a rank has no ACTIVE RDMA port), socket (TCP, net_socket); unset: ib when every rank has an ACTIVE RDMA port, else socket (same on every rank); a communicator's config netName wins." },
 	{ "CCOM_IB_HCA", NULL,
 	  "RDMA devices and ports net_ib may use: comma-separated device-name prefixes, each optionally :port; ^ excludes, = requires exact names (e.g. =mlx5_0:1); the first ACTIVE match is used." },
 	{ "CCOM_IB_GID_INDEX", "-1",
