@@ -33,8 +33,9 @@ static void metric_head(FILE *out, const char *name, const char *type, const cha
 
 static void metric_rank(FILE *out, const char *name, const struct member *m, double v)
 {
-	fprintf(out, "%s{comm=\"%016llx\",rank=\"%d\",nranks=\"%d\",host=\"", name,
-		(unsigned long long)m->hash, m->rank, m->nranks);
+	fprintf(out, "%s{comm=\"%016llx\",name=\"", name, (unsigned long long)m->hash);
+	metric_label(out, m->name);
+	fprintf(out, "\",rank=\"%d\",nranks=\"%d\",host=\"", m->rank, m->nranks);
 	metric_label(out, m->host);
 	fprintf(out, "\",pid=\"%d\"} %.17g\n", m->pid, v);
 }

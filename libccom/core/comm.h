@@ -64,6 +64,8 @@ struct ccomComm {
 	uint64_t comm_hash;		/* [init] hash of the unique id (+ split salt) */
 	uint64_t magic;			/* [init] bootstrap magic */
 	ccomConfig_t config;		/* [init] effective config */
+	/* [init] config.commName's copy ("" if none); config.commName points here. */
+	char name[CCOM_COMM_NAME_MAX];
 	int device;			/* [init] nccom device or -1 */
 	/*
 	 * [init] The RDMA port topo/ chose for this rank (topo/nic.c: the

@@ -132,8 +132,37 @@ typedef struct ccomStream *ccomStream_t;
  * @timeoutSec: bootstrap timeout in seconds, or %CCOM_CONFIG_UNDEF_INT for
  *	CCOM_BOOTSTRAP_TIMEOUT / the default.
  * @reserved: must be zero.
+ * @commName: (CCOM_1.3) a name for the communicator, or NULL: printed in
+ *	the "Init BEGIN" and "Init COMPLETE" INFO lines, by `ccomctl comm
+ *	show`, in the flight recorder's dump and in ccomd's JSON and metric
+ *	labels.  At most %CCOM_COMM_NAME_MAX - 1 bytes, no control characters;
+ *	copied at init, so the string may be freed once the call returned.
+ * @netName: (CCOM_1.3) the network transport between hosts for this
+ *	communicator, by name: "ib" (RDMA verbs) or "socket" (TCP), in any
+ *	case ("IB" and "Socket" as NCCL spells them work), or NULL for
+ *	CCOM_NET (or the automatic choice).  Every rank must pass the same.
+ *	Like CCOM_NET it chooses the network only: ranks of one host still
+ *	use shared memory unless CCOM_TRANSPORT=net.
+ * @trafficClass: (CCOM_1.3) 0-255, or %CCOM_CONFIG_UNDEF_INT: the IP
+ *	TOS / IPv6 traffic class byte of the TCP data sockets (unset:
+ *	CCOM_SOCKET_TOS, else the system default) and the GRH traffic class
+ *	of the RDMA queue pairs (unset: CCOM_IB_TC, else 0).  The service
+ *	level of the queue pairs is CCOM_IB_SL.
+ * @reserved2: must be zero.
  *
  * Initialise with CCOM_CONFIG_INITIALIZER.
+ *
+ * The library reads @size bytes: a caller built against an older ccom.h,
+ * whose struct ends before a field, gets that field's default (before
+ * CCOM_1.3 the struct was %CCOM_CONFIG_SIZE_V1 bytes, up to @reserved).
+ * A @size larger than the library's struct is accepted when the extra
+ * bytes are zero and refused with ccomInvalidArgument when not (fields
+ * this library does not know).
+ *
+ * ccomCommSplit() and ccomCommShrink() with a NULL config give the child
+ * the parent's settings, @commName, @netName and @trafficClass included;
+ * a config passed to them is taken as it is, unset fields at their
+ * defaults.
  */
 typedef struct {
 	size_t size;
@@ -143,11 +172,22 @@ typedef struct {
 	int device;
 	int timeoutSec;
 	int reserved[9];
+	/* CCOM_1.3 */
+	const char *commName;
+	const char *netName;
+	int trafficClass;
+	int reserved2;
 } ccomConfig_t;
+
+/* sizeof(ccomConfig_t) before CCOM_1.3 added commName: the fields up to @reserved. */
+#define CCOM_CONFIG_SIZE_V1 64
+/* Bytes of ccomConfig_t.commName, its terminating NUL included, at most. */
+#define CCOM_COMM_NAME_MAX 64
 
 #define CCOM_CONFIG_INITIALIZER {					\
 	sizeof(ccomConfig_t), CCOM_CONFIG_MAGIC, CCOM_VERSION_CODE,	\
-	1, CCOM_CONFIG_UNDEF_INT, CCOM_CONFIG_UNDEF_INT, { 0 } }
+	1, CCOM_CONFIG_UNDEF_INT, CCOM_CONFIG_UNDEF_INT, { 0 },		\
+	NULL, NULL, CCOM_CONFIG_UNDEF_INT, 0 }
 
 /* ---------------------------------------------------------------- */
 /* Version, errors                                                   */

@@ -92,6 +92,7 @@
 #define CCOM_PUB_DTYPES		16
 #define CCOM_PUB_REDOPS		8
 #define CCOM_PUB_ALGOS		32
+#define CCOM_PUB_COMM_NAME_LEN	64	/* ccom.h's CCOM_COMM_NAME_MAX */
 
 /**
  * enum ccom_pub_op_state - where an operation of the ring is
@@ -195,6 +196,9 @@ struct ccom_pub_ops {
  *	CLOCK_REALTIME times and the op counters, laid out as the driver's
  *	&struct nccom_comm_state (offset 128, 384 bytes in version 2)
  * @ops: the operation ring (see "operation ring" above; offset 512)
+ * @comm_name: the communicator's name (ccomConfig_t.commName),
+ *	NUL-terminated, "" if it has none; appended in version 2 without a
+ *	bump, read only where @size covers it (offset 2256)
  */
 struct ccom_pub_file {
 	uint32_t magic;
@@ -211,6 +215,7 @@ struct ccom_pub_file {
 	uint8_t __reserved0[16];
 	_Alignas(64) struct nccom_comm_state state;
 	struct ccom_pub_ops ops;
+	char comm_name[CCOM_PUB_COMM_NAME_LEN];
 };
 
 /*
@@ -240,8 +245,9 @@ _Static_assert(offsetof(struct nccom_comm_state, seq) == 0 &&
 	       "pubstate: nccom_comm_state fields moved");
 _Static_assert(offsetof(struct ccom_pub_file, ops) == CCOM_PUB_V2_BASE_SIZE, "pubstate: ops moved");
 _Static_assert(sizeof(struct ccom_pub_ops) == 16 + 72 * CCOM_PUB_NAME_LEN, "pubstate: ops resized");
-/* 512 + 16 + 72 * 24 = 2256 bytes, padded to the 64-byte alignment of @state. */
-_Static_assert(sizeof(struct ccom_pub_file) == 2304, "pubstate: struct ccom_pub_file resized");
+_Static_assert(offsetof(struct ccom_pub_file, comm_name) == 2256, "pubstate: comm_name moved");
+/* 2256 + 64 = 2320 bytes, padded to the 64-byte alignment of @state. */
+_Static_assert(sizeof(struct ccom_pub_file) == 2368, "pubstate: struct ccom_pub_file resized");
 _Static_assert(sizeof(struct ccom_pub_op) == 64 && offsetof(struct ccom_pub_op, stream_seq) == 40 &&
 	       offsetof(struct ccom_pub_op, kind) == 56 && offsetof(struct ccom_pub_op, state) == 61,
 	       "pubstate: struct ccom_pub_op changed");

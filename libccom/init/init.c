@@ -430,8 +430,9 @@ static ccomResult_t comm_init_run(struct ccomComm *comm)
 	comm->init_total_us = t;
 	ccom_publish_init_stage(comm->publish, CCOM_STAGE_READY);
 	atomic_store(&comm->async_result, ccomSuccess);
-	ccom_info(CCOM_SUBSYS_INIT, "Init COMPLETE comm %p rank %d nranks %d device %d",
-		  (void *)comm, comm->rank, comm->nranks, comm->device);
+	ccom_info(CCOM_SUBSYS_INIT, "Init COMPLETE comm %p rank %d nranks %d device %d%s%s%s",
+		  (void *)comm, comm->rank, comm->nranks, comm->device,
+		  comm->name[0] ? " commName \"" : "", comm->name, comm->name[0] ? "\"" : "");
 	log_timings(comm, t);
 	return ccomSuccess;
 }
@@ -455,73 +456,6 @@ static void *comm_init_thread(void *arg)
 
 /* ------------------------------------------------------------------ */
 /* Entry points                                                        */
-
-int ccom_config_validate(const ccomConfig_t *config, ccomConfig_t *out)
-{
-	ccomConfig_t def = CCOM_CONFIG_INITIALIZER;
-	size_t i;
-
-	*out = def;
-	if (config) {
-		if (config->magic != CCOM_CONFIG_MAGIC) {
-			ccom_set_last_error("Invalid config: magic %#x is not CCOM_CONFIG_MAGIC; initialise ccomConfig_t with CCOM_CONFIG_INITIALIZER",
-					    config->magic);
-			return -EINVAL;
-		}
-		if (config->size < offsetof(ccomConfig_t, reserved) || config->size > 4096) {
-			ccom_set_last_error("Invalid config: size %zu is not sizeof(ccomConfig_t) (%zu); initialise it with CCOM_CONFIG_INITIALIZER",
-					    config->size, sizeof(ccomConfig_t));
-			return -EINVAL;
-		}
-		memcpy(out, config, config->size < sizeof(*out) ? config->size : sizeof(*out));
-		out->size = sizeof(*out);
-		for (i = 0; config->size >= sizeof(*out) && i < sizeof(out->reserved) / sizeof(int); i++) {
-			if (out->reserved[i]) {
-				ccom_set_last_error("Invalid config: reserved[%zu] is %d, must be 0", i,
-						    out->reserved[i]);
-				return -EINVAL;
-			}
-		}
-	}
-	if (out->blocking != 0 && out->blocking != 1) {
-		ccom_set_last_error("Invalid config: blocking is %d, must be 0 or 1", out->blocking);
-		return -EINVAL;
-	}
-	if (out->device == CCOM_CONFIG_UNDEF_INT && ccom_param_is_set("CCOM_DEVICE"))
-		out->device = (int)ccom_param_int("CCOM_DEVICE");
-	if (out->device == CCOM_CONFIG_UNDEF_INT && ccom_param_is_set("CCOM_TEST_FORCE_DEVICE"))
-		out->device = (int)ccom_param_int("CCOM_TEST_FORCE_DEVICE");
-	if (out->device != CCOM_CONFIG_UNDEF_INT && out->device < -1) {
-		ccom_set_last_error("Invalid config: device %d; use a device index >= 0, -1 for none, or leave it unset",
-				    out->device);
-		return -EINVAL;
-	}
-	/* With the driver present, an explicit device must exist (checked before anything is made). */
-	if (out->device != CCOM_CONFIG_UNDEF_INT && out->device >= 0) {
-		int ndev = ccom_device_count();
-
-		if (ndev > 0 && out->device >= ndev) {
-			ccom_set_last_error("Invalid config: device %d, but this host has %d nccom device(s) (0-%d)",
-					    out->device, ndev, ndev - 1);
-			return -EINVAL;
-		}
-	}
-	if (out->timeoutSec == CCOM_CONFIG_UNDEF_INT) {
-		int64_t t = ccom_param_int("CCOM_BOOTSTRAP_TIMEOUT");
-
-		if (t < 1 || t > 86400 * 7) {
-			ccom_warn("CCOM_BOOTSTRAP_TIMEOUT=%lld is out of range [1, 604800]; using 300",
-				  (long long)t);
-			t = 300;
-		}
-		out->timeoutSec = (int)t;
-	} else if (out->timeoutSec < 1 || out->timeoutSec > 86400 * 7) {
-		ccom_set_last_error("Invalid config: timeoutSec %d is out of range [1, 604800]",
-				    out->timeoutSec);
-		return -EINVAL;
-	}
-	return 0;
-}
 
 static struct ccomComm *comm_alloc(const struct ccom_init_args *a)
 {
@@ -550,6 +484,10 @@ static struct ccomComm *comm_alloc(const struct ccom_init_args *a)
 	comm->init_prepare_arg = a->prepare_arg;
 	comm->magic = ccom_bootstrap_id_magic(&a->id);
 	comm->config = a->config;
+	/* The caller's string may go once the API call returns (validated: it fits). */
+	if (a->config.commName)
+		snprintf(comm->name, sizeof(comm->name), "%s", a->config.commName);
+	comm->config.commName = comm->name[0] ? comm->name : NULL;
 	comm->device = a->config.device == CCOM_CONFIG_UNDEF_INT ? CCOM_DEVICE_DEFAULT :
 								   a->config.device;
 	comm->node = -1;
@@ -581,9 +519,10 @@ ccomResult_t ccom_comm_init_rank(ccomComm_t *out, const struct ccom_init_args *a
 	ccom_publish_init_stage(comm->publish, CCOM_STAGE_VALIDATE);
 	/* Published before any wait, so that another thread may ccomCommAbort() it. */
 	__atomic_store_n(out, comm, __ATOMIC_RELEASE);
-	ccom_info(CCOM_SUBSYS_INIT, "Init BEGIN rank %d nranks %d commHash %016llx timeout %d s %s",
-		  a->rank, a->nranks, (unsigned long long)comm->comm_hash, a->config.timeoutSec,
-		  a->config.blocking ? "blocking" : "nonblocking");
+	ccom_info(CCOM_SUBSYS_INIT, "Init BEGIN rank %d nranks %d commHash %016llx%s%s%s timeout %d s %s",
+		  a->rank, a->nranks, (unsigned long long)comm->comm_hash,
+		  comm->name[0] ? " commName \"" : "", comm->name, comm->name[0] ? "\"" : "",
+		  a->config.timeoutSec, a->config.blocking ? "blocking" : "nonblocking");
 	comm->timings_us[CCOM_STAGE_VALIDATE] = ccom_now_us() - t0;
 	if (a->config.blocking) {
 		res = comm_init_run(comm);

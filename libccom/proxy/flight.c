@@ -432,6 +432,7 @@ static void write_json(struct ccomComm *comm, const char *pattern, const char *r
 	ccom_json_int(&w, "rank", comm->rank);
 	ccom_json_int(&w, "nranks", comm->nranks);
 	ccom_json_strf(&w, "comm_hash", "%016llx", (unsigned long long)comm->comm_hash);
+	ccom_json_str(&w, "comm_name", comm->name[0] ? comm->name : NULL);
 	ccom_json_str(&w, "host", comm->peers ? comm->peers[comm->rank].host : "");
 	ccom_json_int(&w, "pid", (int)getpid());
 	ccom_json_int(&w, "time_unix_us", (int64_t)tv.tv_sec * 1000000 + tv.tv_usec);
@@ -470,8 +471,9 @@ void ccom_flight_dump(struct ccomComm *comm, const char *reason, bool once)
 	if (!v)
 		return;
 	k = snapshot(fr, v);
-	ccom_warn("flight recorder of rank %d (commHash %016llx): last %u of %llu ops; %s",
-		  comm->rank, (unsigned long long)comm->comm_hash, k,
+	ccom_warn("flight recorder of rank %d (commHash %016llx%s%s%s): last %u of %llu ops; %s",
+		  comm->rank, (unsigned long long)comm->comm_hash,
+		  comm->name[0] ? " commName \"" : "", comm->name, comm->name[0] ? "\"" : "", k,
 		  (unsigned long long)fr->next_seq, reason);
 	for (i = 0; i < k; i++) {
 		const struct ccom_pub_op *e = &v[i];

@@ -77,6 +77,9 @@ static void seq_end(struct nccom_comm_state *st)
 	__atomic_store_n(&st->seq, s + 1, __ATOMIC_RELEASE);
 }
 
+_Static_assert(CCOM_PUB_COMM_NAME_LEN == CCOM_COMM_NAME_MAX,
+	       "the published name holds every valid commName");
+
 static void publish_fill(struct ccom_pub_file *f, const struct ccomComm *comm)
 {
 	f->version = CCOM_PUB_VERSION;
@@ -91,6 +94,8 @@ static void publish_fill(struct ccom_pub_file *f, const struct ccomComm *comm)
 	f->state.stage_time_ns = f->start_ns;
 	if (gethostname(f->host, sizeof(f->host) - 1))
 		snprintf(f->host, sizeof(f->host), "?");
+	/* Validated at init: fits, no control characters. */
+	snprintf(f->comm_name, sizeof(f->comm_name), "%s", comm->name);
 	/* Readers ignore the file until the magic is there. */
 	__atomic_thread_fence(__ATOMIC_RELEASE);
 	f->magic = CCOM_PUB_MAGIC;

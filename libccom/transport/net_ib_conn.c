@@ -36,6 +36,7 @@
 #include "core/comm.h"
 #include "transport/net_ib_abi.h"
 #include "transport/net_ib_private.h"
+#include "transport/net_tclass.h"
 #include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -361,11 +362,14 @@ static int qp_connect(struct ccomComm *comm, struct ib_group *g, struct ib_conn 
 	a.min_rnr_timer = IB_MIN_RNR_TIMER;
 	a.ah_attr.port_num = (uint8_t)g->port.port;
 	a.ah_attr.dlid = k->lid;
+	/* The comm's traffic class and service level (net_tclass.h), as NCCL_IB_TC / _SL. */
+	a.ah_attr.sl = ccom_net_ib_sl();
 	if (g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET || !k->lid) {
 		a.ah_attr.is_global = 1;
 		memcpy(a.ah_attr.grh.dgid.raw, k->gid, 16);
 		a.ah_attr.grh.sgid_index = (uint8_t)g->port.gid_index;
 		a.ah_attr.grh.hop_limit = 64;
+		a.ah_attr.grh.traffic_class = ccom_net_ib_tc(comm);
 	}
 	r = ccom_ibv.modify_qp(qp, &a, CCIB_QP_STATE | CCIB_QP_AV | CCIB_QP_PATH_MTU |
 			  CCIB_QP_DEST_QPN | CCIB_QP_RQ_PSN | CCIB_QP_MAX_DEST_RD_ATOMIC |
@@ -512,11 +516,11 @@ int ccom_ib_setup(struct ccomComm *comm, const int *peers, int npeers,
 	if (err)
 		goto fail;
 	inet_ntop(AF_INET6, g->port.gid.raw, gs, sizeof(gs));
-	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u QP(s) per peer, %u slots of %zu bytes per direction",
+	ccom_info(CCOM_SUBSYS_NET, "net_ib: rank %d connected to %d peer(s) on %s port %d (%s, GID %d %s %s, MTU %d), %u QP(s) per peer, %u slots of %zu bytes per direction, traffic class %#x sl %u",
 		  comm->rank, npeers, g->port.dev, g->port.port,
 		  g->port.attr.link_layer == CCIB_LINK_LAYER_ETHERNET ? "RoCE" : "InfiniBand",
 		  g->port.gid_index, g->port.gid_kind, gs, 128 << g->port.attr.active_mtu,
-		  p.nqps, p.nslots, p.slot);
+		  p.nqps, p.nslots, p.slot, ccom_net_ib_tc(comm), ccom_net_ib_sl());
 	free(mine);
 	free(cards);
 	free(ready);

@@ -43,6 +43,7 @@
 #include "proxy/xfer.h"
 #include "transport/net_socket.h"
 #include "transport/net_socket_private.h"
+#include "transport/net_tclass.h"
 #include "transport/transport.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -581,7 +582,7 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 	enum net_connect mode;
 	struct net_params p;
 	int lfd = -1, err, max_npeers;
-	char as[96];
+	char as[96], tos[16] = "system default";
 
 	if (npeers <= 0)
 		return 0;
@@ -624,15 +625,17 @@ static int net_setup(struct ccomComm *comm, const int *peers, int npeers,
 	}
 	if (!err)
 		net_spin_policy(comm, g);
+	if (ccom_net_socket_tos(comm) >= 0)
+		snprintf(tos, sizeof(tos), "%#x", ccom_net_socket_tos(comm));
 	if (err)
 		net_teardown(comm, conns, npeers);
 	else
-		ccom_info(CCOM_SUBSYS_NET, "net_socket: rank %d %s %d peer(s) from %s (CCOM_NET_CONNECT=%s%s, %d remote peers at most per rank, auto is lazy above %d), %d socket(s) per peer, %zu-byte pieces",
+		ccom_info(CCOM_SUBSYS_NET, "net_socket: rank %d %s %d peer(s) from %s (CCOM_NET_CONNECT=%s%s, %d remote peers at most per rank, auto is lazy above %d), %d socket(s) per peer, %zu-byte pieces, TOS %s",
 			  comm->rank, mode == NET_CONNECT_LAZY ? "connects lazily to" : "connected to",
 			  npeers, ccom_addr_str(&mine.addr, as, sizeof(as)),
 			  net_connect_name[p.connect],
 			  p.connect == NET_CONNECT_AUTO ? (mode == NET_CONNECT_LAZY ? ": lazy" : ": eager") : "",
-			  max_npeers, NET_AUTO_LAZY_PEERS, p.nsocks, p.chunk);
+			  max_npeers, NET_AUTO_LAZY_PEERS, p.nsocks, p.chunk, tos);
 	if (lfd >= 0)
 		close(lfd);
 out_free_cards:

@@ -59,6 +59,7 @@
 #include "proxy/proxy.h"
 #include "proxy/xfer.h"
 #include "transport/net_socket_private.h"
+#include "transport/net_tclass.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/misc.h"
@@ -119,8 +120,11 @@ static int start_connect(const struct net_conn *c, int *fd, bool *done)
 {
 	union ccom_sockaddr src;
 	bool from = net_source_addr(c->comm, &c->addr, &src);
+	int err = ccom_sock_start_connect(&c->addr, from ? &src : NULL, fd, done);
 
-	return ccom_sock_start_connect(&c->addr, from ? &src : NULL, fd, done);
+	if (!err)
+		ccom_net_socket_set_tos(c->comm, *fd);
+	return err;
 }
 
 /* 1: the handshake of @fd ended (*err: its SO_ERROR), 0: still under way. */
@@ -294,6 +298,7 @@ static void file_pending(struct net_group *g, struct net_pending *p, struct ccom
 	if (!why) {
 		c->fds[h->sock] = p->fd;
 		p->fd = -1;
+		ccom_net_socket_set_tos(comm, c->fds[h->sock]);
 		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d filed socket %d of peer rank %d",
 			   comm->rank, h->sock, h->rank);
 		return;
@@ -584,6 +589,7 @@ static int connect_one(struct ccomComm *comm, struct net_conn *c, int idx,
 	if (!err) {
 		c->fds[idx] = fd;
 		err = ccom_sock_setup(fd);
+		ccom_net_socket_set_tos(comm, fd);
 	}
 	if (!err) {
 		net_hello_fill(c, idx, &h);

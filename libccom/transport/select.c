@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/comm.h"
 #include "transport/net_ib.h"
@@ -29,6 +30,21 @@ struct net_vote {
 
 static const char *const mode_names[] = { "unset", "ib", "socket" };
 
+const char *ccom_transport_net_lookup(const char *name)
+{
+	int m;
+
+	for (m = NET_IB; m <= NET_SOCKET; m++)
+		if (!strcasecmp(name, mode_names[m]))
+			return mode_names[m];
+	return NULL;
+}
+
+const char *ccom_transport_net_names(void)
+{
+	return "ib, socket";
+}
+
 static bool forced_net(void)
 {
 	const char *force = ccom_param_str("CCOM_TRANSPORT");
@@ -38,7 +54,10 @@ static bool forced_net(void)
 
 int ccom_transport_net_agree(struct ccomComm *comm)
 {
-	const char *want = ccom_param_str("CCOM_NET");
+	/* The config's netName (validated, canonical) wins over CCOM_NET. */
+	const char *want = comm->config.netName ? comm->config.netName :
+						  ccom_param_str("CCOM_NET");
+	const char *what = comm->config.netName ? "netName" : "CCOM_NET";
 	struct net_vote *v;
 	char why[512];
 	int mode, r, bad = -1, err;
@@ -51,8 +70,8 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 	else if (!strcmp(want, "socket"))
 		mode = NET_SOCKET;
 	else {
-		ccom_set_last_error("CCOM_NET=%s is not a network transport; use ib, socket or leave it unset",
-				    want);
+		ccom_set_last_error("CCOM_NET=%s is not a network transport; use %s or leave it unset",
+				    want, ccom_transport_net_names());
 		return -EINVAL;
 	}
 	/* No pair of ranks needs a network transport: nothing to agree on. */
@@ -75,8 +94,8 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 		goto out;
 	for (r = 0; r < comm->nranks; r++)
 		if (v[r].mode != mode) {
-			ccom_set_last_error("CCOM_NET differs between ranks (rank %d: %s, rank %d: %s); set the same value on every rank",
-					    comm->rank, mode_names[mode], r,
+			ccom_set_last_error("%s differs between ranks (rank %d: %s, rank %d: %s); set the same value (config netName, else CCOM_NET) on every rank",
+					    what, comm->rank, mode_names[mode], r,
 					    v[r].mode >= 0 && v[r].mode <= 2 ? mode_names[v[r].mode] : "?");
 			err = -EBADE;
 			goto out;
@@ -94,8 +113,8 @@ int ccom_transport_net_agree(struct ccomComm *comm)
 			bad = r;
 	if (mode == NET_IB && bad >= 0) {
 		v[bad].why[sizeof(v[bad].why) - 1] = '\0';
-		ccom_set_last_error("net_ib: CCOM_NET=ib but rank %d (host %s) cannot use RDMA: %s",
-				    bad, comm->peers ? comm->peers[bad].host : "?",
+		ccom_set_last_error("net_ib: %s=ib but rank %d (host %s) cannot use RDMA: %s",
+				    what, bad, comm->peers ? comm->peers[bad].host : "?",
 				    bad == comm->rank ? why : v[bad].why);
 		err = -ENODEV;
 		goto out;

@@ -30,14 +30,23 @@ extern const struct ccom_transport_ops ccom_transport_net_ib;
 
 /*
  * Agree on the network transport of @comm (collective over all ranks when
- * some pair of ranks needs one): CCOM_NET=ib or socket forces one, unset
+ * some pair of ranks needs one): the config's netName, else CCOM_NET=ib or
+ * socket forces one, unset
  * (or auto) picks net_ib only when every rank has an ACTIVE RDMA port
  * (and keeps net_socket for CCOM_TRANSPORT=net on one host).
  * Sets comm->net.  0, or -errno after ccom_set_last_error() naming the
- * rank that cannot use the forced choice (or whose CCOM_NET differs) and
+ * rank that cannot use the forced choice (or whose choice differs) and
  * the fix.  Called by coll/ before the transports' setup.
  */
 int ccom_transport_net_agree(struct ccomComm *comm);
+
+/*
+ * The network transport named @name ("ib", "socket", any case) as its
+ * canonical static name, or NULL if there is none by that name; and the
+ * valid names as a list for messages ("ib, socket").
+ */
+const char *ccom_transport_net_lookup(const char *name);
+const char *ccom_transport_net_names(void);
 
 /*
  * Which transport coll/ uses between this rank and @peer: shm when both run

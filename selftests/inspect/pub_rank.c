@@ -13,7 +13,8 @@
  * be tested on states a real job cannot be held in (a rank that issued op
  * k, while the others completed it).  PUB_RANK_SIZE=N stores N as the
  * file's size field, as a writer of an older layout would (512: version 2
- * before the ring).
+ * before the ring; 2304: before the communicator's name).  PUB_RANK_NAME
+ * names the communicator (ccomConfig_t.commName).
  *
  * usage: pub_rank HASH RANK NRANKS STAGE OPS STALL [ERRNO]
  * Exit: 0 after SIGTERM, 1 on a usage error, 2 if publishing failed.
@@ -91,6 +92,8 @@ int main(int argc, char **argv)
 	comm.rank = atoi(argv[2]);
 	comm.nranks = atoi(argv[3]);
 	comm.device = -1;
+	if (getenv("PUB_RANK_NAME"))
+		snprintf(comm.name, sizeof(comm.name), "%s", getenv("PUB_RANK_NAME"));
 	stage = atol(argv[4]);
 	ops = atol(argv[5]);
 	stall = atol(argv[6]);

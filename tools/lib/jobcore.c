@@ -132,6 +132,7 @@ static int member_from_json(json_object *o, const char *source, struct member *m
 	m->alive = json_int(o, "alive", 1) != 0;
 	m->stopped = json_flag(o, "stopped");
 	json_str(o, "host", m->host, sizeof(m->host));
+	json_str(o, "name", m->name, sizeof(m->name));
 	json_str(o, "error_msg", m->error_msg, sizeof(m->error_msg));
 	m->stage = stage_from_json(o);
 	m->ring = (uint32_t)json_int(o, "ring", 0);

@@ -109,6 +109,8 @@ void member_line(struct pr *p, const struct member *m)
 {
 	pr_open_object(p, NULL);
 	pr_hex(p, "hash", "comm %016llx", m->hash);
+	if (m->name[0])
+		pr_str(p, "name", " name \"%s\"", m->name);
 	pr_int(p, "rank", " rank %lld", m->rank);
 	pr_int(p, "nranks", "/%lld", m->nranks);
 	pr_str(p, "stage", " stage %s", member_stage_name(m->stage));
@@ -176,6 +178,8 @@ void member_flight(struct pr *p, const struct member *m, const struct member_op 
 
 	pr_open_object(p, NULL);
 	pr_hex(p, "hash", "comm %016llx", m->hash);
+	if (m->name[0])
+		pr_str(p, "name", " name \"%s\"", m->name);
 	pr_int(p, "rank", " rank %lld", m->rank);
 	pr_int(p, "nranks", "/%lld", m->nranks);
 	pr_str(p, "host", " host %s", m->host);

@@ -86,6 +86,8 @@ const char *member_op_state_name(uint32_t state);
  * @source: "shm" (published file), "driver" (netlink), "driver+shm" (both,
  *	merged) or "peer"
  * @host: host name
+ * @name: the communicator's name (ccomConfig_t.commName), "" if none or
+ *	unknown (a driver-only entry, an older writer)
  * @error_msg: sentence of the last error
  */
 struct member {
@@ -111,6 +113,7 @@ struct member {
 	struct member_op ops[MEMBER_OPS];
 	char source[12];
 	char host[CCOM_PUB_HOST_LEN];
+	char name[CCOM_PUB_COMM_NAME_LEN];
 	char error_msg[CCOM_PUB_ERRMSG_LEN];
 };
 

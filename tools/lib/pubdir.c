@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +46,12 @@ static bool pubdir_copy(const struct ccom_pub_file *f, struct member *m)
 	m->device = f->device;
 	m->start_ns = f->start_ns;
 	memcpy(m->host, f->host, sizeof(m->host));
+	/* Appended field: an older writer's file does not have it. */
+	m->name[0] = '\0';
+	if (f->size >= offsetof(struct ccom_pub_file, comm_name) + sizeof(f->comm_name)) {
+		memcpy(m->name, f->comm_name, sizeof(m->name));
+		m->name[sizeof(m->name) - 1] = '\0';
+	}
 	for (tries = 0; tries < 1000; tries++) {
 		/* Pairs with seq_end()'s release store in publish.c. */
 		s1 = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);
