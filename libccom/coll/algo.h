@@ -68,5 +68,8 @@ struct ccom_redops;
 int ccom_redop_resolve(struct ccomComm *comm, struct ccom_op *op);
 int ccom_premul_prepare(struct ccomComm *comm, struct ccom_op *op);
 void ccom_redops_free(struct ccom_redops *r);
+/* register.c: release what is still registered on @comm (from destroy). */
+struct ccom_regs;
+void ccom_regs_free(struct ccomComm *comm, struct ccom_regs *r);
 
 #endif

@@ -129,6 +129,7 @@ static void coll_disconnect(struct ccomComm *comm, struct ccom_coll_state *cs)
 static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 {
 	ccom_proxy_destroy(comm);
+	ccom_regs_free(comm, cs->regs);
 	ccom_tune_fini(comm);
 	ccom_kdev_comm_fini(comm);
 	coll_disconnect(comm, cs);

@@ -46,6 +46,9 @@ struct ccom_coll_state {
 	struct ccom_redops *redops;
 	char *premul_tmp;
 	size_t premul_tmp_size;
+
+	/* ccomCommRegister's records (register.c), NULL until the first. */
+	struct ccom_regs *regs;
 };
 
 /*

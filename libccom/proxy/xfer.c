@@ -238,6 +238,10 @@ int ccom_xfer_send_wait_dir(const struct ccom_transport_conn *conn)
 /*
  * @eager: the op sends nothing on @c in this set, so its own signature
  * goes out now (the peer that only sends to us reads it at its op's end).
+ * Tried on every call until it is out, not only on the first: the send
+ * may find no room (net_ib without credits, the peer not having read our
+ * previous op's signature yet), and a peer whose next data waits for it
+ * (conn_send) would wait for ever while we wait for that data.
  */
 static ssize_t conn_recv(struct ccom_transport_conn *c, void *buf, size_t size, bool eager,
 			 bool *progress)
@@ -248,7 +252,7 @@ static ssize_t conn_recv(struct ccom_transport_conn *c, void *buf, size_t size, 
 	ssize_t r;
 	int ok;
 
-	if (!seq || c->sig_rx_seq == seq)
+	if (!seq || (c->sig_rx_seq == seq && (!eager || c->sig_tx_seq == seq)))
 		return c->ops->recv(c, buf, size);
 	sig_touch(c, seq);
 	if (eager) {
@@ -256,6 +260,8 @@ static ssize_t conn_recv(struct ccom_transport_conn *c, void *buf, size_t size, 
 		if (r < 0)
 			return r;
 	}
+	if (c->sig_rx_seq == seq)
+		return c->ops->recv(c, buf, size);
 	if (size > SIG_SMALL) {
 		r = sig_pull(c, seq, progress);
 		if (r <= 0)
@@ -350,7 +356,7 @@ static int xfer_step(struct ccom_xfer *x, int n, int i, bool *progress)
 		r = conn_send(c, t->buf + t->done, t->size - t->done, progress);
 	else
 		r = conn_recv(c, t->buf + t->done, t->size - t->done,
-			      sig_seq(c) && c->sig_touch_seq != sig_seq(c) && !set_sends_on(x, n, i),
+			      sig_seq(c) && c->sig_tx_seq != sig_seq(c) && !set_sends_on(x, n, i),
 			      progress);
 	if (r < 0)
 		return (int)r;

@@ -495,11 +495,16 @@ static ssize_t ib_send(struct ccom_transport_conn *conn, const void *buf, size_t
 	}
 	if (c->zc_reg)
 		return zc_send(c, buf, size);
-	if (c->zc_min && size >= c->zc_min) {
-		/* A window of 2 x the ring at a time: bounded pinning, no long syscall. */
-		size_t win = size < 2 * c->nslots * c->slot ? size : 2 * c->nslots * c->slot;
+	if (size >= c->slot || (c->zc_min && size >= c->zc_min)) {
+		/*
+		 * From a ccomCommRegister range: zero copy from one slot up.
+		 * Else from CCOM_IB_ZCOPY_MIN up, a window of 2 x the ring at a
+		 * time: bounded pinning, no long syscall.
+		 */
+		size_t win = !c->zc_min || size < c->zc_min ? 0 :
+			     size < 2 * c->nslots * c->slot ? size : 2 * c->nslots * c->slot;
 
-		c->zc_reg = ccom_ib_reg_get(c->g, buf, win);
+		c->zc_reg = ccom_ib_reg_get(c->g, buf, size, win);
 		if (c->zc_reg) {
 			c->zc_buf = buf;
 			c->zc_reg_end = ccom_ib_reg_end(c->zc_reg);

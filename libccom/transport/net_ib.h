@@ -50,6 +50,20 @@ int ccom_net_ib_conn_stats(const struct ccom_transport_conn *conn, uint64_t *pos
 /* Bytes net_ib sent straight from callers' buffers (zero copy) in this process so far. */
 uint64_t ccom_net_ib_zcopy_bytes(void);
 
+struct ccomComm;
+
+/*
+ * ccomCommRegister (coll/register.c): register [@addr, @addr + @len) with
+ * the NIC in every verbs group of @comm now, and in groups it connects
+ * later at their first send from it, until ccom_net_ib_unpin(@comm, @id);
+ * sends of at least one slot from inside it are then written from it
+ * without a copy or a registration of their own.  0; -ENOENT when @comm's
+ * network is not net_ib (nothing to do); -errno after a sentence.
+ */
+int ccom_net_ib_pin(struct ccomComm *comm, uint64_t id, const void *addr, size_t len);
+/* Drop pin @id of @comm (a registration still in flight goes with its last write). */
+void ccom_net_ib_unpin(struct ccomComm *comm, uint64_t id);
+
 /*
  * For the tests: open the port net_ib would use, probe dma-buf
  * registration (*@supported 1 or 0, the probe's reason in @why), and when

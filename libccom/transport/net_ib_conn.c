@@ -231,7 +231,7 @@ static int group_open(struct ccomComm *comm, struct ib_group *g)
 		return err;
 	}
 	ccom_ib_dmabuf_probe(g, comm->rank, why, sizeof(why));
-	err = ccom_ib_regs_init(g);
+	err = ccom_ib_regs_init(g, comm);
 	if (err)
 		return err;
 	g->spin_us = comm->local_nranks > sysconf(_SC_NPROCESSORS_ONLN) ? 0 : IB_SPIN_US;

@@ -32,6 +32,13 @@
  * registration in the table, which holds at most CCOM_IB_REG_CACHE ranges
  * at once (0: no zero copy); when it is full, sends copy through their
  * staging slots as before.
+ *
+ * The one exception is what the user promises: a ccomCommRegister range
+ * (a "pin", ccom_net_ib_pin()) stays registered in every group of its
+ * communicator until ccomCommDeregister, and sends of at least one slot
+ * from inside it go zero-copy without a registration of their own.  Pins
+ * live in a list of their own, under a lock (the API thread adds and
+ * drops them while progress threads send from them).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -129,17 +136,37 @@ int ccom_ib_reg_nccom(struct ib_group *g, int rank, int fd, uint64_t offset, voi
 /* ---------------------------------------------------------------- user buffers */
 
 struct ib_reg {
-	uintptr_t start, end;		/* page-aligned */
+	uintptr_t start, end;		/* page-aligned; a pin's: the caller's exact range */
 	struct ccib_mr *mr;		/* NULL: free slot */
 	int refs;
+	uint64_t pin_id;		/* ccomCommRegister's record, 0: a transfer's window */
+	bool doomed;			/* deregistered while in flight: freed by the last put */
+	struct ib_reg *next;		/* a pin's: the next of its group */
 };
 
 struct ib_regs {
-	struct ib_reg *e;
+	struct ib_reg *e;		/* the transfers' windows (progress thread only) */
 	int cap;
+	/* ccomCommRegister's pins in this group, under pin_lock (API and progress threads) */
+	struct ccomComm *comm;
+	struct ccib_pd *pd;
+	struct ib_reg *pins;		/* a list: conns hold pointers into it */
+	struct ib_regs *next;		/* pin_groups */
 };
 
-int ccom_ib_regs_init(struct ib_group *g)
+/* ccomCommRegister's ranges of every communicator on net_ib. */
+struct ib_pin {
+	struct ccomComm *comm;
+	uint64_t id;
+	uintptr_t start, end;
+	struct ib_pin *next;
+};
+
+static pthread_mutex_t pin_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ib_pin *pin_list;
+static struct ib_regs *pin_groups;	/* every live group's table */
+
+int ccom_ib_regs_init(struct ib_group *g, struct ccomComm *comm)
 {
 	int64_t cap = ccom_param_int("CCOM_IB_REG_CACHE");
 
@@ -156,33 +183,191 @@ int ccom_ib_regs_init(struct ib_group *g)
 		return -ENOMEM;
 	}
 	g->regs->cap = (int)cap;
+	g->regs->comm = comm;
+	g->regs->pd = g->pd;
+	pthread_mutex_lock(&pin_lock);
+	g->regs->next = pin_groups;
+	pin_groups = g->regs;
+	pthread_mutex_unlock(&pin_lock);
 	return 0;
 }
 
 void ccom_ib_regs_fini(struct ib_group *g)
 {
+	struct ib_regs **pp;
 	int i;
 
 	if (!g->regs)
 		return;
+	pthread_mutex_lock(&pin_lock);
+	for (pp = &pin_groups; *pp; pp = &(*pp)->next)
+		if (*pp == g->regs) {
+			*pp = g->regs->next;
+			break;
+		}
+	pthread_mutex_unlock(&pin_lock);
 	for (i = 0; i < g->regs->cap; i++)
 		if (g->regs->e[i].mr)
 			ccom_ibv.dereg_mr(g->regs->e[i].mr);
+	while (g->regs->pins) {
+		struct ib_reg *r = g->regs->pins;
+
+		g->regs->pins = r->next;
+		if (r->mr)
+			ccom_ibv.dereg_mr(r->mr);
+		free(r);
+	}
 	free(g->regs->e);
 	free(g->regs);
 	g->regs = NULL;
 }
 
-struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len)
+/* @t's MR of pin @p, registered now if it has none; NULL after a sentence. */
+static struct ib_reg *pin_mr_locked(struct ib_regs *t, const struct ib_pin *p)
+{
+	struct ib_reg *r, *spare = NULL;
+
+	for (r = t->pins; r; r = r->next) {
+		if (r->mr && r->pin_id == p->id && !r->doomed)
+			return r;
+		if (!r->mr && !spare)
+			spare = r;
+	}
+	r = spare;
+	if (!r) {
+		r = calloc(1, sizeof(*r));
+		if (!r) {
+			ccom_set_last_error("net_ib: out of memory for the registration table");
+			return NULL;
+		}
+		r->next = t->pins;
+		t->pins = r;
+	}
+	r->start = p->start;
+	r->end = p->end;
+	r->pin_id = p->id;
+	r->refs = 0;
+	r->doomed = false;
+	r->mr = ccom_ibv.reg_mr(t->pd, (void *)p->start, p->end - p->start,
+				CCIB_ACCESS_LOCAL_WRITE);
+	if (!r->mr) {
+		int e = errno ? errno : EIO;
+
+		ccom_set_last_error("net_ib: registering [%#lx, %#lx) (ccomCommRegister) with the NIC failed: %s%s",
+				    (unsigned long)p->start, (unsigned long)p->end, strerror(e),
+				    e == ENOMEM || e == EAGAIN ?
+				    "; raise the locked-memory limit (ulimit -l) or register less" :
+				    "; check the RDMA device (ibv_devinfo, dmesg)");
+		return NULL;
+	}
+	return r;
+}
+
+/* Drop @t's MRs of pin @id (the last put frees one still in flight). */
+static void pin_drop_locked(struct ib_regs *t, uint64_t id)
+{
+	struct ib_reg *r;
+
+	for (r = t->pins; r; r = r->next) {
+		if (!r->mr || r->pin_id != id || r->doomed)
+			continue;
+		if (r->refs) {
+			r->doomed = true;
+			continue;
+		}
+		ccom_ibv.dereg_mr(r->mr);
+		r->mr = NULL;
+	}
+}
+
+int ccom_net_ib_pin(struct ccomComm *comm, uint64_t id, const void *addr, size_t len)
+{
+	struct ib_pin *p;
+	struct ib_regs *t;
+	int err = 0;
+
+	if (comm->net != &ccom_transport_net_ib)
+		return -ENOENT;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		ccom_set_last_error("net_ib: out of memory for the registration table");
+		return -ENOMEM;
+	}
+	*p = (struct ib_pin){ .comm = comm, .id = id, .start = (uintptr_t)addr,
+			      .end = (uintptr_t)addr + len };
+	pthread_mutex_lock(&pin_lock);
+	/* The groups connected so far register now; later ones at their first send from it. */
+	for (t = pin_groups; t && !err; t = t->next)
+		if (t->comm == comm && !pin_mr_locked(t, p))
+			err = -ENOMEM;
+	if (err) {
+		for (t = pin_groups; t; t = t->next)
+			if (t->comm == comm)
+				pin_drop_locked(t, id);
+		free(p);
+	} else {
+		p->next = pin_list;
+		__atomic_store_n(&pin_list, p, __ATOMIC_RELAXED);
+	}
+	pthread_mutex_unlock(&pin_lock);
+	return err;
+}
+
+void ccom_net_ib_unpin(struct ccomComm *comm, uint64_t id)
+{
+	struct ib_pin **pp, *p;
+	struct ib_regs *t;
+
+	pthread_mutex_lock(&pin_lock);
+	for (pp = &pin_list; *pp; pp = &(*pp)->next) {
+		p = *pp;
+		if (p->comm == comm && p->id == id) {
+			__atomic_store_n(pp, p->next, __ATOMIC_RELAXED);
+			free(p);
+			break;
+		}
+	}
+	for (t = pin_groups; t; t = t->next)
+		if (t->comm == comm)
+			pin_drop_locked(t, id);
+	pthread_mutex_unlock(&pin_lock);
+}
+
+/* A pin of @t's communicator covering [@s, @e), registered in @t, with a reference; or NULL. */
+static struct ib_reg *pin_get(struct ib_regs *t, uintptr_t s, uintptr_t e)
+{
+	struct ib_reg *r = NULL;
+	struct ib_pin *p;
+
+	pthread_mutex_lock(&pin_lock);
+	for (p = pin_list; p; p = p->next)
+		if (p->comm == t->comm && p->start <= s && e <= p->end)
+			break;
+	if (p) {
+		r = pin_mr_locked(t, p);
+		if (r)
+			r->refs++;
+		else
+			ccom_info(CCOM_SUBSYS_NET, "net_ib: %s; copying through the slots",
+				  ccom_last_error());
+	}
+	pthread_mutex_unlock(&pin_lock);
+	return r;
+}
+
+struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len, size_t win)
 {
 	uintptr_t s = (uintptr_t)addr & ~(IB_PAGE - 1);
-	uintptr_t e = ((uintptr_t)addr + len + IB_PAGE - 1) & ~(IB_PAGE - 1);
+	uintptr_t e = ((uintptr_t)addr + win + IB_PAGE - 1) & ~(IB_PAGE - 1);
 	struct ib_regs *t = g->regs;
-	struct ib_reg *free_slot = NULL;
+	struct ib_reg *free_slot = NULL, *pin;
 	int i;
 
 	if (!t || !len)
 		return NULL;
+	pin = __atomic_load_n(&pin_list, __ATOMIC_RELAXED) ? pin_get(t, (uintptr_t)addr, (uintptr_t)addr + len) : NULL;
+	if (pin || !win)
+		return pin;
 	for (i = 0; i < t->cap; i++) {
 		struct ib_reg *r = &t->e[i];
 
@@ -210,7 +395,20 @@ struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len)
 void ccom_ib_reg_put(struct ib_group *g, struct ib_reg *r)
 {
 	(void)g;
-	if (!r || --r->refs > 0)
+	if (!r)
+		return;
+	if (r->pin_id) {
+		/* A pin stays registered until ccomCommDeregister (or its group's teardown). */
+		pthread_mutex_lock(&pin_lock);
+		if (--r->refs == 0 && r->doomed) {
+			ccom_ibv.dereg_mr(r->mr);
+			r->mr = NULL;
+			r->doomed = false;
+		}
+		pthread_mutex_unlock(&pin_lock);
+		return;
+	}
+	if (--r->refs > 0)
 		return;
 	ccom_ibv.dereg_mr(r->mr);
 	r->mr = NULL;

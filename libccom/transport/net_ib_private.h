@@ -211,18 +211,23 @@ int ccom_ib_dmabuf_probe(struct ib_group *g, int rank, char *why, size_t len);
 int ccom_ib_reg_nccom(struct ib_group *g, int rank, int fd, uint64_t offset, void *addr,
 		      size_t len, int access, struct ccib_mr **mr, const char **via);
 
-/* Set up / free @g's user-buffer registration table (CCOM_IB_REG_CACHE entries). */
-int ccom_ib_regs_init(struct ib_group *g);
+/*
+ * Set up / free @g's user-buffer registration table (CCOM_IB_REG_CACHE
+ * windows, and @comm's ccomCommRegister ranges as they are used).
+ */
+int ccom_ib_regs_init(struct ib_group *g, struct ccomComm *comm);
 void ccom_ib_regs_fini(struct ib_group *g);
 
 /*
- * A registration covering [@addr, @addr + @len) for local reads (the
- * zero-copy send path), shared by every conn of the group while any of
- * them uses it; NULL when the table is full or registration failed (the
- * caller copies through its staging slots instead).  Release it with
- * ccom_ib_reg_put() once the last write from it completed.
+ * A registration for local reads (the zero-copy send path) of a send of
+ * [@addr, @addr + @len): the communicator's ccomCommRegister range that
+ * covers all of it, else (@win not 0) a window [@addr, @addr + @win)
+ * registered now, shared by every conn of the group while any of them
+ * uses it; NULL when none covers it, the table is full or registration
+ * failed (the caller copies through its staging slots instead).  Release
+ * it with ccom_ib_reg_put() once the last write from it completed.
  */
-struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len);
+struct ib_reg *ccom_ib_reg_get(struct ib_group *g, const void *addr, size_t len, size_t win);
 void ccom_ib_reg_put(struct ib_group *g, struct ib_reg *r);
 uint32_t ccom_ib_reg_lkey(const struct ib_reg *r);
 uintptr_t ccom_ib_reg_end(const struct ib_reg *r);

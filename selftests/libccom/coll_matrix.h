@@ -224,6 +224,7 @@ static inline int ct_matrix_rank_sized(int rank, int n, struct ct_job *j, ct_mat
 {
 	ccomComm_t comm;
 	char *sb, *rb;
+	void *hs = NULL, *hr = NULL;
 	int rc;
 
 	if (ct_init(j, rank, &comm))
@@ -232,9 +233,19 @@ static inline int ct_matrix_rank_sized(int rank, int n, struct ct_job *j, ct_mat
 	rb = malloc(bufsz);
 	if (!sb || !rb)
 		return T_FAIL;
+	/* The registered-buffer variant: both buffers registered for the whole job. */
+	if (j->reg) {
+		T_CCOM(ccomCommRegister(comm, sb, bufsz, &hs), ccomSuccess);
+		T_CCOM(ccomCommRegister(comm, rb, bufsz, &hr), ccomSuccess);
+	}
 	rc = small(comm, rank, n, sb, rb, bufsz);
 	if (!rc && j->big)
 		rc = ct_matrix_big(comm, rank, n, sb, rb, bufsz);
+	if (!rc && j->reg && (ccomCommDeregister(comm, hs) != ccomSuccess ||
+			      ccomCommDeregister(comm, hr) != ccomSuccess)) {
+		fprintf(stderr, "FAIL rank %d: ccomCommDeregister: %s\n", rank, ccomGetLastError(NULL));
+		rc = T_FAIL;
+	}
 	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
 		rc = T_FAIL;
 	ccomCommDestroy(comm);

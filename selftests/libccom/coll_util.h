@@ -25,6 +25,7 @@ struct ct_job {
 	int big;		/* run the 1 Mi + 3 counts too */
 	size_t count;		/* element count, for tests that take one */
 	void (*at_init)(int rank);	/* called in ct_init() before init, or NULL */
+	int reg;		/* matrices: ccomCommRegister the buffers first */
 };
 
 static inline size_t ct_size(ccomDataType_t dt)

@@ -4,7 +4,7 @@
  * libccom.so.1 built next to this test (BUILD/lib, found from
  * /proc/self/exe), checks its SONAME-versioned public entry points resolve
  * (ccomGetVersionInfo with the CCOM_1.0 symbol version, ccomCommRevoke
- * with CCOM_1.1), that the version
+ * with CCOM_1.1, ccomCommRegister with CCOM_1.3), that the version
  * handshake reports the compile-time version and ABI id (also truncated
  * for an older, smaller struct), and that internal symbols (ccom_*) are
  * not exported.  Skipped when the shared library is not there.
@@ -40,6 +40,9 @@ int main(void)
 	T_CHECK(dlvsym(h, "ccomCommShrink", "CCOM_1.1") && !dlvsym(h, "ccomCommShrink", "CCOM_1.0") &&
 		dlvsym(h, "ccomCommGetFailedRanks", "CCOM_1.1"),
 		"ccomCommShrink / ccomCommGetFailedRanks are not exported with version CCOM_1.1");
+	T_CHECK(dlvsym(h, "ccomCommRegister", "CCOM_1.3") && dlvsym(h, "ccomCommDeregister", "CCOM_1.3") &&
+		!dlvsym(h, "ccomCommRegister", "CCOM_1.2"),
+		"ccomCommRegister / ccomCommDeregister are not exported with version CCOM_1.3 (only)");
 	T_CHECK(ver_fn(&v) == ccomSuccess && v == CCOM_VERSION_CODE, "version %d", v);
 	memset(&vi, 0, sizeof(vi));
 	vi.size = sizeof(vi);

@@ -14,8 +14,11 @@
  * credits stall the senders all the time; with 2 QPs per connection
  * (CCOM_IB_QPS_PER_CONN=2) up to 512 KiB + 12 and 4 QPs with 8 KiB slots
  * up to 256 KiB + 12 (the slots striped over the QPs), and on 4 hosts x 1
- * rank up to 256 KiB + 12.  Sends of 256 KiB and
- * more go zero-copy (CCOM_IB_ZCOPY_MIN).  Needs an RDMA device with an ACTIVE port (in
+ * rank up to 256 KiB + 12; and with the buffers registered
+ * (ccomCommRegister) for the whole job and CCOM_IB_ZCOPY_MIN out of
+ * reach, where each rank must have sent zero-copy from them (up to 256
+ * KiB + 12: sends of one 128 KiB slot and more).  Sends of 256 KiB and more go zero-copy (CCOM_IB_ZCOPY_MIN).
+ * --run N runs only the Nth of these runs (from 0).  Needs an RDMA device with an ACTIVE port (in
  * the VM: soft-RoCE, selftests/libccom/ib/run-vm); skipped without one.
  *
  * With --auto: CCOM_NET unset must choose net_ib on every rank (INFO log),
@@ -52,13 +55,6 @@ static void nib_set_host(int rank)
 	t_set_host("nibhost", nib_4x1 ? rank : nib_host_of[rank]);
 }
 
-static int nib_two_slots(void)
-{
-	const char *v = getenv("CCOM_IB_SLOTS");
-
-	return v && atoi(v) == 2;
-}
-
 static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz)
 {
 	static const struct { ccomDataType_t dt; ccomRedOp_t op; } sel[] = {
@@ -69,16 +65,7 @@ static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size
 	int k, s, ip, ci;
 
 	for (k = 0; k < K_N; k++)
-		for (s = 0; s < 3; s++) {
-			/*
-			 * KNOWN BUG (issue 26, branch parity's report): with 2 slots
-			 * of 4 KiB a Scatter from rank 3 to ranks 0 and 2 (count 7,
-			 * after the Gathers and Scatters before it) stalls until
-			 * CCOM_OP_TIMEOUT; with the default slots every case passes.
-			 * Left out here until it is fixed, so the other cases still run.
-			 */
-			if ((k == K_GA || k == K_SC) && nib_two_slots())
-				break;
+		for (s = 0; s < 3; s++)
 			for (ip = 0; ip < (k == K_SR ? 1 : 2); ip++)
 				for (ci = 0; ci < 4; ci++) {
 					c = (struct ct_case){ k, ip, (int)(elems[ci] % (size_t)n),
@@ -86,11 +73,9 @@ static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size
 					if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
 						return T_FAIL;
 				}
-		}
 	/* The big size: float32/sum out of place, AllReduce also in place. */
 	for (k = 0; nib_big && k < K_N; k++)
-		for (ip = 0; ip < (k == K_AR ? 2 : 1) && !((k == K_GA || k == K_SC) && nib_two_slots());
-		     ip++) {
+		for (ip = 0; ip < (k == K_AR ? 2 : 1); ip++) {
 			size_t bytes = ct_blocked(k) ? nib_big / (size_t)n : nib_big;
 
 			c = (struct ct_case){ k, ip, n - 1, ccomFloat32, ccomSum, bytes / 4 };
@@ -102,7 +87,21 @@ static int nib_matrix(ccomComm_t comm, int rank, int n, char *sb, char *rb, size
 
 static int nib_rank(int rank, int n, void *arg)
 {
-	return ct_matrix_rank_sized(rank, n, arg, nib_matrix, (size_t)NIB_BIG * 2 + 8192);
+	struct ct_job *j = arg;
+	int rc = ct_matrix_rank_sized(rank, n, arg, nib_matrix, (size_t)NIB_BIG * 2 + 8192);
+
+	/*
+	 * Registered buffers with CCOM_IB_ZCOPY_MIN out of reach: only the
+	 * ccomCommRegister ranges can have gone zero-copy.
+	 */
+	if (!rc && j->reg) {
+		uint64_t zc = ccom_net_ib_zcopy_bytes();
+
+		printf("rank %d: %llu bytes sent zero-copy from registered buffers\n", rank,
+		       (unsigned long long)zc);
+		T_CHECK(zc > 0, "rank %d: nothing went zero-copy from the registered buffers", rank);
+	}
+	return rc;
 }
 
 /* ---------------------------------------------------------------- --big, --abort-big, --hca */
@@ -596,23 +595,25 @@ static int run_dead(void)
 
 int main(int argc, char **argv)
 {
-	static const struct { const char *name, *env[3]; size_t big; int four_hosts; } runs[] = {
+	static const struct { const char *name, *env[3]; size_t big; int four_hosts, reg; } runs[] = {
 		{ "2 hosts x 2 ranks, default algorithms, up to 4 MiB + 12", { "CCOM_NET=ib" },
-		  NIB_BIG, 0 },
+		  NIB_BIG, 0, 0 },
 		{ "2 hosts x 2 ranks, CCOM_ALGO=ring, up to 256 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_ALGO=ring" }, (256u << 10) + 12, 0 },
+		  { "CCOM_NET=ib", "CCOM_ALGO=ring" }, (256u << 10) + 12, 0, 0 },
 		{ "4 ranks, every pair on net_ib (CCOM_TRANSPORT=net), up to 256 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_TRANSPORT=net" }, (256u << 10) + 12, 0 },
+		  { "CCOM_NET=ib", "CCOM_TRANSPORT=net" }, (256u << 10) + 12, 0, 0 },
 		{ "2 hosts x 2 ranks, 2 QPs per connection, up to 512 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_IB_QPS_PER_CONN=2" }, (512u << 10) + 12, 0 },
+		  { "CCOM_NET=ib", "CCOM_IB_QPS_PER_CONN=2" }, (512u << 10) + 12, 0, 0 },
 		{ "2 hosts x 2 ranks, 4 QPs per connection, 16 slots of 8 KiB, up to 256 KiB + 12",
 		  { "CCOM_NET=ib", "CCOM_IB_QPS_PER_CONN=4", "CCOM_IB_SLOT_SIZE=8192" },
-		  (256u << 10) + 12, 0 },
-		{ "4 hosts x 1 rank, up to 256 KiB + 12", { "CCOM_NET=ib" }, (256u << 10) + 12, 1 },
+		  (256u << 10) + 12, 0, 0 },
+		{ "4 hosts x 1 rank, up to 256 KiB + 12", { "CCOM_NET=ib" }, (256u << 10) + 12, 1, 0 },
 		{ "2 hosts x 2 ranks, 2 slots of 4 KiB, up to 64 KiB + 12",
-		  { "CCOM_NET=ib", "CCOM_IB_SLOTS=2", "CCOM_IB_SLOT_SIZE=4096" }, (64u << 10) + 12, 0 },
+		  { "CCOM_NET=ib", "CCOM_IB_SLOTS=2", "CCOM_IB_SLOT_SIZE=4096" }, (64u << 10) + 12, 0, 0 },
+		{ "2 hosts x 2 ranks, buffers registered (ccomCommRegister), no other zero copy, up to 256 KiB + 12",
+		  { "CCOM_NET=ib", "CCOM_IB_ZCOPY_MIN=1073741824" }, (256u << 10) + 12, 0, 1 },
 	};
-	int i, bad = 0;
+	int i, bad = 0, only = -1;
 	double t0;
 
 	if (!t_rdma_devices())
@@ -635,11 +636,22 @@ int main(int argc, char **argv)
 		return run_abort_big();
 	if (argc > 1 && !strcmp(argv[1], "--hca"))
 		return run_hca();
+	if (argc > 2 && !strcmp(argv[1], "--run")) {
+		only = atoi(argv[2]);
+		if (only < 0 || only >= (int)(sizeof(runs) / sizeof(runs[0]))) {
+			fprintf(stderr, "net_ib_matrix: --run %s: the runs are 0 to %d\n", argv[2],
+				(int)(sizeof(runs) / sizeof(runs[0])) - 1);
+			return T_FAIL;
+		}
+	}
 	for (i = 0; i < (int)(sizeof(runs) / sizeof(runs[0])); i++) {
 		struct ct_job j = { .at_init = nib_set_host,
-				    .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] } };
+				    .env = { runs[i].env[0], runs[i].env[1], runs[i].env[2] },
+				    .reg = runs[i].reg };
 		int rc;
 
+		if (only >= 0 && i != only)
+			continue;
 		nib_big = runs[i].big;
 		nib_4x1 = runs[i].four_hosts;
 		t0 = t_now();

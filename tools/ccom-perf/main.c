@@ -32,7 +32,7 @@ static void usage(FILE *f)
 	fprintf(f, "usage: ccom-perf <allreduce|broadcast|reduce|allgather|reducescatter|alltoall|sendrecv|\n"
 		   "                 gather|scatter>\n"
 		   "         [-n ranks] [-b minbytes] [-e maxbytes] [-f factor] [-d dtype] [-o op]\n"
-		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-B 0|1] [-R] [-H hosts]\n"
+		   "         [-r root] [-w warmup] [-i iters] [-c 0|1] [-m] [-G] [-B 0|1] [-R] [-H hosts]\n"
 		   "  -n N   fork N local ranks (default: one rank of an mpirun/srun/torchrun job)\n"
 		   "  -H H   with -n N: run the ranks as H simulated hosts of N/H ranks each (ranks\n"
 		   "         0..N/H-1 on the first, ...; distinct CCOM_HOSTID per block), so the\n"
@@ -42,6 +42,7 @@ static void usage(FILE *f)
 		   "  -o     sum prod max min avg;  -r root of broadcast/reduce/gather/scatter (default 0)\n"
 		   "  -w/-i  warm-up and timed iterations (default: scaled by size, agreed by all ranks)\n"
 		   "  -c     check results (default 1);  -m  buffers from ccomMemAlloc\n"
+		   "  -G     register the buffers once with ccomCommRegister (pinned up front)\n"
 		   "  -B     with -n: bind rank i to the i-th allowed CPU when ranks <= CPUs\n"
 		   "         (default 1, as mpirun binds 2 ranks to cores)\n"
 		   "  -R     roofline: per size, this machine's memcpy and reduce bandwidth (every\n"
@@ -137,6 +138,7 @@ static int parse_opt(struct perf_opts *o, int c, const char *a)
 	case 'i': o->iters = (int)strtol(a, &end, 10); return *end || o->iters < 1 ? bad("-i", a) : 0;
 	case 'c': o->check = (int)strtol(a, &end, 10); return *end ? bad("-c", a) : 0;
 	case 'm': o->memalloc = 1; return 0;
+	case 'G': o->reg = 1; return 0;
 	case 'B': o->bind = (int)strtol(a, &end, 10); return *end ? bad("-B", a) : 0;
 	case 'R': o->roof = 1; return 0;
 	case 'H': o->hosts = (int)strtol(a, &end, 10); return *end || o->hosts < 1 ? bad("-H", a) : 0;
@@ -158,7 +160,7 @@ static int parse_args(int argc, char **argv, struct perf_opts *o)
 	if (parse_coll(argv[1], &o->coll))
 		return bad("collective", argv[1]);
 	optind = 2;
-	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mB:RH:h")) != -1) {
+	while ((c = getopt(argc, argv, "n:b:e:f:d:o:r:w:i:c:mGB:RH:h")) != -1) {
 		err = parse_opt(o, c, optarg);
 		if (err)
 			return err;
@@ -210,12 +212,21 @@ static int alloc_buffers(struct perf_ctx *c)
 	}
 	memset(c->send, 0, bytes);
 	memset(c->recv, 0, bytes);
+	if (c->o->reg && (ccomCommRegister(c->comm, c->send, bytes, &c->hsend) != ccomSuccess ||
+			  ccomCommRegister(c->comm, c->recv, bytes, &c->hrecv) != ccomSuccess)) {
+		fprintf(stderr, "ccom-perf: rank %d: -G: %s\n", c->rank, ccomGetLastError(NULL));
+		return -1;
+	}
 	return c->o->roof ? perf_roof_alloc(c) : 0;
 }
 
 static void free_buffers(struct perf_ctx *c)
 {
 	free(c->probe);
+	if (c->hsend)
+		ccomCommDeregister(c->comm, c->hsend);
+	if (c->hrecv)
+		ccomCommDeregister(c->comm, c->hrecv);
 	if (c->o->memalloc) {
 		ccomMemFree(c->comm, c->send);
 		ccomMemFree(c->comm, c->recv);

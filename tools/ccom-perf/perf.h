@@ -29,6 +29,7 @@ struct perf_opts {
 	int bind;		/* -B: with -n, one CPU per rank when ranks <= CPUs */
 	int roof;		/* -R: memory roofline per row (roof.c) */
 	int hosts;		/* -H: with -n, the ranks as this many simulated hosts (main.c) */
+	int reg;		/* -G: buffers registered with ccomCommRegister (main.c) */
 };
 
 /* roof.c's models of an operation's memory traffic (collectives.rst, "The roofline"). */
@@ -39,6 +40,7 @@ struct perf_ctx {
 	ccomComm_t comm;
 	int rank, nranks;
 	char *send, *recv;
+	void *hsend, *hrecv;	/* -G: their ccomCommRegister handles */
 	size_t bufbytes;
 	int64_t wrong_total;
 	double busbw_sum;

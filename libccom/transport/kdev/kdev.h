@@ -257,6 +257,13 @@ struct ccom_kdev_req {
 int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n);
 /* Drop every cache entry inside [addr, addr + len) (memory the library frees). */
 void ccom_kdev_cache_forget(struct ccom_kdev *kd, const void *addr, size_t len);
+/*
+ * ccomCommRegister / ccomCommDeregister (coll/register.c): pin
+ * [addr, addr + len) in the cache now and keep it from eviction until the
+ * unpin; 0 or -errno after a sentence (-ENOSPC: half the cache is pinned).
+ */
+int ccom_kdev_cache_pin(struct ccom_kdev *kd, const void *addr, size_t len);
+void ccom_kdev_cache_unpin(struct ccom_kdev *kd, const void *addr, size_t len);
 /* Pop up to @max grant ids local peer @l must drop; returns how many. */
 int ccom_kdev_cache_take_drops(struct ccom_kdev *kd, int l, uint64_t *ids, int max);
 

@@ -22,6 +22,7 @@
  * its id for those peers, which drop their import at the next exchange.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -52,6 +53,14 @@ struct ccom_kdev_cache {
 	void *probe_page;		/* destination of the probes */
 	uint32_t probe_handle;
 	struct kdev_drops *drops;	/* per local peer */
+	/*
+	 * ccomCommRegister's ranges (ccom_kdev_cache_pin()): entries with
+	 * exactly such a range are never evicted for room.  @lock serializes
+	 * the API thread's pins with the progress thread's lookups.
+	 */
+	pthread_mutex_t lock;
+	struct { uintptr_t start, end; } *pins;
+	int npins;
 };
 
 static int reg_destroy(struct ccom_kdev *kd, uint32_t handle)
@@ -83,6 +92,7 @@ int ccom_kdev_cache_init(struct ccom_kdev *kd)
 	if (!c)
 		return -ENOMEM;
 	kd->cache = c;
+	pthread_mutex_init(&c->lock, NULL);
 	if (cap < 4 || cap > 4096) {
 		ccom_warn("CCOM_KDEV_CACHE=%lld is outside 4..4096; using 64", (long long)cap);
 		cap = 64;
@@ -117,6 +127,8 @@ void ccom_kdev_cache_fini(struct ccom_kdev *kd)
 			free(c->drops[l].ids);
 	free(c->drops);
 	free(c->e);
+	free(c->pins);
+	pthread_mutex_destroy(&c->lock);
 	if (c->probe_page)
 		munmap(c->probe_page, KDEV_PAGE);
 	free(c);
@@ -155,14 +167,17 @@ static void entry_evict(struct ccom_kdev *kd, struct ccom_kdev_reg *e)
 int ccom_kdev_cache_take_drops(struct ccom_kdev *kd, int l, uint64_t *ids, int max)
 {
 	struct kdev_drops *d = &kd->cache->drops[l];
-	int n = d->n < max ? d->n : max;
+	int n;
 
-	if (n <= 0)
-		return 0;	/* d->ids may still be NULL */
-	memcpy(ids, d->ids, (size_t)n * sizeof(*ids));
-	memmove(d->ids, d->ids + n, (size_t)(d->n - n) * sizeof(*ids));
-	d->n -= n;
-	return n;
+	pthread_mutex_lock(&kd->cache->lock);
+	n = d->n < max ? d->n : max;
+	if (n > 0) {	/* d->ids may still be NULL */
+		memcpy(ids, d->ids, (size_t)n * sizeof(*ids));
+		memmove(d->ids, d->ids + n, (size_t)(d->n - n) * sizeof(*ids));
+		d->n -= n;
+	}
+	pthread_mutex_unlock(&kd->cache->lock);
+	return n > 0 ? n : 0;
 }
 
 void ccom_kdev_cache_forget(struct ccom_kdev *kd, const void *addr, size_t len)
@@ -171,9 +186,13 @@ void ccom_kdev_cache_forget(struct ccom_kdev *kd, const void *addr, size_t len)
 	uintptr_t s = (uintptr_t)addr, e = s + len;
 	int i;
 
-	for (i = 0; c && i < c->cap; i++)
+	if (!c)
+		return;
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->cap; i++)
 		if (c->e[i].handle && c->e[i].start < e && s < c->e[i].end)
 			entry_evict(kd, &c->e[i]);
+	pthread_mutex_unlock(&c->lock);
 }
 
 static struct ccom_kdev_reg *cache_find(struct ccom_kdev_cache *c, uintptr_t s, uintptr_t e,
@@ -192,7 +211,18 @@ static struct ccom_kdev_reg *cache_find(struct ccom_kdev_cache *c, uintptr_t s, 
 	return best;
 }
 
-/* A free slot, evicting the least recently used entry not in use. */
+/* Is @r one of ccomCommRegister's ranges (ccom_kdev_cache_pin())? */
+static bool entry_pinned(const struct ccom_kdev_cache *c, const struct ccom_kdev_reg *r)
+{
+	int i;
+
+	for (i = 0; i < c->npins; i++)
+		if (c->pins[i].start == r->start && c->pins[i].end == r->end)
+			return true;
+	return false;
+}
+
+/* A free slot, evicting the least recently used entry not in use nor pinned. */
 static struct ccom_kdev_reg *cache_slot(struct ccom_kdev *kd)
 {
 	struct ccom_kdev_cache *c = kd->cache;
@@ -202,7 +232,8 @@ static struct ccom_kdev_reg *cache_slot(struct ccom_kdev *kd)
 	for (i = 0; i < c->cap; i++) {
 		if (!c->e[i].handle)
 			return &c->e[i];
-		if (!c->e[i].in_use && (!lru || c->e[i].last_use < lru->last_use))
+		if (!c->e[i].in_use && !entry_pinned(c, &c->e[i]) &&
+		    (!lru || c->e[i].last_use < lru->last_use))
 			lru = &c->e[i];
 	}
 	if (lru)
@@ -235,8 +266,8 @@ static int cache_insert(struct ccom_kdev *kd, uintptr_t s, uintptr_t e, uint32_t
 	for (i = 0; i < c->cap; i++) {
 		struct ccom_kdev_reg *x = &c->e[i];
 
-		if (x != r && x->handle && !x->in_use && x->start >= s && x->end <= e &&
-		    (x->access & access) == x->access)
+		if (x != r && x->handle && !x->in_use && !entry_pinned(c, x) && x->start >= s &&
+		    x->end <= e && (x->access & access) == x->access)
 			entry_evict(kd, x);
 	}
 	return 0;
@@ -336,13 +367,19 @@ static int cache_probe(struct ccom_kdev *kd, struct ccom_kdev_reg **hits, int n,
 	return err;
 }
 
-void ccom_kdev_cache_release(struct ccom_kdev *kd)
+static void cache_release_locked(struct ccom_kdev_cache *c)
 {
-	struct ccom_kdev_cache *c = kd->cache;
 	int i;
 
 	for (i = 0; i < c->cap; i++)
 		c->e[i].in_use = false;
+}
+
+void ccom_kdev_cache_release(struct ccom_kdev *kd)
+{
+	pthread_mutex_lock(&kd->cache->lock);
+	cache_release_locked(kd->cache);
+	pthread_mutex_unlock(&kd->cache->lock);
 }
 
 #define PROBE_BATCH 256		/* probes per engine batch (the ring is idle: 1024 slots) */
@@ -439,11 +476,82 @@ out:
 
 int ccom_kdev_cache_get(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
 {
-	ccom_kdev_cache_release(kd);
-	return cache_get_common(kd, reqs, n, false);
+	int err;
+
+	pthread_mutex_lock(&kd->cache->lock);
+	cache_release_locked(kd->cache);
+	err = cache_get_common(kd, reqs, n, false);
+	pthread_mutex_unlock(&kd->cache->lock);
+	return err;
 }
 
 int ccom_kdev_cache_get_each(struct ccom_kdev *kd, struct ccom_kdev_req *reqs, int n)
 {
-	return cache_get_common(kd, reqs, n, true);
+	int err;
+
+	pthread_mutex_lock(&kd->cache->lock);
+	err = cache_get_common(kd, reqs, n, true);
+	pthread_mutex_unlock(&kd->cache->lock);
+	return err;
+}
+
+/*
+ * ccomCommRegister: register [@addr, @addr + @len) (read and write) now
+ * and keep it from eviction until ccom_kdev_cache_unpin().  At most half
+ * the cache may be pinned, so that operations on other buffers still find
+ * room.  A pinned range whose memory is unmapped or remapped is found dead
+ * by the probe of its next use like any other entry, and registered again.
+ */
+int ccom_kdev_cache_pin(struct ccom_kdev *kd, const void *addr, size_t len)
+{
+	struct ccom_kdev_cache *c = kd->cache;
+	uintptr_t s = (uintptr_t)addr & ~(KDEV_PAGE - 1);
+	uintptr_t e = ((uintptr_t)addr + len + KDEV_PAGE - 1) & ~(KDEV_PAGE - 1);
+	uint32_t access = NCCOM_MEM_READ | NCCOM_MEM_WRITE;
+	struct ccom_kdev_reg *r;
+	void *n;
+	int err = 0;
+
+	pthread_mutex_lock(&c->lock);
+	if (c->npins >= c->cap / 2) {
+		ccom_set_last_error("kdev: rank %d: %d buffers are registered already, half of the engine's registration cache; deregister some or raise CCOM_KDEV_CACHE (now %d)",
+				    kd->comm->rank, c->npins, c->cap);
+		err = -ENOSPC;
+		goto out;
+	}
+	n = realloc(c->pins, (size_t)(c->npins + 1) * sizeof(*c->pins));
+	if (!n) {
+		ccom_set_last_error("kdev: out of memory for the registration cache");
+		err = -ENOMEM;
+		goto out;
+	}
+	c->pins = n;
+	r = cache_find(c, s, e, access);
+	if (!r || r->start != s || r->end != e)
+		err = cache_insert(kd, s, e, access, &r);
+	if (!err) {
+		c->pins[c->npins].start = s;
+		c->pins[c->npins].end = e;
+		c->npins++;
+	}
+out:
+	pthread_mutex_unlock(&c->lock);
+	return err;
+}
+
+/* ccomCommDeregister: the range is an ordinary entry again (evicted when room is needed). */
+void ccom_kdev_cache_unpin(struct ccom_kdev *kd, const void *addr, size_t len)
+{
+	struct ccom_kdev_cache *c = kd->cache;
+	uintptr_t s = (uintptr_t)addr & ~(KDEV_PAGE - 1);
+	uintptr_t e = ((uintptr_t)addr + len + KDEV_PAGE - 1) & ~(KDEV_PAGE - 1);
+	int i;
+
+	pthread_mutex_lock(&c->lock);
+	for (i = 0; i < c->npins; i++)
+		if (c->pins[i].start == s && c->pins[i].end == e) {
+			c->pins[i] = c->pins[--c->npins];
+			break;
+		}
+	pthread_mutex_unlock(&c->lock);
 }
