@@ -64,7 +64,8 @@ static bool uses_recvbuff(const struct ccomComm *comm, const struct ccom_op *op)
 
 static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream **stream)
 {
-	const char *fn = ccom_coll_kind_name(op->kind);
+	const char *fn = op->root == CCOM_P2P_ANY && op->kind == CCOM_COLL_RECV ? "ccomRecvAny" :
+			 ccom_coll_kind_name(op->kind);
 	size_t bytes;
 
 	if (!ccom_comm_valid(comm) || !comm->coll) {
@@ -92,7 +93,21 @@ static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream
 		if (err)
 			return err;
 	}
-	if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
+	if (op->root == CCOM_P2P_ANY && op->kind == CCOM_COLL_RECV) {
+		if (!op->any_peer) {
+			ccom_set_last_error("%s: peer is NULL; pass where the matched peer's rank goes", fn);
+			return -EINVAL;
+		}
+		if (comm->nranks < 2) {
+			ccom_set_last_error("%s: the communicator has no other rank to receive from", fn);
+			return -EPERM;
+		}
+		if (group_depth > 0) {
+			ccom_set_last_error("%s: not inside ccomGroupStart()/ccomGroupEnd(); issue it on its own (it matches one send, whose peer the group could not know)",
+					    fn);
+			return -EPERM;
+		}
+	} else if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
 		ccom_set_last_error("%s: %s %d is out of range [0, %d)", fn,
 				    op->kind >= CCOM_COLL_SEND ? "peer" : "root", op->root, comm->nranks);
 		return -EINVAL;
@@ -378,6 +393,17 @@ ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
 			     .dtype = datatype, .root = peer };
 
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomRecvAny(void *recvbuff, size_t count, ccomDataType_t datatype, int *peer,
+			 ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
+			     .dtype = datatype, .root = CCOM_P2P_ANY, .any_peer = peer };
+
+	if (peer)
+		*peer = -1;	/* until the receive matched */
 	return enqueue(comm, &o, stream);
 }
 
