@@ -102,11 +102,6 @@ static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream
 			ccom_set_last_error("%s: the communicator has no other rank to receive from", fn);
 			return -EPERM;
 		}
-		if (group_depth > 0) {
-			ccom_set_last_error("%s: not inside ccomGroupStart()/ccomGroupEnd(); issue it on its own (it matches one send, whose peer the group could not know)",
-					    fn);
-			return -EPERM;
-		}
 	} else if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
 		ccom_set_last_error("%s: %s %d is out of range [0, %d)", fn,
 				    op->kind >= CCOM_COLL_SEND ? "peer" : "root", op->root, comm->nranks);
@@ -286,6 +281,19 @@ static struct ccom_op *group_merge_p2p(int i)
 	return g;
 }
 
+/*
+ * ccomRecvAny calls may be grouped only among themselves: the first picks
+ * the peer, the others take that peer's next sends (coll/p2p.c).
+ */
+static bool group_any_ok(const struct ccom_op *g)
+{
+	int i, any = 0;
+
+	for (i = 0; i < g->nsubs; i++)
+		any += g->subs[i].root == CCOM_P2P_ANY && g->subs[i].kind == CCOM_COLL_RECV;
+	return any == 0 || any == g->nsubs;
+}
+
 ccomResult_t ccomGroupEnd(void)
 {
 	struct ccom_op *op;
@@ -303,9 +311,17 @@ ccomResult_t ccomGroupEnd(void)
 		if (!op)
 			continue;
 		if (op->kind == CCOM_COLL_SEND || op->kind == CCOM_COLL_RECV) {
+			struct ccomComm *comm = group_ops[i].comm;
+
 			op = group_merge_p2p(i);
 			if (!op) {
 				err = -ENOMEM;
+				continue;
+			}
+			if (!group_any_ok(op)) {
+				ccom_set_last_error("ccomGroupEnd: a group mixes ccomRecvAny with ccomSend/ccomRecv on one communicator and stream; group ccomRecvAny only with other ccomRecvAny calls (they then take the same peer's next sends); the group's sends and receives were dropped");
+				ccom_stream_op_put(comm, op);
+				err = -EPERM;
 				continue;
 			}
 		}
@@ -313,7 +329,7 @@ ccomResult_t ccomGroupEnd(void)
 		submit(group_ops[i].comm, op);
 	}
 	group_n = 0;
-	if (err)
+	if (err == -ENOMEM)
 		ccom_set_last_error("ccomGroupEnd: out of memory; some operations were dropped");
 	return ccom_result_from_errno(err);
 }

@@ -78,14 +78,15 @@ static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
 		return -EPERM;
 	}
 	if (h->bytes != want) {
-		ccom_set_last_error("rank %d: peer %d sent %llu bytes but the matching ccomRecv expects %zu; counts and types of matching send/recv must agree",
-				    comm->rank, op->root, (unsigned long long)h->bytes, want);
+		ccom_set_last_error("rank %d: peer %d sent %llu bytes but the matching %s expects %zu; counts and types of matching send/recv must agree",
+				    comm->rank, op->root, (unsigned long long)h->bytes,
+				    op->any_peer ? "ccomRecvAny" : "ccomRecv", want);
 		return -EINVAL;
 	}
 	return 0;
 }
 
-int ccom_p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes)
+static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
@@ -118,7 +119,8 @@ int ccom_p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const ui
 }
 
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
-static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_t magic)
+static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_t magic,
+		   const struct ccom_p2p_hdr *have0)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_p2p_hdr *hdr;
@@ -147,6 +149,11 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 		bytes[i] = ops[i].count * ccom_dtype_size(ops[i].dtype);
 		if (ops[i].root == comm->rank)
 			continue;
+		if (i == 0 && have0) {	/* an any-source receive's, taken by p2p_any.c */
+			hdr[0] = *have0;
+			seq[0] = have0->seq;
+			continue;
+		}
 		if (send)
 			hdr[i] = (struct ccom_p2p_hdr){ .magic = magic, .from = comm->rank,
 							.seq = ++c->p2p_tx, .bytes = bytes[i] };
@@ -160,7 +167,7 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 		if (ops[i].kind == CCOM_COLL_RECV && ops[i].root != comm->rank)
 			err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
 	if (!err)
-		err = ccom_p2p_data(comm, ops, nops, bytes);
+		err = p2p_data(comm, ops, nops, bytes);
 out:
 	free(x);
 	free(hdr);
@@ -171,12 +178,26 @@ out:
 
 int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 {
-	if (nops == 1 && ops[0].root == CCOM_P2P_ANY)
-		return ccom_p2p_recv_any(comm, &ops[0]);
-	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC);
+	struct ccom_p2p_hdr h;
+	int i, err;
+
+	if (nops <= 0 || ops[0].root != CCOM_P2P_ANY)
+		return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, NULL);
+	/*
+	 * A group of ccomRecvAny (api.c allows no other mix): the first picks
+	 * the peer, the others are receives from it.
+	 */
+	err = ccom_p2p_any_match(comm, &ops[0], &h);
+	if (err)
+		return err;
+	for (i = 1; i < nops; i++) {
+		ops[i].root = ops[0].root;
+		*ops[i].any_peer = ops[0].root;
+	}
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, &h);
 }
 
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 {
-	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC_COLL);
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC_COLL, NULL);
 }

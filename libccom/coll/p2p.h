@@ -2,7 +2,7 @@
 /*
  * p2p.h - what the point-to-point files of coll/ share: the header every
  * message carries on its stream (p2p.c writes and checks it, p2p_any.c
- * recognises it at the head of a stream) and the data phase.
+ * recognises it at the head of a stream) and the any-source match.
  */
 #ifndef CCOM_COLL_P2P_H
 #define CCOM_COLL_P2P_H
@@ -40,14 +40,10 @@ struct ccom_p2p_hdr {
 _Static_assert(sizeof(struct ccom_p2p_hdr) == 24, "the header has no padding");
 
 /*
- * Move the data of @ops[0..@nops) whose headers went through (@bytes[i]:
- * the size both ends agreed on; sends to or receives from self are done):
- * the nccom engine first where it takes them, the transports for the
- * rest.  0 or -errno.
+ * p2p_any.c: wait for the first send that @op, a ccomRecvAny (@op->root ==
+ * CCOM_P2P_ANY), matches; take its header into *@h and set @op->root and
+ * *@op->any_peer to its sender.  0 or -errno.
  */
-int ccom_p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes);
-
-/* p2p_any.c: run one ccomRecvAny (@op->root == CCOM_P2P_ANY); 0 or -errno. */
-int ccom_p2p_recv_any(struct ccomComm *comm, struct ccom_op *op);
+int ccom_p2p_any_match(struct ccomComm *comm, struct ccom_op *op, struct ccom_p2p_hdr *h);
 
 #endif

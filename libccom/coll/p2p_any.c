@@ -14,7 +14,8 @@
  * stays where it is for the operation that reads it; that peer cannot
  * match this receive.  The data then moves as for ccomRecv() from the
  * matched peer (the engine or the transport, decided the same way on both
- * sides).  The wait honours abort, CCOM_OP_TIMEOUT and dead peers.
+ * sides: coll/p2p.c).  The wait honours abort, CCOM_OP_TIMEOUT and dead
+ * peers.
  */
 #include <errno.h>
 #include <sched.h>
@@ -164,30 +165,19 @@ static int any_match(struct ccomComm *comm, struct ccom_p2p_hdr *h)
 	return peer < 0 ? peer + 1 : peer;
 }
 
-int ccom_p2p_recv_any(struct ccomComm *comm, struct ccom_op *op)
+int ccom_p2p_any_match(struct ccomComm *comm, struct ccom_op *op, struct ccom_p2p_hdr *h)
 {
-	size_t want = op->count * ccom_dtype_size(op->dtype);
 	struct ccom_transport_conn *c;
-	struct ccom_p2p_hdr h;
-	struct ccom_op o;
-	uint64_t bytes;
 	int peer;
 
-	peer = any_match(comm, &h);
+	peer = any_match(comm, h);
 	if (peer < 0)
 		return peer;
 	c = comm->coll->conns[peer];
-	ccom_xfer_peek_take(c, sizeof(h));
+	ccom_xfer_peek_take(c, sizeof(*h));
 	c->p2p_rx++;
 	comm->coll->p2p_any_next = (peer + 1) % comm->nranks;
+	op->root = peer;
 	*op->any_peer = peer;
-	if (h.bytes != want) {
-		ccom_set_last_error("rank %d: peer %d sent %llu bytes but the ccomRecvAny that matched it expects %zu; counts and types of a send and the receive that matches it must agree",
-				    comm->rank, peer, (unsigned long long)h.bytes, want);
-		return -EINVAL;
-	}
-	o = *op;
-	o.root = peer;
-	bytes = h.bytes;
-	return ccom_p2p_data(comm, &o, 1, &bytes);
+	return 0;
 }

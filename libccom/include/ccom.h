@@ -594,16 +594,20 @@ ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
  * following send.  A peer whose next message to this rank belongs to a
  * collective cannot match (its bytes are left for that collective); when
  * every peer is in that state the receive fails with ccomInvalidUsage, as
- * it could never match.  A send to self never matches.  The wait honours
+ * it could never match.  A send to self never matches.  Several
+ * ccomRecvAny() calls in one ccomGroupStart()/ccomGroupEnd() on one
+ * stream receive a message in parts: the first picks the peer, the others
+ * take that peer's next sends (all report it); a group may not mix them
+ * with ccomSend()/ccomRecv() on the same stream.  The wait honours
  * ccomCommAbort() and CCOM_OP_TIMEOUT and fails when a peer dies.  It
  * reads the first bytes of every peer's stream, so over TCP it connects
  * every peer not yet connected (CCOM_NET_CONNECT=lazy).
  *
  * Return: ccomSuccess once enqueued; ccomInvalidArgument for a NULL
  * @peer, a NULL @recvbuff with @count > 0 or a bad datatype;
- * ccomInvalidUsage inside ccomGroupStart()/ccomGroupEnd() (it matches one
- * send whose peer a group could not know) or on a communicator of one
- * rank.  A matched send of another size fails at the stream's
+ * ccomInvalidUsage on a communicator of one rank, and from ccomGroupEnd()
+ * for a group that mixes it with sends or receives (that group is
+ * dropped).  A matched send of another size fails at the stream's
  * synchronize with ccomInvalidArgument naming both sizes.
  */
 ccomResult_t ccomRecvAny(void *recvbuff, size_t count, ccomDataType_t datatype, int *peer,

@@ -15,7 +15,9 @@
  *    every peer in a collective fails at once with ccomInvalidUsage;
  *    nobody sending ends with ccomTimeout after CCOM_OP_TIMEOUT, and
  *    ccomCommAbort() ends the wait;
- *  - arguments: a NULL peer, inside a group, a 1-rank communicator.
+ *  - two ccomRecvAny in one group take two sends of one peer;
+ *  - arguments: a NULL peer, a group mixing ccomRecvAny and ccomSend, a
+ *    1-rank communicator.
  */
 #include <pthread.h>
 
@@ -87,10 +89,14 @@ static int many_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
-/* Rank 0: RecvAny matches 1 or 2; Recv(that peer) gets its second send; RecvAny the other's. */
+/*
+ * Rank 0: RecvAny matches 1 or 2; Recv(that peer) gets its second send;
+ * RecvAny the other's; then two groups of two RecvAny take a (tag, data)
+ * pair each, both parts from one peer.
+ */
 static int mixed_rank(int rank, int n, void *arg)
 {
-	int64_t *b = calloc(count, sizeof(*b));
+	int64_t *b = calloc(count, sizeof(*b)), tag[1] = { 0 };
 	int peer, other, k;
 	ccomComm_t comm;
 
@@ -121,6 +127,30 @@ static int mixed_rank(int rank, int n, void *arg)
 		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 		T_CHECK(peer == other && holds(b, peer, 1), "third: peer %d", peer);
 	}
+	/* Grouped ccomRecvAny: the first picks the peer, the second takes its next send. */
+	T_CCOM(ccomAllReduce(tag, tag, 1, ccomInt64, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (rank) {
+		fill(b, rank, 2);
+		tag[0] = rank;
+		T_CCOM(ccomGroupStart(), ccomSuccess);
+		T_CCOM(ccomSend(tag, 1, ccomInt64, 0, comm, NULL), ccomSuccess);
+		T_CCOM(ccomSend(b, count, ccomInt64, 0, comm, NULL), ccomSuccess);
+		T_CCOM(ccomGroupEnd(), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	} else {
+		for (k = 0; k < 2; k++) {
+			T_CCOM(ccomGroupStart(), ccomSuccess);
+			T_CCOM(ccomRecvAny(tag, 1, ccomInt64, &peer, comm, NULL), ccomSuccess);
+			T_CCOM(ccomRecvAny(b, count, ccomInt64, &other, comm, NULL), ccomSuccess);
+			T_CCOM(ccomGroupEnd(), ccomSuccess);
+			T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+			T_CHECK(peer == other && tag[0] == peer && holds(b, peer, 2),
+				"grouped: peers %d and %d, tag %lld", peer, other, (long long)tag[0]);
+		}
+	}
+	T_CCOM(ccomAllReduce(tag, tag, 1, ccomInt64, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
 	T_CCOM(ccomCommDestroy(comm), ccomSuccess);
 	free(b);
 	return T_PASS;
@@ -242,8 +272,9 @@ static int check_args(void)
 	T_CHECK(peer == -1, "peer %d after a refused call", peer);
 	T_CCOM(ccomRecvAny(x, 4, (ccomDataType_t)99, &peer, comms[0], NULL), ccomInvalidArgument);
 	T_CCOM(ccomGroupStart(), ccomSuccess);
-	T_CCOM(ccomRecvAny(x, 4, ccomFloat32, &peer, comms[0], NULL), ccomInvalidUsage);
-	T_CCOM(ccomGroupEnd(), ccomSuccess);
+	T_CCOM(ccomRecvAny(x, 4, ccomFloat32, &peer, comms[0], NULL), ccomSuccess);
+	T_CCOM(ccomSend(x, 4, ccomFloat32, 1, comms[0], NULL), ccomSuccess);
+	T_CCOM(ccomGroupEnd(), ccomInvalidUsage);
 	T_CCOM(ccomCommDestroy(comms[0]), ccomSuccess);
 	T_CCOM(ccomCommDestroy(comms[1]), ccomSuccess);
 	T_CCOM(ccomCommInitAll(&one, 1, devs), ccomSuccess);
