@@ -76,6 +76,7 @@ _PROTOS = {
     "ccomAlltoAll": [_p, _p, _sz, _i, comm_t, stream_t],
     "ccomSend": [_p, _sz, _i, _i, comm_t, stream_t],
     "ccomRecv": [_p, _sz, _i, _i, comm_t, stream_t],
+    "ccomRecvAny": [_p, _sz, _i, ctypes.POINTER(_i), comm_t, stream_t],
 }
 
 _lib = None

@@ -740,8 +740,36 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
                             bufs + [hdr], finish, p2p=True)
 
     def recv_anysource(self, tensors, tag=0):
-        raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "
-                           "sends and receives by peer); pass src=")
+        """recv() without src: ccomRecvAny takes the first peer's next send
+        (round robin between peers whose sends are there), and the same
+        group's ccomRecvAny calls take the rest of that peer's message (its
+        tag message first, then its tensors, as send() groups them)."""
+        bufs = [_Buf(t) for t in tensors]
+        hdr = _Buf(torch.tensor([-1], dtype=torch.int64))
+        peers = [ctypes.c_int(-1) for _ in range(len(bufs) + 1)]
+
+        def launch(comm):
+            def p2p(c):
+                L.call("ccomRecvAny", hdr.ptr, 1, hdr.dt, ctypes.byref(peers[0]), c, None)
+                for b, p in zip(bufs, peers[1:]):
+                    L.call("ccomRecvAny", b.ptr, b.count, b.dt, ctypes.byref(p), c, None)
+            self._grouped(p2p)(comm)
+
+        def finish():
+            src = peers[0].value
+            if any(p.value != src for p in peers) or not 0 <= src < self.size():
+                raise RuntimeError("ccom_torch: recv from any source: the parts came from "
+                                   "ranks %s" % [p.value for p in peers])
+            work._source = src
+            got = int(hdr.t[0])
+            if got != tag:
+                raise TagMismatch(
+                    "ccom_torch: recv from any source with tag %d got rank %d's next message, "
+                    "sent with tag %d: ccom matches a rank's sends in issue order, so a tag "
+                    "cannot pick one" % (tag, src, got))
+        work = self._submit("recv from any source", launch, list(tensors),
+                            bufs + [hdr, peers], finish, p2p=True)
+        return work
 
     def barrier(self, opts=None):
         t = torch.zeros(1, dtype=torch.int32)

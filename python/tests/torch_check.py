@@ -376,6 +376,41 @@ def scenario_main(rank, n, port, out):
               ccom.monitored_barrier(datetime.timedelta(seconds=60), True) is None)
     ck.run("refusals", refusals)
 
+    def any_source():
+        # recv() without src: rank 0 takes two messages from every other
+        # rank, each naming its sender and number; the reported source must
+        # be the sender and each sender's messages must come in order.
+        want = sorted((p, k) for p in range(1, n) for k in range(2))
+        for name, g in (("gloo", gloo), ("ccom", ccom)):
+            if rank:
+                for k in range(2):
+                    dist.send(torch.tensor([rank, k, 7], dtype=torch.int64), 0, group=g)
+                continue
+            got, seen = [], {}
+            for _ in range(len(want)):
+                t = torch.zeros(3, dtype=torch.int64)
+                src = dist.recv(t, group=g)
+                got.append((src, int(t[1])))
+                ck.ok("%s: recv without src reports the sender" % name,
+                      src == int(t[0]) and int(t[2]) == 7, "src %s, data %s" % (src, t.tolist()))
+                ck.ok("%s: one sender's messages in order" % name,
+                      int(t[1]) == seen.get(src, 0), "src %d message %d" % (src, int(t[1])))
+                seen[src] = int(t[1]) + 1
+            ck.ok("%s: recv without src took every message once" % name, sorted(got) == want,
+                  str(got))
+        # irecv without src: the Work names the source once completed.
+        if rank == 1:
+            dist.send(torch.tensor([1, 9, 7], dtype=torch.int64), 0, group=ccom)
+        elif rank == 0:
+            t = torch.zeros(3, dtype=torch.int64)
+            w = dist.irecv(t, group=ccom)
+            w.wait()
+            ck.ok("ccom: irecv without src: Work._source_rank() is the sender",
+                  w._source_rank() == 1 and t.tolist() == [1, 9, 7],
+                  "%s %s" % (w._source_rank(), t.tolist()))
+        dist.barrier(group=gloo)
+    ck.run("recv from any source", any_source)
+
     def barrier():
         w = dist.barrier(group=ccom, async_op=True)
         w.wait()
