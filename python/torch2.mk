@@ -10,6 +10,9 @@
 #   make check-torch2   libccom built by the root's gcc into $(BUILD)/torch2,
 #                       then `make check-torch` (python/tests/torch_check.py)
 #                       with the root's python3 and torch 2.6
+#   make check-torch2-suite  torch 2.6's own _DistTestBase, gloo and ccom at
+#                       2 ranks (python/tests/torch_suite.py): what passes on
+#                       gloo must pass on ccom or be in torch_suite_known2.txt
 #
 # USE_LIBUV=0: Debian's torch 2.6 is built without libuv, and TCPStore
 # (tcp:// and env:// rendezvous) asks for it unless told not to; users of
@@ -17,7 +20,7 @@
 
 TORCH2_BUILD := $(BUILD)/torch2
 
-.PHONY: torch2-root check-torch2
+.PHONY: torch2-root check-torch2 check-torch2-suite
 
 torch2-root:
 	tools/torch2/root
@@ -26,3 +29,9 @@ check-torch2:
 	@mkdir -p $(LOGS)
 	tools/torch2/run env USE_LIBUV=0 make -s BUILD=$(TORCH2_BUILD) LOGS=$(TORCH2_BUILD)/check-logs \
 		check-torch 2>&1 | tee $(LOGS)/torch2.log; exit $${PIPESTATUS[0]}
+
+check-torch2-suite:
+	@mkdir -p $(LOGS)
+	tools/torch2/run env USE_LIBUV=0 make -s BUILD=$(TORCH2_BUILD) LOGS=$(TORCH2_BUILD)/check-logs \
+		TORCH_SUITE_KNOWN=python/tests/torch_suite_known2.txt check-torch-suite 2>&1 | \
+		tee $(LOGS)/torch2-suite.log; exit $${PIPESTATUS[0]}

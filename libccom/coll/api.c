@@ -64,7 +64,8 @@ static bool uses_recvbuff(const struct ccomComm *comm, const struct ccom_op *op)
 
 static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream **stream)
 {
-	const char *fn = ccom_coll_kind_name(op->kind);
+	const char *fn = op->root == CCOM_P2P_ANY && op->kind == CCOM_COLL_RECV ? "ccomRecvAny" :
+			 ccom_coll_kind_name(op->kind);
 	size_t bytes;
 
 	if (!ccom_comm_valid(comm) || !comm->coll) {
@@ -92,7 +93,16 @@ static int validate(struct ccomComm *comm, struct ccom_op *op, struct ccomStream
 		if (err)
 			return err;
 	}
-	if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
+	if (op->root == CCOM_P2P_ANY && op->kind == CCOM_COLL_RECV) {
+		if (!op->any_peer) {
+			ccom_set_last_error("%s: peer is NULL; pass where the matched peer's rank goes", fn);
+			return -EINVAL;
+		}
+		if (comm->nranks < 2) {
+			ccom_set_last_error("%s: the communicator has no other rank to receive from", fn);
+			return -EPERM;
+		}
+	} else if (needs_root(op->kind) && (op->root < 0 || op->root >= comm->nranks)) {
 		ccom_set_last_error("%s: %s %d is out of range [0, %d)", fn,
 				    op->kind >= CCOM_COLL_SEND ? "peer" : "root", op->root, comm->nranks);
 		return -EINVAL;
@@ -271,6 +281,19 @@ static struct ccom_op *group_merge_p2p(int i)
 	return g;
 }
 
+/*
+ * ccomRecvAny calls may be grouped only among themselves: the first picks
+ * the peer, the others take that peer's next sends (coll/p2p.c).
+ */
+static bool group_any_ok(const struct ccom_op *g)
+{
+	int i, any = 0;
+
+	for (i = 0; i < g->nsubs; i++)
+		any += g->subs[i].root == CCOM_P2P_ANY && g->subs[i].kind == CCOM_COLL_RECV;
+	return any == 0 || any == g->nsubs;
+}
+
 ccomResult_t ccomGroupEnd(void)
 {
 	struct ccom_op *op;
@@ -288,9 +311,17 @@ ccomResult_t ccomGroupEnd(void)
 		if (!op)
 			continue;
 		if (op->kind == CCOM_COLL_SEND || op->kind == CCOM_COLL_RECV) {
+			struct ccomComm *comm = group_ops[i].comm;
+
 			op = group_merge_p2p(i);
 			if (!op) {
 				err = -ENOMEM;
+				continue;
+			}
+			if (!group_any_ok(op)) {
+				ccom_set_last_error("ccomGroupEnd: a group mixes ccomRecvAny with ccomSend/ccomRecv on one communicator and stream; group ccomRecvAny only with other ccomRecvAny calls (they then take the same peer's next sends); the group's sends and receives were dropped");
+				ccom_stream_op_put(comm, op);
+				err = -EPERM;
 				continue;
 			}
 		}
@@ -298,7 +329,7 @@ ccomResult_t ccomGroupEnd(void)
 		submit(group_ops[i].comm, op);
 	}
 	group_n = 0;
-	if (err)
+	if (err == -ENOMEM)
 		ccom_set_last_error("ccomGroupEnd: out of memory; some operations were dropped");
 	return ccom_result_from_errno(err);
 }
@@ -378,6 +409,17 @@ ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
 			     .dtype = datatype, .root = peer };
 
+	return enqueue(comm, &o, stream);
+}
+
+ccomResult_t ccomRecvAny(void *recvbuff, size_t count, ccomDataType_t datatype, int *peer,
+			 ccomComm_t comm, ccomStream_t stream)
+{
+	struct ccom_op o = { .kind = CCOM_COLL_RECV, .recvbuff = recvbuff, .count = count,
+			     .dtype = datatype, .root = CCOM_P2P_ANY, .any_peer = peer };
+
+	if (peer)
+		*peer = -1;	/* until the receive matched */
 	return enqueue(comm, &o, stream);
 }
 

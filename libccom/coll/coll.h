@@ -32,6 +32,7 @@ struct ccom_coll_state {
 	char *tmp;			/* scratch for the ring algorithms */
 	size_t tmp_size;
 	uint64_t *p2p_send_seq;		/* unused placeholder for ordering checks */
+	int p2p_any_next;		/* ccomRecvAny's round robin: the peer it tries first */
 
 	/* First failure: every later op fails with it at once. */
 	int broken_err;

@@ -3,9 +3,11 @@
  * p2p.c - grouped point-to-point send/recv (coll/ room), over the
  * transfer loop of proxy/xfer.c.
  *
- * Each p2p message carries an 8-byte header with its size, so a send and
- * a receive of different sizes fail with a message instead of corrupting
- * the stream.  Once sizes agree, transfers between ranks of one host that
+ * Each p2p message carries a header (coll/p2p.h: a magic, the sender, its
+ * number among the sender's messages to this peer, the size), so a send
+ * and a receive of different sizes, or a receive whose peer is in a
+ * collective, fail with a message instead of corrupting the stream, and
+ * an any-source receive (p2p_any.c) can tell a send from other bytes.  Once sizes agree, transfers between ranks of one host that
  * the engine takes (ccom_tune_engine_p2p_wants(), the same answer on both
  * sides: coll/kdev_p2p.c)
  * run on the nccom engine first, single copy between the user buffers;
@@ -18,6 +20,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll.h"
+#include "coll/p2p.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/xfer.h"
@@ -60,59 +63,45 @@ static int p2p_self(struct ccomComm *comm, struct ccom_op *ops, int nops)
 	return 0;
 }
 
-static int p2p_check_headers(struct ccomComm *comm, struct ccom_op *ops, int nops, uint64_t *hdr)
+/*
+ * The header of receive @i came in: is it the next send of its peer, of
+ * the size the receive expects?  0 or -EINVAL with the sentence.
+ */
+static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
+			    const struct ccom_p2p_hdr *h, uint32_t magic, uint64_t want_seq)
 {
-	int i;
+	size_t want = op->count * ccom_dtype_size(op->dtype);
 
-	for (i = 0; i < nops; i++) {
-		size_t want = ops[i].count * ccom_dtype_size(ops[i].dtype);
-
-		if (ops[i].kind == CCOM_COLL_RECV && ops[i].root != comm->rank && hdr[i] != want) {
-			ccom_set_last_error("rank %d: peer %d sent %llu bytes but the matching ccomRecv expects %zu; counts and types of matching send/recv must agree",
-					    comm->rank, ops[i].root, (unsigned long long)hdr[i], want);
-			return -EINVAL;
-		}
+	if (h->magic != magic || h->from != op->root || h->seq != want_seq) {
+		ccom_set_last_error("rank %d: what peer %d sent is not the ccomSend this ccomRecv waits for (the peer is in a collective, or the ranks issued different operations); issue matching sends, receives and collectives in the same order on both ranks",
+				    comm->rank, op->root);
+		return -EPERM;
+	}
+	if (h->bytes != want) {
+		ccom_set_last_error("rank %d: peer %d sent %llu bytes but the matching %s expects %zu; counts and types of matching send/recv must agree",
+				    comm->rank, op->root, (unsigned long long)h->bytes,
+				    op->any_peer ? "ccomRecvAny" : "ccomRecv", want);
+		return -EINVAL;
 	}
 	return 0;
 }
 
-int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
+static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
-	uint64_t *hdr;
 	bool *done;
-	int i, n = 0, err;
+	int i, n = 0, err = 0;
 
-	if (nops <= 0)
-		return 0;
-	err = p2p_self(comm, ops, nops);
-	if (err)
-		return err;
-	x = calloc((size_t)nops * 2, sizeof(*x));
-	hdr = calloc((size_t)nops, sizeof(*hdr));
+	x = calloc((size_t)nops, sizeof(*x));
 	done = calloc((size_t)nops, sizeof(*done));
-	if (!x || !hdr || !done) {
+	if (!x || !done) {
 		free(x);
-		free(hdr);
 		free(done);
 		return -ENOMEM;
 	}
-	/* Headers first (in their own pass: a data receive needs its size checked). */
-	for (i = 0; i < nops; i++) {
-		if (ops[i].root == comm->rank)
-			continue;
-		hdr[i] = ops[i].count * ccom_dtype_size(ops[i].dtype);
-		x[n++] = (struct ccom_xfer){ .conn = cs->conns[ops[i].root],
-					     .is_send = ops[i].kind == CCOM_COLL_SEND,
-					     .buf = (char *)&hdr[i], .size = sizeof(hdr[i]) };
-	}
-	err = ccom_xfer_run(comm, x, n);
-	if (!err)
-		err = p2p_check_headers(comm, ops, nops, hdr);
-	if (!err && comm->kdev)
+	if (comm->kdev)
 		err = ccom_kdev_p2p_run(comm, ops, nops, done);
-	n = 0;
 	for (i = 0; !err && i < nops; i++) {
 		if (ops[i].root == comm->rank || done[i])
 			continue;
@@ -120,12 +109,95 @@ int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 					     .is_send = ops[i].kind == CCOM_COLL_SEND,
 					     .buf = ops[i].kind == CCOM_COLL_SEND ?
 						    (char *)ops[i].sendbuff : ops[i].recvbuff,
-					     .size = hdr[i] };
+					     .size = bytes[i] };
 	}
 	if (!err)
 		err = ccom_xfer_run(comm, x, n);
 	free(x);
-	free(hdr);
 	free(done);
 	return err;
+}
+
+/* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
+static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_t magic,
+		   const struct ccom_p2p_hdr *have0)
+{
+	struct ccom_coll_state *cs = comm->coll;
+	struct ccom_p2p_hdr *hdr;
+	struct ccom_xfer *x;
+	uint64_t *seq, *bytes;
+	int i, n = 0, err;
+
+	if (nops <= 0)
+		return 0;
+	err = p2p_self(comm, ops, nops);
+	if (err)
+		return err;
+	x = calloc((size_t)nops, sizeof(*x));
+	hdr = calloc((size_t)nops, sizeof(*hdr));
+	seq = calloc((size_t)nops, sizeof(*seq));
+	bytes = calloc((size_t)nops, sizeof(*bytes));
+	if (!x || !hdr || !seq || !bytes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* Headers first (in their own pass: a data receive needs its size checked). */
+	for (i = 0; i < nops; i++) {
+		struct ccom_transport_conn *c = cs->conns[ops[i].root];
+		bool send = ops[i].kind == CCOM_COLL_SEND;
+
+		bytes[i] = ops[i].count * ccom_dtype_size(ops[i].dtype);
+		if (ops[i].root == comm->rank)
+			continue;
+		if (i == 0 && have0) {	/* an any-source receive's, taken by p2p_any.c */
+			hdr[0] = *have0;
+			seq[0] = have0->seq;
+			continue;
+		}
+		if (send)
+			hdr[i] = (struct ccom_p2p_hdr){ .magic = magic, .from = comm->rank,
+							.seq = ++c->p2p_tx, .bytes = bytes[i] };
+		else
+			seq[i] = ++c->p2p_rx;
+		x[n++] = (struct ccom_xfer){ .conn = c, .is_send = send, .buf = (char *)&hdr[i],
+					     .size = sizeof(hdr[i]) };
+	}
+	err = ccom_xfer_run(comm, x, n);
+	for (i = 0; !err && i < nops; i++)
+		if (ops[i].kind == CCOM_COLL_RECV && ops[i].root != comm->rank)
+			err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
+	if (!err)
+		err = p2p_data(comm, ops, nops, bytes);
+out:
+	free(x);
+	free(hdr);
+	free(seq);
+	free(bytes);
+	return err;
+}
+
+int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
+{
+	struct ccom_p2p_hdr h;
+	int i, err;
+
+	if (nops <= 0 || ops[0].root != CCOM_P2P_ANY)
+		return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, NULL);
+	/*
+	 * A group of ccomRecvAny (api.c allows no other mix): the first picks
+	 * the peer, the others are receives from it.
+	 */
+	err = ccom_p2p_any_match(comm, &ops[0], &h);
+	if (err)
+		return err;
+	for (i = 1; i < nops; i++) {
+		ops[i].root = ops[0].root;
+		*ops[i].any_peer = ops[0].root;
+	}
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, &h);
+}
+
+int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
+{
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC_COLL, NULL);
 }

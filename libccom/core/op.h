@@ -20,6 +20,9 @@
 
 struct ccomStream;
 
+/* The root of a ccomRecvAny's RECV op: any peer (coll/p2p_any.c). */
+#define CCOM_P2P_ANY (-1)
+
 enum ccom_coll_kind {
 	CCOM_COLL_ALLREDUCE,
 	CCOM_COLL_BROADCAST,
@@ -48,7 +51,8 @@ struct ccom_op {
 	size_t count;
 	ccomDataType_t dtype;
 	ccomRedOp_t op;
-	int root;			/* root, or peer for send/recv */
+	int root;			/* root, or peer for send/recv (CCOM_P2P_ANY: ccomRecvAny) */
+	int *any_peer;			/* ccomRecvAny: where the matched peer goes */
 	struct ccomStream *stream;
 	uint64_t stream_seq;		/* position in its stream */
 	uint64_t flight_seq;		/* op number on the comm (proxy/flight.h), 0: none */

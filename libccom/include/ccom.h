@@ -671,6 +671,48 @@ ccomResult_t ccomSend(const void *sendbuff, size_t count, ccomDataType_t datatyp
 ccomResult_t ccomRecv(void *recvbuff, size_t count, ccomDataType_t datatype,
 		      int peer, ccomComm_t comm, ccomStream_t stream);
 
+/**
+ * ccomRecvAny() - receive @count elements from whichever peer sends first
+ * (MPI_ANY_SOURCE).
+ * @recvbuff: room for @count elements.
+ * @count: elements; the matched send must have the same count and type.
+ * @datatype: element type.
+ * @peer: set to -1 at once, and to the rank whose send matched when the
+ *	receive ran: read it after the stream synchronized; it must stay
+ *	valid until then.
+ * @comm: communicator of at least 2 ranks.
+ * @stream: stream (NULL: the default one).
+ *
+ * Matching: when the receive runs (in its stream's issue order, like every
+ * operation), it takes the next ccomSend() to this rank of the first peer,
+ * in round-robin order starting after the peer that matched the previous
+ * ccomRecvAny() on @comm, whose send has arrived; so no sending peer
+ * starves, and between peers whose sends are all there the order is that
+ * rotation, not the arrival time.  Per peer, sends match in the order the
+ * peer issued them (no overtaking), whether by ccomRecv() or by
+ * ccomRecvAny(): a later ccomRecv() from the matched peer gets its
+ * following send.  A peer whose next message to this rank belongs to a
+ * collective cannot match (its bytes are left for that collective); when
+ * every peer is in that state the receive fails with ccomInvalidUsage, as
+ * it could never match.  A send to self never matches.  Several
+ * ccomRecvAny() calls in one ccomGroupStart()/ccomGroupEnd() on one
+ * stream receive a message in parts: the first picks the peer, the others
+ * take that peer's next sends (all report it); a group may not mix them
+ * with ccomSend()/ccomRecv() on the same stream.  The wait honours
+ * ccomCommAbort() and CCOM_OP_TIMEOUT and fails when a peer dies.  It
+ * reads the first bytes of every peer's stream, so over TCP it connects
+ * every peer not yet connected (CCOM_NET_CONNECT=lazy).
+ *
+ * Return: ccomSuccess once enqueued; ccomInvalidArgument for a NULL
+ * @peer, a NULL @recvbuff with @count > 0 or a bad datatype;
+ * ccomInvalidUsage on a communicator of one rank, and from ccomGroupEnd()
+ * for a group that mixes it with sends or receives (that group is
+ * dropped).  A matched send of another size fails at the stream's
+ * synchronize with ccomInvalidArgument naming both sizes.
+ */
+ccomResult_t ccomRecvAny(void *recvbuff, size_t count, ccomDataType_t datatype, int *peer,
+			 ccomComm_t comm, ccomStream_t stream);
+
 /* ---------------------------------------------------------------- */
 /* Rooted collectives (NCCL 2.28's Gather and Scatter)               */
 

@@ -36,6 +36,8 @@ struct ccom_xfer_sig;
 
 /* Bytes of a collective's signature on a network stream (xfer.h). */
 #define CCOM_XFER_SIG_BYTES 32
+/* Bytes an any-source receive may read ahead on a stream (a p2p header). */
+#define CCOM_XFER_AHEAD_BYTES 24
 
 /*
  * struct ccom_transport_conn - the public head of a per-peer connection.
@@ -57,6 +59,15 @@ struct ccom_transport_conn {
 	uint64_t sig_rx_seq;		/* collective whose peer signature came in */
 	unsigned int sig_tx_done, sig_rx_done; /* bytes of the one in flight */
 	unsigned char sig_rx[CCOM_XFER_SIG_BYTES];
+	/*
+	 * Bytes an any-source receive read from the stream to see whether
+	 * the peer's next message is a send (ccom_xfer_peek()); every read
+	 * through xfer.c takes them first.  Owned by the transfer loop.
+	 */
+	unsigned char ahead[CCOM_XFER_AHEAD_BYTES];
+	unsigned int ahead_len, ahead_off;
+	/* Point-to-point messages sent / received on this stream (coll/p2p.c's headers). */
+	uint64_t p2p_tx, p2p_rx;
 };
 
 /* Hints for ops->wait(): which direction the caller is stuck on. */

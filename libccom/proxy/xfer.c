@@ -143,6 +143,52 @@ static int sig_check(struct ccom_transport_conn *c)
 	return why ? ccom_op_sig_mismatch(s->rank, &s->sig, c->peer, &theirs, why) : 0;
 }
 
+/*
+ * Every read of a stream goes through here: bytes an any-source receive
+ * read ahead (ccom_xfer_peek()) come first.
+ */
+static ssize_t conn_take(struct ccom_transport_conn *c, void *buf, size_t size)
+{
+	size_t n = c->ahead_len - c->ahead_off;
+
+	if (!n)
+		return c->ops->recv(c, buf, size);
+	if (n > size)
+		n = size;
+	memcpy(buf, c->ahead + c->ahead_off, n);
+	ccom_xfer_peek_take(c, n);
+	return (ssize_t)n;
+}
+
+ssize_t ccom_xfer_peek(struct ccom_transport_conn *c, void *buf, size_t size)
+{
+	ssize_t r;
+
+	if (size > CCOM_XFER_AHEAD_BYTES)
+		size = CCOM_XFER_AHEAD_BYTES;
+	if (c->ahead_off) {
+		memmove(c->ahead, c->ahead + c->ahead_off, c->ahead_len - c->ahead_off);
+		c->ahead_len -= c->ahead_off;
+		c->ahead_off = 0;
+	}
+	if (c->ahead_len < size) {
+		r = c->ops->recv(c, c->ahead + c->ahead_len, size - c->ahead_len);
+		if (r < 0)
+			return r;
+		c->ahead_len += (unsigned int)r;
+	}
+	size = size < c->ahead_len ? size : c->ahead_len;
+	memcpy(buf, c->ahead, size);
+	return (ssize_t)size;
+}
+
+void ccom_xfer_peek_take(struct ccom_transport_conn *c, size_t n)
+{
+	c->ahead_off += (unsigned int)n;
+	if (c->ahead_off >= c->ahead_len)
+		c->ahead_off = c->ahead_len = 0;
+}
+
 /* Send the rest of this op's signature: 1 when all out, 0 not yet, -errno. */
 static int sig_push(struct ccom_transport_conn *c, uint64_t seq, bool *progress)
 {
@@ -180,7 +226,7 @@ static int sig_pull(struct ccom_transport_conn *c, uint64_t seq, bool *progress)
 
 	if (c->sig_rx_seq == seq)
 		return 1;
-	r = c->ops->recv(c, tmp, CCOM_XFER_SIG_BYTES - c->sig_rx_done);
+	r = conn_take(c, tmp, CCOM_XFER_SIG_BYTES - c->sig_rx_done);
 	if (r <= 0)
 		return (int)r;
 	*progress = true;
@@ -253,7 +299,7 @@ static ssize_t conn_recv(struct ccom_transport_conn *c, void *buf, size_t size, 
 	int ok;
 
 	if (!seq || (c->sig_rx_seq == seq && (!eager || c->sig_tx_seq == seq)))
-		return c->ops->recv(c, buf, size);
+		return conn_take(c, buf, size);
 	sig_touch(c, seq);
 	if (eager) {
 		r = sig_push(c, seq, progress);
@@ -261,16 +307,16 @@ static ssize_t conn_recv(struct ccom_transport_conn *c, void *buf, size_t size, 
 			return r;
 	}
 	if (c->sig_rx_seq == seq)
-		return c->ops->recv(c, buf, size);
+		return conn_take(c, buf, size);
 	if (size > SIG_SMALL) {
 		r = sig_pull(c, seq, progress);
 		if (r <= 0)
 			return r;
-		return c->ops->recv(c, buf, size);
+		return conn_take(c, buf, size);
 	}
 	/* Small: the rest of the signature and the data in one recv(), checked before the copy. */
 	need = CCOM_XFER_SIG_BYTES - c->sig_rx_done;
-	r = c->ops->recv(c, tmp, need + size);
+	r = conn_take(c, tmp, need + size);
 	if (r <= 0)
 		return r;
 	*progress = true;

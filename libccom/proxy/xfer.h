@@ -108,6 +108,17 @@ void ccom_xfer_sig_reset(struct ccom_xfer_sig *s);
 ssize_t ccom_xfer_send(struct ccom_transport_conn *conn, const void *buf, size_t size);
 ssize_t ccom_xfer_recv(struct ccom_transport_conn *conn, void *buf, size_t size);
 /*
+ * Read ahead: make @size (<= CCOM_XFER_AHEAD_BYTES) bytes at the head of
+ * @conn's incoming stream visible in @buf without consuming them (the
+ * next reads of the stream, through this file, return them first).
+ * Returns how many are visible (may be fewer than @size: not arrived yet),
+ * or -errno.  For the any-source receive, which must see whether a peer's
+ * next message is a send before it takes it (coll/p2p_any.c).
+ */
+ssize_t ccom_xfer_peek(struct ccom_transport_conn *conn, void *buf, size_t size);
+/* Consume @n bytes that ccom_xfer_peek() showed. */
+void ccom_xfer_peek_take(struct ccom_transport_conn *conn, size_t n);
+/*
  * The direction an unfinished send on @conn waits in: CCOM_TRANSPORT_WAIT_RECV
  * while it waits for the peer's signature (data above 480 bytes does not
  * leave before it), else CCOM_TRANSPORT_WAIT_SEND.

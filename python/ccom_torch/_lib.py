@@ -24,6 +24,7 @@ RESULT_NAMES = {
 INT8, UINT8, INT32, UINT32, INT64, UINT64, FLOAT16, FLOAT32, FLOAT64, BFLOAT16 = range(10)
 # ccomRedOp_t
 SUM, PROD, MAX, MIN, AVG = range(5)
+SCALAR_HOST_IMMEDIATE = 1  # ccomScalarHostImmediate
 
 
 class UniqueId(ctypes.Structure):
@@ -76,6 +77,11 @@ _PROTOS = {
     "ccomAlltoAll": [_p, _p, _sz, _i, comm_t, stream_t],
     "ccomSend": [_p, _sz, _i, _i, comm_t, stream_t],
     "ccomRecv": [_p, _sz, _i, _i, comm_t, stream_t],
+    "ccomGather": [_p, _p, _sz, _i, _i, comm_t, stream_t],
+    "ccomScatter": [_p, _p, _sz, _i, _i, comm_t, stream_t],
+    "ccomRecvAny": [_p, _sz, _i, ctypes.POINTER(_i), comm_t, stream_t],
+    "ccomRedOpCreatePreMulSum": [ctypes.POINTER(_i), _p, _i, _i, comm_t],
+    "ccomRedOpDestroy": [_i, comm_t],
 }
 
 _lib = None

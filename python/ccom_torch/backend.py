@@ -12,6 +12,7 @@ the operation completes.
 """
 import ctypes
 import datetime
+import os
 import threading
 import time
 import weakref
@@ -42,13 +43,49 @@ def _ops():
     return table
 
 
+class _PreMul:
+    """A PREMUL_SUM op's factor: each launch makes a ccom op of it for the
+    tensor's dtype (ccomRedOpCreatePreMulSum, the value copied at once) and
+    destroys it after the enqueue, which captured it."""
+
+    def __init__(self, factor):
+        if isinstance(factor, torch.Tensor):
+            if factor.numel() != 1:
+                raise ValueError("ccom_torch: PREMUL_SUM's factor tensor has %d elements, not 1" %
+                                 factor.numel())
+            factor = factor.item()  # read at issue (NCCL reads it at execution)
+        self.factor = factor
+
+    def run(self, comm, buf, fn):
+        scalar = torch.tensor([self.factor], dtype=buf.t.dtype)
+        op = ctypes.c_int()
+        L.call("ccomRedOpCreatePreMulSum", ctypes.byref(op), scalar.data_ptr(), buf.dt,
+               L.SCALAR_HOST_IMMEDIATE, comm)
+        try:
+            fn(op.value)
+        finally:
+            L.lib().ccomRedOpDestroy(op.value, comm)
+
+
+def _with_op(op, comm, buf, fn):
+    """fn(ccom op) for a reduction of @buf with @op (a ccom op or a _PreMul)."""
+    if isinstance(op, _PreMul):
+        op.run(comm, buf, fn)
+    else:
+        fn(op)
+
+
 def _red_op(op):
     for top, cop in _ops():
         if op == top:
             return cop
     if hasattr(dist.ReduceOp, "PREMUL_SUM") and op == dist.ReduceOp.PREMUL_SUM:
-        # torch 1.13 keeps the factor of _make_nccl_premul_sum() in C++
-        # (ReduceOp's supplement) where a Python backend cannot read it.
+        # torch 2.x shows the factor of _make_nccl_premul_sum() through
+        # ReduceOp.__getstate__() (op, factor); torch 1.13 keeps it in C++
+        # (ReduceOp's supplement), where a Python backend cannot read it.
+        state = op.__getstate__() if hasattr(op, "__getstate__") else None
+        if isinstance(state, tuple) and len(state) == 2 and state[1] is not None:
+            return _PreMul(state[1])
         raise ValueError("ccom_torch: PREMUL_SUM is not supported: this torch does not show a "
                          "Python backend its factor; multiply the tensor by the factor and "
                          "use ReduceOp.SUM")
@@ -106,6 +143,23 @@ class _Buf:
             self.orig.copy_(self.t)
 
 
+def _grouped(fn):
+    """fn(comm) between ccomGroupStart() and ccomGroupEnd()."""
+    def run(comm):
+        L.call("ccomGroupStart")
+        try:
+            fn(comm)
+        finally:
+            L.call("ccomGroupEnd")
+    return run
+
+
+# A deferred send/receive that nobody waits on starts after this long (see
+# ProcessGroupCCOM._submit).  Long next to the gap between the operations
+# of one batch_isend_irecv, which this timer must not split.
+P2P_FLUSH_S = float(os.environ.get("CCOM_TORCH_P2P_FLUSH_MS", "1000")) / 1000.0
+
+
 class TagMismatch(RuntimeError):
     """A receive got a message sent with another tag."""
 
@@ -139,6 +193,13 @@ class Work(dist.Work):
         self.p2p = False
         self._source = -1
         self.seq = 0
+        self._defer_st = None  # _State holding it in its deferred p2p batch
+
+    def _kick(self):
+        """A deferred send/receive starts when anyone looks at its Work."""
+        st = self._defer_st
+        if st is not None:
+            st.flush_p2p()
 
     def _release_if_done(self):
         if self._held is not None and self._claimed and self._event.is_set():
@@ -172,18 +233,22 @@ class Work(dist.Work):
         self._release_if_done()
 
     def is_completed(self):
+        self._kick()
         return self._event.is_set()
 
     def is_success(self):
+        self._kick()
         return self._event.is_set() and self._exc is None
 
     def exception(self):
+        self._kick()
         return self._exc
 
     def wait(self, timeout=None):
         """Wait for the operation (at most @timeout); raise its error.  With
         no @timeout the group's watchdog bounds it by the group's timeout."""
         self._claim()
+        self._kick()
         secs = _seconds(timeout)
         if secs is None and not self._event.is_set() and self._state is not None:
             self._state.sync_for(self)  # this thread synchronizes: no hand-off
@@ -196,6 +261,7 @@ class Work(dist.Work):
 
     def get_future(self):
         self._claim()
+        self._kick()
         return self._fut
 
     def result(self):
@@ -241,13 +307,74 @@ class _State(Watchdog):
         self.timed_out = None
         self.diagnosing = False
         self.store = None
+        self.deferred = []  # (launch, Work) of sends/receives not yet issued
+        self.deferred_t = 0.0  # when the first of them was deferred
+
+    def issue(self, batch, p2p):
+        """Enqueue the (launch, Work) pairs of @batch (more than one: as one
+        ccom group) and hand their Works to the waiter."""
+        name = batch[0][1]._name
+        with self.lock:
+            if not self.comm:
+                raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
+            if self.error is not None:
+                raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
+                                   (name, self.error))
+            if len(batch) == 1:
+                batch[0][0](self.comm)
+            else:
+                _grouped(lambda comm: [launch(comm) for launch, _ in batch])(self.comm)
+            if not p2p:
+                self.colls += 1
+            for _, work in batch:
+                work._defer_st = None
+                work._held = self.held
+                work._state = self
+                self.held.add(work)
+                work.t_issue = time.monotonic()
+                self.issued += 1
+                work.seq = self.issued
+                work.coll_seq = self.colls
+                work.p2p = p2p
+                self.pending.append(work)
+            self.lock.notify_all()
+
+    def defer(self, launch, work):
+        """Hold a send/receive until flush_p2p() (see ProcessGroupCCOM._submit)."""
+        with self.lock:
+            if not self.deferred:
+                self.deferred_t = time.monotonic()
+            work._defer_st = self
+            self.deferred.append((launch, work))
+            self.lock.notify_all()
+
+    def flush_p2p(self):
+        """Issue the deferred sends and receives as one ccom group; if that
+        fails, their Works fail with the error."""
+        with self.lock:
+            batch, self.deferred = self.deferred, []
+            if not batch:
+                return
+            try:
+                self.issue(batch, True)
+            except Exception as e:
+                for _, work in batch:
+                    work._defer_st = None
+                    work._complete(e)
 
     def waiter(self):
         lib = L.lib()
         while True:
             with self.lock:
                 while not self.pending and not self.stop:
-                    self.lock.wait()
+                    if not self.deferred:
+                        self.lock.wait()
+                        continue
+                    left = self.deferred_t + P2P_FLUSH_S - time.monotonic()
+                    if left > 0:
+                        self.lock.wait(left)
+                    else:
+                        self.flush_p2p()  # nobody looked at them: start them anyway
                 if not self.pending:
                     return
                 target = self.issued
@@ -287,6 +414,7 @@ class _State(Watchdog):
 
     def shutdown(self):
         """Wait for the queued operations, stop the waiter, destroy the comm."""
+        self.flush_p2p()
         with self.lock:
             if not self.comm:
                 return
@@ -322,7 +450,7 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
         self._timeout = secs
         self._store = store
         self._mb_seq = 0
-        self._coalesced = None  # the recorded p2p ops of a batch_isend_irecv
+        self._coalescing = False  # inside torch 1.13's batch_isend_irecv
         cfg = L.default_config(secs)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
@@ -358,67 +486,44 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
 
     def _submit(self, name, launch, result, keep, finish=None, p2p=False):
         """Run @launch (the ccom enqueue calls) and return a Work for it.
-        Between _start_coalescing() and _end_coalescing() (torch's
-        batch_isend_irecv) a send or receive is only recorded."""
+
+        Sends and receives are deferred: they are issued together, as one
+        ccom group, when one of their Works is looked at (wait,
+        is_completed, get_future, ...), before the group's next collective,
+        at shutdown, or P2P_FLUSH_S after the first of them if nobody
+        looks.  ccom runs a rank's operations in issue order (as NCCL does)
+        and torch 2.x issues a CPU batch_isend_irecv one operation at a
+        time, so a receive issued before the send its peer waits for would
+        otherwise hold that send behind it; in one group they progress
+        together, as gloo's independent pairs do."""
         work = Work(name, result, keep, finish)
-        if p2p and self._coalesced is not None:
-            self._coalesced.append((launch, work))
+        st = self._st
+        if p2p:
+            st.defer(launch, work)
             return work
-        self._issue([(launch, work)], p2p)
+        with st.lock:
+            st.flush_p2p()
+            self._issue([(launch, work)], p2p)
         return work
 
     def _issue(self, batch, p2p):
-        """Enqueue the (launch, Work) pairs of @batch (more than one: as one
-        ccom group) and hand their Works to the waiter."""
-        st = self._st
-        name = batch[0][1]._name
-        with st.lock:
-            if not st.comm:
-                raise RuntimeError("ccom_torch: %s on a destroyed process group" % name)
-            if st.error is not None:
-                raise RuntimeError("ccom_torch: %s: the communicator failed earlier: %s" %
-                                   (name, st.error))
-            if len(batch) == 1:
-                batch[0][0](st.comm)
-            else:
-                self._grouped(lambda comm: [launch(comm) for launch, _ in batch])(st.comm)
-            if not p2p:
-                st.colls += 1
-            for _, work in batch:
-                work._held = st.held
-                work._state = st
-                st.held.add(work)
-                work.t_issue = time.monotonic()
-                st.issued += 1
-                work.seq = st.issued
-                work.coll_seq = st.colls
-                work.p2p = p2p
-                st.pending.append(work)
-            st.lock.notify_all()
+        self._st.issue(batch, p2p)
 
     def _start_coalescing(self, *_device):
-        """torch's batch_isend_irecv: the sends and receives until
-        _end_coalescing() run as one ccom group, so that a receive issued
-        before the send it depends on (on every rank) does not wait for it
-        (ccom runs a rank's operations in issue order, as NCCL does)."""
-        if self._coalesced is not None:
+        """torch 1.13's batch_isend_irecv brackets its operations with
+        _start_coalescing() and _end_coalescing(): they are deferred like
+        every send and receive (see _submit) and issued at the end."""
+        if self._coalescing:
             raise RuntimeError("ccom_torch: batch_isend_irecv inside another one")
-        self._coalesced = []
+        self._coalescing = True
 
     def _end_coalescing(self, *_reqs_or_device):
-        batch, self._coalesced = self._coalesced, None
-        if batch:
-            self._issue(batch, True)
+        self._coalescing = False
+        self._st.flush_p2p()
 
     @staticmethod
     def _grouped(fn):
-        def run(comm):
-            L.call("ccomGroupStart")
-            try:
-                fn(comm)
-            finally:
-                L.call("ccomGroupEnd")
-        return run
+        return _grouped(fn)
 
     def _check_rank(self, r, what):
         if not 0 <= r < self.size():
@@ -450,7 +555,8 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
 
         def launch(comm):
             for b in bufs:
-                L.call("ccomAllReduce", b.ptr, b.ptr, b.count, b.dt, op, comm, None)
+                _with_op(op, comm, b, lambda o, b=b: L.call(
+                    "ccomAllReduce", b.ptr, b.ptr, b.count, b.dt, o, comm, None))
         return self._submit("allreduce", launch, list(tensors), bufs)
 
     def allreduce_coalesced(self, tensors, opts=None):
@@ -477,7 +583,8 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
 
         def launch(comm):
             for b in bufs:
-                L.call("ccomReduce", b.ptr, b.ptr, b.count, b.dt, op, root, comm, None)
+                _with_op(op, comm, b, lambda o, b=b: L.call(
+                    "ccomReduce", b.ptr, b.ptr, b.count, b.dt, o, root, comm, None))
         return self._submit("reduce", launch, list(tensors), bufs)
 
     def _gather_shapes(self, outs, inp, what):
@@ -550,7 +657,8 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
 
         def launch(comm):
             for src, dst in jobs:
-                L.call("ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, op, comm, None)
+                _with_op(op, comm, dst, lambda o, src=src, dst=dst: L.call(
+                    "ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, o, comm, None))
         return self._submit("reduce_scatter", launch, list(outputs),
                             [b for j in jobs for b in j])
 
@@ -564,7 +672,8 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
         src, dst = _Buf(input, output=False), _Buf(output)
 
         def launch(comm):
-            L.call("ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, op, comm, None)
+            _with_op(op, comm, dst, lambda o: L.call(
+                "ccomReduceScatter", src.ptr, dst.ptr, dst.count, dst.dt, o, comm, None))
         return self._submit("reduce_scatter", launch, [output], [src, dst])
 
     def alltoall_base(self, output, input, output_split_sizes, input_split_sizes, opts=None):
@@ -649,52 +758,45 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
         return self._exchange("alltoall", src, dst, ins, outs, list(output_tensors), finish)
 
     def gather(self, output_lists, input_tensors, opts=None):
+        """ccomGather into one flat buffer on the root, copied out to the
+        root's tensors on completion."""
         root = opts.rootRank if opts is not None else 0
         self._check_rank(root, "gather root")
         inp = input_tensors[0]
-        outs = output_lists[0] if self.rank() == root else []
-        if self.rank() == root:
+        me = self.rank()
+        outs = output_lists[0] if me == root else []
+        if me == root:
             self._gather_shapes(outs, inp, "gather")
         src = _Buf(inp, output=False)
-        me = self.rank()
-        dsts = [_Buf(t) for t in outs]
+        flat = _Buf(torch.empty(inp.numel() * self.size(), dtype=inp.dtype)) if me == root \
+            else None
 
         def launch(comm):
-            def p2p(c):
-                if me == root:
-                    for p, d in enumerate(dsts):
-                        if p == me:
-                            d.t.copy_(src.t.view(d.t.shape))
-                        else:
-                            L.call("ccomRecv", d.ptr, d.count, d.dt, p, c, None)
-                else:
-                    L.call("ccomSend", src.ptr, src.count, src.dt, root, c, None)
-            self._grouped(p2p)(comm)
-        return self._submit("gather", launch, list(outs), [src] + dsts)
+            L.call("ccomGather", src.ptr, flat.ptr if flat else None, src.count, src.dt, root,
+                   comm, None)
+
+        def finish():
+            for r, o in enumerate(flat.t.chunk(self.size()) if flat else []):
+                outs[r].copy_(o.view(outs[r].shape))
+        return self._submit("gather", launch, list(outs), [src, flat], finish)
 
     def scatter(self, output_tensors, input_lists, opts=None):
+        """ccomScatter from the root's inputs, concatenated into one buffer."""
         root = opts.rootRank if opts is not None else 0
         self._check_rank(root, "scatter root")
         out = output_tensors[0]
-        ins = input_lists[0] if self.rank() == root else []
-        if self.rank() == root:
+        me = self.rank()
+        ins = input_lists[0] if me == root else []
+        if me == root:
             self._gather_shapes(ins, out, "scatter")
         dst = _Buf(out)
-        me = self.rank()
-        srcs = [_Buf(t, output=False) for t in ins]
+        flat = _Buf(torch.cat([t.reshape(-1) for t in ins]), output=False) if me == root \
+            else None
 
         def launch(comm):
-            def p2p(c):
-                if me == root:
-                    for p, s in enumerate(srcs):
-                        if p == me:
-                            dst.t.copy_(s.t.view(dst.t.shape))
-                        else:
-                            L.call("ccomSend", s.ptr, s.count, s.dt, p, c, None)
-                else:
-                    L.call("ccomRecv", dst.ptr, dst.count, dst.dt, root, c, None)
-            self._grouped(p2p)(comm)
-        return self._submit("scatter", launch, [out], [dst] + srcs)
+            L.call("ccomScatter", flat.ptr if flat else None, dst.ptr, dst.count, dst.dt, root,
+                   comm, None)
+        return self._submit("scatter", launch, [out], [dst, flat])
 
     # Every send/recv carries its tag in an 8-byte message of the same ccom
     # group: ccom pairs the messages of two ranks in issue order, so a tag
@@ -740,8 +842,40 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
                             bufs + [hdr], finish, p2p=True)
 
     def recv_anysource(self, tensors, tag=0):
-        raise RuntimeError("ccom_torch: recv from any source is not supported (ccom matches "
-                           "sends and receives by peer); pass src=")
+        """recv() without src: ccomRecvAny takes the first peer's next send
+        (round robin between peers whose sends are there), and the same
+        group's ccomRecvAny calls take the rest of that peer's message (its
+        tag message first, then its tensors, as send() groups them)."""
+        bufs = [_Buf(t) for t in tensors]
+        hdr = _Buf(torch.tensor([-1], dtype=torch.int64))
+        peers = [ctypes.c_int(-1) for _ in range(len(bufs) + 1)]
+
+        def launch(comm):
+            def p2p(c):
+                L.call("ccomRecvAny", hdr.ptr, 1, hdr.dt, ctypes.byref(peers[0]), c, None)
+                for b, p in zip(bufs, peers[1:]):
+                    L.call("ccomRecvAny", b.ptr, b.count, b.dt, ctypes.byref(p), c, None)
+            self._grouped(p2p)(comm)
+
+        def finish():
+            src = peers[0].value
+            if any(p.value != src for p in peers) or not 0 <= src < self.size():
+                raise RuntimeError("ccom_torch: recv from any source: the parts came from "
+                                   "ranks %s" % [p.value for p in peers])
+            work._source = src
+            got = int(hdr.t[0])
+            if got != tag:
+                raise TagMismatch(
+                    "ccom_torch: recv from any source with tag %d got rank %d's next message, "
+                    "sent with tag %d: ccom matches a rank's sends in issue order, so a tag "
+                    "cannot pick one" % (tag, src, got))
+        # Not deferred with the other sends and receives: a ccom group may
+        # not mix ccomRecvAny with them.  Those before it go first.
+        work = Work("recv from any source", list(tensors), bufs + [hdr, peers], finish)
+        with self._st.lock:
+            self._st.flush_p2p()
+            self._issue([(launch, work)], True)
+        return work
 
     def barrier(self, opts=None):
         t = torch.zeros(1, dtype=torch.int32)

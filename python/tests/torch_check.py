@@ -337,16 +337,25 @@ def scenario_main(rank, n, port, out):
             return torch.cat(outs)
         ref = torch.cat([torch.full((5 + p,), float(p)) for p in range(n) if p != rank])
         both(ck, "batch_isend_irecv, receives first[float32]", f, ref, gloo, ccom)
-    if int(torch.__version__.split(".")[0]) < 2:
-        ck.run("batch_isend_irecv", batch_p2p)
-    elif rank == 0:
-        # Not a pass: torch 2.x coalesces batch_isend_irecv for CUDA tensors
-        # only and issues CPU ones one by one, so ccom runs them in issue
-        # order and a receive before its send waits for a send queued
-        # behind it (gloo's pairs are independent).  Open, see python/README.md.
-        ck.out.put(("KNOWN", rank, "batch_isend_irecv, receives first",
-                    "torch %s issues CPU batch_isend_irecv ops one by one; ccom "
-                    "deadlocks until CCOM_OP_TIMEOUT (gloo passes)" % torch.__version__))
+
+        # The same without a batch (what torch 2.x does with a CPU batch).
+        def g_(g):
+            outs, ws = [], []
+            for p in range(n):
+                if p != rank:
+                    outs.append(torch.zeros(5 + p))
+                    ws.append(dist.irecv(outs[-1], p, group=g))
+            for p in range(n):
+                if p != rank:
+                    ws.append(dist.isend(torch.full((5 + rank,), float(rank)), p, group=g))
+            for w in ws:
+                w.wait()
+            return torch.cat(outs)
+        both(ck, "irecv from every peer, then isend[float32]", g_, ref, gloo, ccom)
+    # torch 1.13 brackets the batch with _start/_end_coalescing; torch 2.x
+    # issues CPU operations one by one, which the backend's deferred
+    # sends and receives (issued as one group) must cover.
+    ck.run("batch_isend_irecv", batch_p2p)
 
     def refusals():
         # Tags are checked: the same tag on both sides passes, another fails
@@ -367,14 +376,77 @@ def scenario_main(rank, n, port, out):
         except RuntimeError as e:
             ck.ok("a recv whose tag differs from the send's raises naming both tags",
                   "with tag 8" in str(e) and "sent with tag 7" in str(e), str(e))
-        try:
-            dist.all_reduce(torch.ones(2), op=dist._make_nccl_premul_sum(2.0), group=ccom)
-            ck.ok("PREMUL_SUM is refused", False, "no error")
-        except ValueError as e:
-            ck.ok("PREMUL_SUM is refused with a clear error", "factor" in str(e), str(e))
+        if int(torch.__version__.split(".")[0]) < 2:
+            try:
+                dist.all_reduce(torch.ones(2), op=dist._make_nccl_premul_sum(2.0), group=ccom)
+                ck.ok("PREMUL_SUM is refused", False, "no error")
+            except ValueError as e:
+                ck.ok("PREMUL_SUM is refused with a clear error", "factor" in str(e), str(e))
         ck.ok("monitored_barrier with every rank returns",
               ccom.monitored_barrier(datetime.timedelta(seconds=60), True) is None)
     ck.run("refusals", refusals)
+
+    def premul_sum():
+        # torch 2.x: PREMUL_SUM through ccomRedOpCreatePreMulSum, against a
+        # reference (gloo has no PREMUL_SUM): each rank's factor differs.
+        for dtype in (torch.float32, torch.float64, torch.bfloat16, torch.float16):
+            dt = str(dtype).replace("torch.", "")
+            ins = [inputs(r, dtype, 37 * n, 60) for r in range(n)]
+            fac = [0.5 + r for r in range(n)]
+            ref = sum((ins[r].double() * fac[r]).to(dtype).double() for r in range(n)).to(dtype)
+            t = ins[rank].clone()
+            dist.all_reduce(t, op=dist._make_nccl_premul_sum(fac[rank]), group=ccom)
+            ck.same("all_reduce PREMUL_SUM[%s] ccom==reference" % dt, t, ref)
+            t = ins[rank].clone()
+            dist.all_reduce(t, op=dist._make_nccl_premul_sum(torch.tensor([fac[rank]])),
+                            group=ccom)
+            ck.same("all_reduce PREMUL_SUM tensor factor[%s] ccom==reference" % dt, t, ref)
+            out = torch.zeros(37, dtype=dtype)
+            dist.reduce_scatter_tensor(out, ins[rank].clone(),
+                                       op=dist._make_nccl_premul_sum(fac[rank]), group=ccom)
+            ck.same("reduce_scatter_tensor PREMUL_SUM[%s] ccom==reference" % dt, out,
+                    ref[37 * rank:37 * (rank + 1)])
+            t = ins[rank].clone()
+            dist.reduce(t, 0, op=dist._make_nccl_premul_sum(fac[rank]), group=ccom)
+            if rank == 0:
+                ck.same("reduce PREMUL_SUM[%s] ccom==reference" % dt, t, ref)
+    if int(torch.__version__.split(".")[0]) >= 2:
+        ck.run("PREMUL_SUM", premul_sum)
+
+    def any_source():
+        # recv() without src: rank 0 takes two messages from every other
+        # rank, each naming its sender and number; the reported source must
+        # be the sender and each sender's messages must come in order.
+        want = sorted((p, k) for p in range(1, n) for k in range(2))
+        for name, g in (("gloo", gloo), ("ccom", ccom)):
+            if rank:
+                for k in range(2):
+                    dist.send(torch.tensor([rank, k, 7], dtype=torch.int64), 0, group=g)
+                continue
+            got, seen = [], {}
+            for _ in range(len(want)):
+                t = torch.zeros(3, dtype=torch.int64)
+                src = dist.recv(t, group=g)
+                got.append((src, int(t[1])))
+                ck.ok("%s: recv without src reports the sender" % name,
+                      src == int(t[0]) and int(t[2]) == 7, "src %s, data %s" % (src, t.tolist()))
+                ck.ok("%s: one sender's messages in order" % name,
+                      int(t[1]) == seen.get(src, 0), "src %d message %d" % (src, int(t[1])))
+                seen[src] = int(t[1]) + 1
+            ck.ok("%s: recv without src took every message once" % name, sorted(got) == want,
+                  str(got))
+        # irecv without src: the Work names the source once completed.
+        if rank == 1:
+            dist.send(torch.tensor([1, 9, 7], dtype=torch.int64), 0, group=ccom)
+        elif rank == 0:
+            t = torch.zeros(3, dtype=torch.int64)
+            w = dist.irecv(t, group=ccom)
+            w.wait()
+            ck.ok("ccom: irecv without src: Work._source_rank() is the sender",
+                  w._source_rank() == 1 and t.tolist() == [1, 9, 7],
+                  "%s %s" % (w._source_rank(), t.tolist()))
+        dist.barrier(group=gloo)
+    ck.run("recv from any source", any_source)
 
     def barrier():
         w = dist.barrier(group=ccom, async_op=True)

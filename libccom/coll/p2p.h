@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * p2p.h - what the point-to-point files of coll/ share: the header every
+ * message carries on its stream (p2p.c writes and checks it, p2p_any.c
+ * recognises it at the head of a stream) and the any-source match.
+ */
+#ifndef CCOM_COLL_P2P_H
+#define CCOM_COLL_P2P_H
+
+#include <stdint.h>
+
+struct ccomComm;
+struct ccom_op;
+
+/*
+ * The first word of a p2p header on the wire, little-endian: "CCP2" for
+ * the user's ccomSend(), "CCPC" for a collective's (coll/rooted.c), which
+ * an any-source receive must not take.
+ */
+#define CCOM_P2P_MAGIC 0x32504343u
+#define CCOM_P2P_MAGIC_COLL 0x43504343u
+
+/*
+ * struct ccom_p2p_hdr - goes before every send's data on its stream
+ * (host byte order: the ranks of a comm share an ABI).
+ * @magic: CCOM_P2P_MAGIC (CCOM_P2P_MAGIC_COLL in a collective); a collective's bytes on a network stream start
+ *	with its signature's magic instead (proxy/xfer.h)
+ * @from: the sender's rank
+ * @seq: 1, 2, ...: the sends from @from to this receiver so far, so a
+ *	receiver knows which one it expects next
+ * @bytes: the data that follows
+ */
+struct ccom_p2p_hdr {
+	uint32_t magic;
+	int32_t from;
+	uint64_t seq;
+	uint64_t bytes;
+};
+
+_Static_assert(sizeof(struct ccom_p2p_hdr) == 24, "the header has no padding");
+
+/*
+ * p2p_any.c: wait for the first send that @op, a ccomRecvAny (@op->root ==
+ * CCOM_P2P_ANY), matches; take its header into *@h and set @op->root and
+ * *@op->any_peer to its sender.  0 or -errno.
+ */
+int ccom_p2p_any_match(struct ccomComm *comm, struct ccom_op *op, struct ccom_p2p_hdr *h);
+
+#endif
