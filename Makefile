@@ -45,6 +45,9 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
+# Ranks of jobs across the guests of tools/vm/run --hosts (run-hosts).
+HOSTS_SRCS := $(sort $(wildcard selftests/libccom/hosts/*.c))
+HOSTS_BINS := $(HOSTS_SRCS:selftests/libccom/hosts/%.c=$(BUILD)/selftests/libccom/hosts/%)
 
 .PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-kmod fuzz deps kmod \
 	kmod-clean install install-kmod clean
@@ -86,7 +89,11 @@ $(PERF_BIN): $(PERF_SRCS) $(wildcard tools/ccom-perf/*.h) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -o $@ $(PERF_SRCS) $(LIBA) $(LDLIBS_COMMON)
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(HOSTS_BINS)
+
+$(BUILD)/selftests/libccom/hosts/%: selftests/libccom/hosts/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
 
 $(BUILD)/selftests/libccom/%: selftests/libccom/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
 	@mkdir -p $(dir $@)

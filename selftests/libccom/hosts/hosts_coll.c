@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hosts_coll.c - one rank of a job across the guests of tools/vm/run
+ * --hosts N, started by tools/vm/launch (or any launcher): the
+ * communicator comes from ccomCommInitFromEnv() alone, so libccom finds
+ * the hosts, the interface and the transports by itself.
+ *
+ *   hosts_coll matrix [KIND,...]   every collective (or the listed ones:
+ *	allreduce broadcast reduce allgather reducescatter alltoall gather
+ *	scatter sendrecv), in and out of place, float32/sum, counts 0, 1, 7
+ *	and 1 Mi + 5 (blocked collectives: (1 Mi + 5) / nranks + 1 per
+ *	block), the rooted ones at the last rank (on another host than rank
+ *	0), each result compared with coll_util.h's reference.
+ *   hosts_coll allreduce MIB ITERS   ITERS AllReduces of MIB MiB, checked;
+ *	a failure must name a peer ("rank N") in its message: exit 3 then.
+ *   hosts_coll loss VICTIM_HOST   a 64 MiB AllReduce during which guest
+ *	VICTIM_HOST powers itself off (its first rank writes 'o' to
+ *	/proc/sysrq-trigger, QEMU quits); the other ranks must fail within
+ *	CCOM_OP_TIMEOUT naming a lost rank, list only lost ranks in
+ *	ccomCommGetFailedRanks(), then ccomCommShrink() the lost host's ranks
+ *	away and run a checked AllReduce on the survivors.
+ *
+ * Exit status: 0 pass, 1 wrong result or broken expectation, 2 bad usage
+ * or setup, 3 (allreduce) a failure that names its peer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll_matrix.h"
+
+#define HC_BIG ((1u << 20) + 5)
+
+static int hc_rank, hc_n;
+
+static double hc_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int hc_init(ccomComm_t *comm)
+{
+	ccomResult_t res = ccomCommInitFromEnv(comm, NULL);
+
+	if (res != ccomSuccess) {
+		fprintf(stderr, "FAIL: ccomCommInitFromEnv: %s: %s\n", ccomGetErrorString(res),
+			ccomGetLastError(NULL));
+		return 2;
+	}
+	ccomCommUserRank(*comm, &hc_rank);
+	ccomCommCount(*comm, &hc_n);
+	return 0;
+}
+
+static int hc_listed(const char *list, const char *name)
+{
+	size_t len = strlen(name);
+	const char *p = list;
+
+	if (!list)
+		return 1;
+	while ((p = strstr(p, name))) {
+		if ((p == list || p[-1] == ',') && (p[len] == ',' || !p[len]))
+			return 1;
+		p += len;
+	}
+	return 0;
+}
+
+static int run_matrix(const char *kinds)
+{
+	static const size_t counts[] = { 0, 1, 7, HC_BIG };
+	size_t bufsz = ((size_t)HC_BIG + 64) * sizeof(float) * 2 + 4096;
+	int k, ip, ci, fails = 0, cases = 0;
+	char *sb, *rb;
+	ccomComm_t comm;
+
+	if (hc_init(&comm))
+		return 2;
+	bufsz += (size_t)hc_n * 4096;
+	sb = malloc(bufsz);
+	rb = malloc(bufsz);
+	if (!sb || !rb) {
+		fprintf(stderr, "FAIL: no memory for 2 x %zu bytes\n", bufsz);
+		return 2;
+	}
+	for (k = 0; k < K_N; k++) {
+		if (!hc_listed(kinds, k_names[k]))
+			continue;
+		for (ip = 0; ip < (k == K_SR ? 1 : 2); ip++)
+			for (ci = 0; ci < 4; ci++) {
+				struct ct_case c = { k, ip, hc_n - 1, ccomFloat32, ccomSum, counts[ci] };
+				double t0 = hc_now();
+
+				if (c.count == HC_BIG && ct_blocked(k))
+					c.count = HC_BIG / (size_t)hc_n + 1;
+				cases++;
+				if (ct_case_run(comm, &c, hc_rank, hc_n, sb, rb, bufsz)) {
+					fails++;
+					printf("FAIL rank %d: %s %s count %zu\n", hc_rank, k_names[k],
+					       ip ? "in-place" : "out-of-place", c.count);
+					if (ccomCommGetAsyncError(comm, &(ccomResult_t){ 0 }) != ccomSuccess)
+						goto out;
+				} else if (c.count >= 1000) {
+					printf("ok rank %d: %s %s count %zu (%.1f s)\n", hc_rank, k_names[k],
+					       ip ? "in-place" : "out-of-place", c.count, hc_now() - t0);
+				}
+			}
+	}
+out:
+	printf("%s rank %d of %d: %d cases, %d failed\n", fails ? "FAIL" : "PASS", hc_rank, hc_n,
+	       cases, fails);
+	ccomCommDestroy(comm);
+	free(sb);
+	free(rb);
+	return fails ? 1 : 0;
+}
+
+/* Fills, reduces and checks @count floats of AllReduce over @comm. */
+static ccomResult_t hc_allreduce(ccomComm_t comm, float *buf, size_t count, int rank, int n,
+				 int *wrong)
+{
+	ccomResult_t res;
+	size_t i;
+
+	for (i = 0; i < count; i++)
+		buf[i] = (float)ct_in(rank, i, ccomSum);
+	res = ccomAllReduce(buf, buf, count, ccomFloat32, ccomSum, comm, NULL);
+	if (res == ccomSuccess)
+		res = ccomCommSynchronize(comm);
+	*wrong = 0;
+	if (res != ccomSuccess)
+		return res;
+	for (i = 0; i < count; i++)
+		if (!ct_same(buf[i], ct_reduce(n, i, ccomFloat32, ccomSum), ccomFloat32)) {
+			fprintf(stderr, "FAIL rank %d: AllReduce element %zu is %g, want %g\n", rank, i,
+				buf[i], ct_reduce(n, i, ccomFloat32, ccomSum));
+			*wrong = 1;
+			break;
+		}
+	return res;
+}
+
+static int run_allreduce(size_t mib, int iters)
+{
+	size_t count = (mib << 20) / sizeof(float);
+	ccomComm_t comm;
+	ccomResult_t res;
+	int it, wrong;
+	float *buf;
+	double t0;
+
+	if (hc_init(&comm))
+		return 2;
+	buf = malloc(count * sizeof(float));
+	if (!buf)
+		return 2;
+	for (it = 0; it < iters; it++) {
+		t0 = hc_now();
+		res = hc_allreduce(comm, buf, count, hc_rank, hc_n, &wrong);
+		if (wrong)
+			return 1;
+		if (res != ccomSuccess) {
+			const char *msg = ccomGetLastError(comm);
+			int named = strstr(msg, "rank ") != NULL;
+
+			printf("%s rank %d: AllReduce %zu MiB #%d failed after %.1f s: %s: %s\n",
+			       named ? "FAILED-NAMED" : "FAIL", hc_rank, mib, it, hc_now() - t0,
+			       ccomGetErrorString(res), msg);
+			ccomCommAbort(comm);
+			free(buf);
+			return named ? 3 : 1;
+		}
+		printf("ok rank %d: AllReduce %zu MiB #%d correct in %.1f s\n", hc_rank, mib, it,
+		       hc_now() - t0);
+	}
+	ccomCommDestroy(comm);
+	free(buf);
+	return 0;
+}
+
+static int run_loss(int victim)
+{
+	size_t count = (64u << 20) / sizeof(float);
+	const char *hs = getenv("CCOM_VM_HOSTS"), *to = getenv("CCOM_OP_TIMEOUT");
+	int hosts = hs ? atoi(hs) : 0, ppn, lost[64], nlost = 0, failed[64], nf = 64, i, wrong;
+	double t0, secs, limit = to ? atof(to) : 300;
+	ccomComm_t comm, shrunk;
+	ccomResult_t res;
+	float *buf;
+	char want[32];
+
+	if (hosts < 2 || victim < 0 || victim >= hosts) {
+		fprintf(stderr, "FAIL: loss needs CCOM_VM_HOSTS >= 2 and a victim host below it\n");
+		return 2;
+	}
+	if (hc_init(&comm))
+		return 2;
+	ppn = hc_n / hosts;
+	for (i = victim * ppn; i < (victim + 1) * ppn && nlost < 64; i++)
+		lost[nlost++] = i;
+	buf = malloc(count * sizeof(float));
+	if (!buf)
+		return 2;
+	/* One correct AllReduce first: the job works before the host goes. */
+	res = hc_allreduce(comm, buf, 1024, hc_rank, hc_n, &wrong);
+	if (res != ccomSuccess || wrong) {
+		printf("FAIL rank %d: the AllReduce before the loss failed: %s\n", hc_rank,
+		       ccomGetLastError(comm));
+		return 1;
+	}
+	if (hc_rank == victim * ppn) {
+		/* Power the guest off while the 64 MiB AllReduce runs. */
+		if (fork() == 0) {
+			FILE *f;
+
+			sleep(2);
+			printf("rank %d: powering this guest off now\n", hc_rank);
+			fflush(stdout);
+			f = fopen("/proc/sysrq-trigger", "w");
+			if (f) {
+				fputs("o", f);
+				fclose(f);
+			}
+			_exit(0);
+		}
+	}
+	t0 = hc_now();
+	res = hc_allreduce(comm, buf, count, hc_rank, hc_n, &wrong);
+	secs = hc_now() - t0;
+	if (res == ccomSuccess) {
+		printf("FAIL rank %d: the 64 MiB AllReduce %s after %.1f s although host %d was lost\n",
+		       hc_rank, wrong ? "gave a wrong result" : "succeeded", secs, victim);
+		return 1;
+	}
+	printf("rank %d: 64 MiB AllReduce failed after %.1f s: %s: %s\n", hc_rank, secs,
+	       ccomGetErrorString(res), ccomGetLastError(comm));
+	if (secs > limit + 15) {
+		printf("FAIL rank %d: the failure took %.1f s, more than CCOM_OP_TIMEOUT=%.0f\n", hc_rank,
+		       secs, limit);
+		return 1;
+	}
+	for (i = 0; i < nlost; i++) {
+		snprintf(want, sizeof(want), "rank %d", lost[i]);
+		if (strstr(ccomGetLastError(comm), want))
+			break;
+	}
+	if (i == nlost) {
+		printf("FAIL rank %d: the error names none of the lost ranks %d..%d\n", hc_rank,
+		       lost[0], lost[nlost - 1]);
+		return 1;
+	}
+	ccomCommGetFailedRanks(comm, failed, &nf);
+	for (i = 0; i < nf && i < 64; i++)
+		if (failed[i] < lost[0] || failed[i] > lost[nlost - 1]) {
+			printf("FAIL rank %d: ccomCommGetFailedRanks lists rank %d, which is alive\n",
+			       hc_rank, failed[i]);
+			return 1;
+		}
+	res = ccomCommShrink(comm, lost, nlost, &shrunk, NULL, CCOM_SHRINK_ABORT);
+	if (res != ccomSuccess) {
+		printf("FAIL rank %d: ccomCommShrink without ranks %d..%d: %s: %s\n", hc_rank, lost[0],
+		       lost[nlost - 1], ccomGetErrorString(res), ccomGetLastError(comm));
+		return 1;
+	}
+	ccomCommUserRank(shrunk, &hc_rank);
+	ccomCommCount(shrunk, &hc_n);
+	res = hc_allreduce(shrunk, buf, (1u << 20) + 5, hc_rank, hc_n, &wrong);
+	if (res != ccomSuccess || wrong) {
+		printf("FAIL rank %d: AllReduce on the shrunk communicator: %s\n", hc_rank,
+		       res ? ccomGetLastError(shrunk) : "wrong result");
+		return 1;
+	}
+	printf("PASS rank %d of %d survivors: host %d lost, failure in %.1f s naming it, shrink works\n",
+	       hc_rank, hc_n, victim, secs);
+	ccomCommDestroy(shrunk);
+	ccomCommDestroy(comm);
+	free(buf);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "matrix"))
+		return run_matrix(argc > 2 ? argv[2] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "allreduce"))
+		return run_allreduce(strtoul(argv[2], NULL, 10), atoi(argv[3]));
+	if (argc == 3 && !strcmp(argv[1], "loss"))
+		return run_loss(atoi(argv[2]));
+	fprintf(stderr, "usage: hosts_coll matrix [KIND,...] | allreduce MIB ITERS | loss VICTIM_HOST\n");
+	return 2;
+}
