@@ -49,7 +49,7 @@ TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
 HOSTS_SRCS := $(sort $(wildcard selftests/libccom/hosts/*.c))
 HOSTS_BINS := $(HOSTS_SRCS:selftests/libccom/hosts/%.c=$(BUILD)/selftests/libccom/hosts/%)
 
-.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-kmod fuzz deps kmod \
+.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-kmod check-hosts check-hosts-all fuzz deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -163,14 +163,29 @@ check-kmod: all ccomctl ccomd inspect-tests
 		tee $(LOGS)/ib.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	selftests/nccom/fuzz/campaign 2>&1 | tee $(LOGS)/fuzz.log; \
 		[ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.12 2>&1 | \
+		tee $(LOGS)/hosts.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	for k in 6.1 6.12; do \
 		echo "== netlink and ccomctl tests on $$k (TCG guest)"; \
 		tools/vm/run --kernel $$k -- selftests/inspect/vm-netlink $(BUILD) 2>&1 | \
 			tee $(LOGS)/netlink-$$k.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	done; \
-	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log $(LOGS)/ib.log \
+	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log $(LOGS)/ib.log $(LOGS)/hosts.log \
 		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log $(LOGS)/fuzz.log; \
 	exit $$rc
+
+# libccom across two guests of one kernel on a virtual network (tools/vm/run
+# --hosts 2): check-kmod runs it on 6.12 only (about 8 min of TCG on the
+# 2-CPU machine); check-hosts-all on both kernels.
+check-hosts: all
+	@mkdir -p $(LOGS)
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.12 2>&1 | \
+		tee $(LOGS)/hosts.log; exit $${PIPESTATUS[0]}
+
+check-hosts-all: all
+	@mkdir -p $(LOGS)
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
+		tee $(LOGS)/hosts-all.log; exit $${PIPESTATUS[0]}
 
 # A long fuzz campaign of the driver for the closing note: 1M operations per
 # kernel by default (NCCOM_FUZZ_ITERS, NCCOM_FUZZ_SEED), about 20 minutes of
