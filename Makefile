@@ -45,8 +45,11 @@ PERF_BIN := $(BUILD)/bin/ccom-perf
 
 TEST_SRCS := $(sort $(wildcard selftests/libccom/*.c))
 TEST_BINS := $(TEST_SRCS:selftests/libccom/%.c=$(BUILD)/selftests/libccom/%)
+# Ranks of jobs across the guests of tools/vm/run --hosts (run-hosts).
+HOSTS_SRCS := $(sort $(wildcard selftests/libccom/hosts/*.c))
+HOSTS_BINS := $(HOSTS_SRCS:selftests/libccom/hosts/%.c=$(BUILD)/selftests/libccom/hosts/%)
 
-.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-grow-cycles check-kmod fuzz deps kmod \
+.PHONY: all lib perf tests run check check-layers check-quick check-lib check-asan check-shrink-cycles check-grow-cycles check-kmod check-hosts check-hosts-all fuzz deps kmod \
 	kmod-clean install install-kmod clean
 
 # The module is part of `make` and `make install` when KDIR holds kernel
@@ -86,7 +89,11 @@ $(PERF_BIN): $(PERF_SRCS) $(wildcard tools/ccom-perf/*.h) $(LIBA)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -o $@ $(PERF_SRCS) $(LIBA) $(LDLIBS_COMMON)
 
-tests: $(TEST_BINS)
+tests: $(TEST_BINS) $(HOSTS_BINS)
+
+$(BUILD)/selftests/libccom/hosts/%: selftests/libccom/hosts/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
 
 $(BUILD)/selftests/libccom/%: selftests/libccom/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
 	@mkdir -p $(dir $@)
@@ -160,14 +167,34 @@ check-kmod: all ccomctl ccomd inspect-tests
 		tee $(LOGS)/ib.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	selftests/nccom/fuzz/campaign 2>&1 | tee $(LOGS)/fuzz.log; \
 		[ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.12 $(HOSTS_KMOD_TESTS) 2>&1 | \
+		tee $(LOGS)/hosts.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	for k in 6.1 6.12; do \
 		echo "== netlink and ccomctl tests on $$k (TCG guest)"; \
 		tools/vm/run --kernel $$k -- selftests/inspect/vm-netlink $(BUILD) 2>&1 | \
 			tee $(LOGS)/netlink-$$k.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	done; \
-	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log $(LOGS)/ib.log \
+	tools/check-summary "check-kmod" $(LOGS)/kmod.log $(LOGS)/kdev.log $(LOGS)/ib.log $(LOGS)/hosts.log \
 		$(LOGS)/netlink-6.1.log $(LOGS)/netlink-6.12.log $(LOGS)/fuzz.log; \
 	exit $$rc
+
+# libccom across two guests of one kernel on a virtual network (tools/vm/run
+# --hosts 2).  check-kmod runs, on 6.12, the tests of one boot that cover
+# each feature once (HOSTS_KMOD_TESTS: TCP and soft-RoCE matrices with the
+# topology dump, 2-id bootstrap, link and host loss, a multi-homed host);
+# check-hosts adds the forced hierarchical/flat schedules and the host loss
+# over net_ib (a second boot); check-hosts-all runs that on both kernels.
+# netem_loss runs only when named (run-hosts netem_loss).
+HOSTS_KMOD_TESTS ?= tcp_matrix scalable link_down ib_matrix multihomed host_loss
+check-hosts: all
+	@mkdir -p $(LOGS)
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.12 2>&1 | \
+		tee $(LOGS)/hosts.log; exit $${PIPESTATUS[0]}
+
+check-hosts-all: all
+	@mkdir -p $(LOGS)
+	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.1 --kernel 6.12 2>&1 | \
+		tee $(LOGS)/hosts-all.log; exit $${PIPESTATUS[0]}
 
 # A long fuzz campaign of the driver for the closing note: 1M operations per
 # kernel by default (NCCOM_FUZZ_ITERS, NCCOM_FUZZ_SEED), about 20 minutes of

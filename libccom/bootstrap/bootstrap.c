@@ -28,13 +28,17 @@
 /* ------------------------------------------------------------------ */
 /* Unique id                                                           */
 
-/* Listen socket on the selected interface, for the root or a rank. */
-static int bs_listen(union ccom_sockaddr *addr, int *fd, const char *role)
+/*
+ * Listen socket on the selected interface, for the root (@toward NULL) or
+ * a rank (@toward: the root, whose route names the interface peers reach).
+ */
+static int bs_listen(const union ccom_sockaddr *toward, union ccom_sockaddr *addr, int *fd,
+		     const char *role)
 {
 	char ifname[64], why[400], a[80];
 	int rc;
 
-	rc = ccom_iface_select(addr, ifname, sizeof(ifname), why, sizeof(why));
+	rc = ccom_iface_select_toward(toward, addr, ifname, sizeof(ifname), why, sizeof(why));
 	if (rc) {
 		ccom_set_last_error("Bootstrap: %s", why);
 		return rc == -EINVAL ? -EINVAL : -ENETDOWN;
@@ -65,7 +69,7 @@ static int bs_new_root(ccomUniqueId *id, uint32_t flags, int grow_base, uint64_t
 	int fd, rc;
 
 	memset(&h, 0, sizeof(h));
-	rc = bs_listen(&h.root, &fd, "bootstrap root");
+	rc = bs_listen(NULL, &h.root, &fd, "bootstrap root");
 	if (rc)
 		return rc;
 	h.id_version = CCOM_BS_ID_VERSION;
@@ -444,7 +448,7 @@ int ccom_bootstrap_init(const struct ccom_bootstrap_args *a, struct ccom_bootstr
 		}
 		ccom_info(CCOM_SUBSYS_BOOT, "Bootstrap : rank 0 hosts the root at %s", s);
 	}
-	rc = bs_listen(&bs->listen_addr, &bs->listen_fd, "bootstrap ring and p2p");
+	rc = bs_listen(&id.root, &bs->listen_addr, &bs->listen_fd, "bootstrap ring and p2p");
 	if (rc)
 		goto err_close;
 	if (ccom_bs_hier_wanted(a)) {

@@ -97,6 +97,8 @@ static int coll_connect(struct ccomComm *comm, struct ccom_coll_state *cs)
 		goto out;
 	}
 	err = ccom_transport_net_agree(comm);
+	if (!err)
+		ccom_topo_dump(comm);	/* its transports: now the agreed network's */
 	for (t = 0; t < NTRANSPORTS && !err; t++) {
 		for (p = 0, n = 0; p < comm->nranks; p++)
 			if (p != comm->rank && ccom_transport_select(comm, p) == transports[t])

@@ -189,7 +189,6 @@ static void topo_log(const struct ccom_topo *topo, const struct ccomComm *comm)
 int ccom_topo_init(struct ccomComm *comm)
 {
 	struct ccom_topo *topo;
-	const char *path;
 	int err;
 
 	if (!comm || !comm->peers || comm->nranks <= 0 || comm->rank < 0 ||
@@ -212,11 +211,17 @@ int ccom_topo_init(struct ccomComm *comm)
 	ccom_topo_pick_rdma(topo, comm);
 	ccom_topo_pick_tcp(topo, comm);
 	topo_log(topo, comm);
-	/* Without "%r" in the name only rank 0 writes, as ranks would collide. */
-	path = ccom_param_str("CCOM_TOPO_DUMP_FILE");
-	if (path && path[0] && (strstr(path, "%r") || comm->rank == 0))
-		ccom_topo_dump_write(topo, comm, path);
+	ccom_topo_dump(comm);
 	return 0;
+}
+
+void ccom_topo_dump(const struct ccomComm *comm)
+{
+	const char *path = ccom_param_str("CCOM_TOPO_DUMP_FILE");
+
+	/* Without "%r" in the name only rank 0 writes, as ranks would collide. */
+	if (comm->topo && path && path[0] && (strstr(path, "%r") || comm->rank == 0))
+		ccom_topo_dump_write(comm->topo, comm, path);
 }
 
 void ccom_topo_fini(struct ccomComm *comm)

@@ -136,6 +136,16 @@ struct ccom_topo {
  */
 int ccom_topo_init(struct ccomComm *comm);
 
+/**
+ * ccom_topo_dump() - write CCOM_TOPO_DUMP_FILE (if set) for @comm again.
+ * @comm: communicator whose comm->topo is built.
+ *
+ * ccom_topo_init() writes it first; coll/ writes it again once the ranks
+ * have agreed on the network transport, so that the dump's per-peer
+ * transports name the one in use (net_ib or net_socket), not the default.
+ */
+void ccom_topo_dump(const struct ccomComm *comm);
+
 /** ccom_topo_fini() - free comm->topo (NULL-safe) and clear the pointer. */
 void ccom_topo_fini(struct ccomComm *comm);
 

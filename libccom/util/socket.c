@@ -302,6 +302,76 @@ int ccom_iface_select(union ccom_sockaddr *addr, char *ifname, size_t ifname_len
 	return rc;
 }
 
+/* Is @a a loopback address (127/8, ::1)? */
+static bool addr_is_loopback(const union ccom_sockaddr *a)
+{
+	if (a->sa.sa_family == AF_INET)
+		return (ntohl(a->sin.sin_addr.s_addr) >> 24) == 127;
+	return a->sa.sa_family == AF_INET6 && IN6_IS_ADDR_LOOPBACK(&a->sin6.sin6_addr);
+}
+
+/*
+ * The source address the kernel routes from towards @dest: connect() of a
+ * UDP socket sends nothing and fills getsockname().  0 or -errno.
+ */
+static int route_source(const union ccom_sockaddr *dest, union ccom_sockaddr *src)
+{
+	socklen_t len = sizeof(*src);
+	union ccom_sockaddr d = *dest;
+	int fd, rc = 0;
+
+	if (d.sa.sa_family == AF_INET)
+		d.sin.sin_port = htons(9);	/* any nonzero port: connect() needs one */
+	else
+		d.sin6.sin6_port = htons(9);
+	fd = socket(d.sa.sa_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, &d.sa, d.sa.sa_family == AF_INET ? sizeof(d.sin) : sizeof(d.sin6)) ||
+	    getsockname(fd, &src->sa, &len))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static bool same_ip(const struct sockaddr *x, const union ccom_sockaddr *y)
+{
+	if (x->sa_family != y->sa.sa_family)
+		return false;
+	if (x->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)(const void *)x)->sin_addr.s_addr ==
+		       y->sin.sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)(const void *)x)->sin6_addr,
+		       &y->sin6.sin6_addr, sizeof(y->sin6.sin6_addr));
+}
+
+int ccom_iface_select_toward(const union ccom_sockaddr *dest, union ccom_sockaddr *addr,
+			     char *ifname, size_t ifname_len, char *why, size_t why_len)
+{
+	struct ifaddrs *list = NULL;
+	const struct ifaddrs *ifa;
+	union ccom_sockaddr src;
+	int found = 0;
+
+	/* The variables are the operator's word; a loopback root is one host's job. */
+	if (!dest || ccom_param_str("CCOM_SOCKET_IFNAME") || ccom_param_str("CCOM_SOCKET_FAMILY") ||
+	    (dest->sa.sa_family != AF_INET && dest->sa.sa_family != AF_INET6) ||
+	    addr_is_loopback(dest) || route_source(dest, &src) || getifaddrs(&list))
+		return ccom_iface_select(addr, ifname, ifname_len, why, why_len);
+	for (ifa = list; ifa && !found; ifa = ifa->ifa_next) {
+		if (!iface_usable(ifa, src.sa.sa_family) || !same_ip(ifa->ifa_addr, &src) ||
+		    !ifname_allowed(NULL, ifa->ifa_name))
+			continue;
+		memset(addr, 0, sizeof(*addr));
+		memcpy(addr, ifa->ifa_addr, ifa->ifa_addr->sa_family == AF_INET ?
+			     sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		snprintf(ifname, ifname_len, "%s", ifa->ifa_name);
+		found = 1;
+	}
+	freeifaddrs(list);
+	return found ? 0 : ccom_iface_select(addr, ifname, ifname_len, why, why_len);
+}
+
 int ccom_sock_setup(int fd)
 {
 	int one = 1;

@@ -49,6 +49,19 @@ int ccom_iface_select(union ccom_sockaddr *addr, char *ifname, size_t ifname_len
 		      size_t why_len);
 
 /*
+ * ccom_iface_select() for a socket that peers reach the way this host
+ * reaches @dest (the bootstrap root): with neither CCOM_SOCKET_IFNAME nor
+ * CCOM_SOCKET_FAMILY set and @dest not loopback, the address of the
+ * interface the kernel routes @dest through, when that interface is not
+ * lo or docker*; otherwise exactly ccom_iface_select().  On a host whose
+ * first interface is not the one that reaches the other hosts (a
+ * management network, a container bridge) the first pick would be an
+ * address no peer can reach.
+ */
+int ccom_iface_select_toward(const union ccom_sockaddr *dest, union ccom_sockaddr *addr,
+			     char *ifname, size_t ifname_len, char *why, size_t why_len);
+
+/*
  * Does CCOM_SOCKET_IFNAME allow interface @name (the rule of
  * ccom_iface_select(): comma-separated prefixes, ^ excludes, = exact
  * names; unset: every name but docker* and lo)?
