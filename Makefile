@@ -29,7 +29,7 @@ OPT ?= -O2
 
 LIB_SRCS := $(sort $(wildcard libccom/*/*.c libccom/*/*/*.c))
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/%.o)
-LIB_HASH := $(shell cat $(LIB_SRCS) libccom/include/ccom.h 2>/dev/null | cksum | cut -d' ' -f1)
+LIB_HASH := $(shell cat $(LIB_SRCS) libccom/include/ccom.h libccom/include/ccom_register.h 2>/dev/null | cksum | cut -d' ' -f1)
 
 CPPFLAGS_COMMON := -Ilibccom/include -Ilibccom -Iuapi -D_GNU_SOURCE
 CFLAGS_COMMON := -std=gnu11 -Wall -Wextra -Werror -g $(OPT) -pthread $(SANFLAGS)
@@ -292,7 +292,7 @@ install-lib: lib
 	install -m 0644 $(LIBSO) $(DESTDIR)$(LIBDIR)/
 	ln -sf libccom.so.1 $(DESTDIR)$(LIBDIR)/libccom.so
 	install -m 0644 $(LIBA) $(DESTDIR)$(LIBDIR)/
-	install -m 0644 libccom/include/ccom.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 0644 libccom/include/ccom.h libccom/include/ccom_register.h $(DESTDIR)$(INCLUDEDIR)/
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(CCOM_VERSION)|' -e 's|^libdir=.*|libdir=$(LIBDIR)|' \
 		-e 's|^includedir=.*|includedir=$(INCLUDEDIR)|' libccom/ccom.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/ccom.pc
 	chmod 0644 $(DESTDIR)$(LIBDIR)/pkgconfig/ccom.pc
