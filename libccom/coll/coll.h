@@ -46,6 +46,8 @@ struct ccom_coll_state {
 	struct ccom_redops *redops;
 	char *premul_tmp;
 	size_t premul_tmp_size;
+
+	struct ccom_cma *cma;		/* cma.c's state (CCOM_CMA), NULL until first used */
 };
 
 /*

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/comm.h"
@@ -217,6 +218,17 @@ int ccom_topo_init(struct ccomComm *comm)
 	if (path && path[0] && (strstr(path, "%r") || comm->rank == 0))
 		ccom_topo_dump_write(topo, comm, path);
 	return 0;
+}
+
+void ccom_topo_note_cma(struct ccomComm *comm, const char *cma)
+{
+	const char *path = ccom_param_str("CCOM_TOPO_DUMP_FILE");
+
+	if (!comm->topo)
+		return;
+	snprintf(comm->topo->cma_path, sizeof(comm->topo->cma_path), "%s", cma);
+	if (path && path[0] && (strstr(path, "%r") || comm->rank == 0))
+		ccom_topo_dump_write(comm->topo, comm, path);
 }
 
 void ccom_topo_fini(struct ccomComm *comm)
