@@ -55,6 +55,7 @@
 #include "mem/mem.h"
 #include "reduce/reduce.h"
 #include "transport/shm.h"
+#include "tune/cma_cache.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -63,12 +64,16 @@
 #define CMA_BLOCK (256u << 10)		/* bytes reduced per step, in cache */
 #define CMA_TRIALS 3			/* timed operations per path before auto decides */
 #define CMA_BUCKETS 48			/* powers of two of the per-rank bytes */
+#define CMA_SLOW_FACTOR 4		/* an operation this much above its price is "slow" */
+#define CMA_SLOW_RUN 3			/* ... and this many in a row ask all ranks to measure again */
 #define CMA_MODE_DRIVER 3		/* published at init: /dev/nccom is in use, CMA stays off */
 
 struct cma_trial {
 	int n[2];			/* operations timed: [0] staged, [1] CMA */
 	uint64_t best_ns[2];
 	int verdict;			/* 0 undecided, 1 CMA, -1 staged */
+	double ns_per_byte;		/* CMA's best price seen since the verdict, 0: none */
+	int slow;			/* consecutive CMA operations far above that price */
 };
 
 struct ccom_cma {
@@ -79,6 +84,9 @@ struct ccom_cma {
 	uint64_t ops;
 	struct cma_trial trial[CCOM_COLL_NKINDS][CMA_BUCKETS];
 	struct cma_trial *pending;	/* a staged trial running now (auto) */
+	int cached;			/* verdicts taken from the cache at init */
+	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
+	uint64_t decided;		/* verdicts measured by this communicator */
 	char why[256];			/* the choice, for the topology dump */
 };
 
@@ -145,8 +153,22 @@ static int cma_copy(struct ccomComm *comm, int l, void *local, uint64_t raddr, s
 static int cma_move(struct ccomComm *comm, int l, void *local, uint64_t raddr, size_t len,
 		    bool write)
 {
-	int err = cma_copy(comm, l, local, raddr, len, write);
+	struct ccom_shm *s = comm->shm;
+	int err = cma_copy(comm, l, local, raddr, len, write), i, e;
 
+	/*
+	 * A peer that is exiting loses its memory a moment before its pidfd
+	 * says it died: give the liveness check (the same report as the
+	 * staged path's waits: ccomRemoteError naming the rank) 200 ms.
+	 */
+	for (i = 0; err && i < 200; i++) {
+		e = s->wait_src.ops->check_peers(s->wait_src.ctx);
+		if (e)
+			return e;
+		if (err != -ESRCH && err != -EFAULT && err != -ENOMEM)
+			break;
+		usleep(1000);
+	}
 	if (err)
 		ccom_set_last_error("rank %d: process_vm_%s of %zu bytes of local rank %d (pid %d) failed: %s (it worked at init: the peer's buffer is not mapped, or the peer is gone)",
 				    comm->rank, write ? "writev" : "readv", len, l,
@@ -212,6 +234,35 @@ static void cma_state_free(struct ccom_cma *c)
 	free(c);
 }
 
+_Static_assert(sizeof(((struct ccom_shm_hdr *)0)->cma_verdict) == sizeof(struct ccom_tune_cma_table),
+	       "the segment holds the cache's table as it is");
+_Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS, "every kind the path serves is cached");
+
+/* auto: the verdicts local rank 0 read from the cache (the same on every rank). */
+static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
+{
+	int k, b, n = 0;
+
+	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
+		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
+			c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict = s->hdr->cma_verdict[k][b];
+			n += s->hdr->cma_verdict[k][b] != 0;
+		}
+	c->cached = n;
+}
+
+/* auto, local rank 0: the verdicts of this communicator into the cache. */
+static void cache_store(struct ccom_cma *c, int nlocal)
+{
+	struct ccom_tune_cma_table t;
+	int k, b;
+
+	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
+		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++)
+			t.verdict[k][b] = (int8_t)c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict;
+	ccom_tune_cma_store(nlocal, &t);
+}
+
 /*
  * Collective over the local ranks of a one-host communicator with a host
  * segment: two barriers whatever CCOM_CMA says.  Leaves comm->coll->cma
@@ -247,6 +298,10 @@ int ccom_cma_init(struct ccomComm *comm)
 	me->probe = (uint64_t)(uintptr_t)&c->probe_word;
 	me->probe_val = c->probe_word;
 	me->addr[0] = (uint64_t)mode;	/* the mode travels in the first barrier */
+	me->recheck = 0;
+	if (s->me == 0 && mode == 2 &&
+	    ccom_tune_cma_load(s->nlocal, (struct ccom_tune_cma_table *)&s->hdr->cma_verdict))
+		memset(&s->hdr->cma_verdict, 0, sizeof(s->hdr->cma_verdict));
 	err = ccom_shm_barrier(s);
 	if (err)
 		goto fail;
@@ -281,6 +336,8 @@ int ccom_cma_init(struct ccomComm *comm)
 	} else {
 		c->mode = mode;
 		c->on = true;
+		if (mode == 2)
+			cache_take(c, s);
 		snprintf(c->why, sizeof(c->why), "%s", mode == 1 ? "forced (CCOM_CMA=1)" :
 			 "auto: measured against the staged path per collective and size");
 		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA (process_vm_readv) between the %d local ranks: %s",
@@ -299,6 +356,16 @@ void ccom_cma_fini(struct ccomComm *comm)
 		return;
 	cma_state_free(comm->coll->cma);
 	comm->coll->cma = NULL;
+}
+
+int ccom_cma_cached(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->cached : 0;
+}
+
+uint64_t ccom_cma_decided(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->decided : 0;
 }
 
 uint64_t ccom_cma_ops(const struct ccomComm *comm)
@@ -487,10 +554,74 @@ static void decide(struct ccomComm *comm, const struct ccom_op *op, struct cma_t
 				worst[k] = v;
 		}
 	t->verdict = worst[1] < worst[0] ? 1 : -1;
+	t->ns_per_byte = 0;
+	t->slow = 0;
+	comm->coll->cma->decided++;
+	if (s->me == 0 && op->kind < CCOM_TUNE_CMA_KINDS)
+		cache_store(comm->coll->cma, s->nlocal);
 	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %.1f us, staged %.1f us (slowest rank's best of %d): %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
 		  (double)worst[1] / 1e3, (double)worst[0] / 1e3, CMA_TRIALS,
 		  t->verdict > 0 ? "CMA" : "staged");
+}
+
+/*
+ * auto: after every rank passed an operation's first barrier, each reads
+ * every rank's request to measure again (the same on every rank) and
+ * forgets those verdicts; a rank's own request is then withdrawn.
+ */
+static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
+{
+	struct ccom_shm *s = comm->shm;
+	struct cma_trial *t;
+	int32_t r;
+	int l;
+
+	for (l = 0; l < s->nlocal; l++) {
+		r = s->hdr->cdesc[l].recheck;
+		if (r <= 0 || r > CCOM_COLL_NKINDS * CMA_BUCKETS)
+			continue;
+		t = &c->trial[(r - 1) / CMA_BUCKETS][(r - 1) % CMA_BUCKETS];
+		if (t->verdict) {
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank more than %dx slower than their best; measuring CMA and the staged path again",
+				  comm->rank, l, CMA_SLOW_RUN,
+				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CMA_BUCKETS)),
+				  (r - 1) % CMA_BUCKETS, CMA_SLOW_FACTOR);
+			memset(t, 0, sizeof(*t));
+		}
+	}
+	c->recheck_seen = s->hdr->cdesc[s->me].recheck;
+}
+
+/*
+ * auto, after an operation on the CMA path of trial @t (index @idx) took
+ * @dt ns: a trial's time, or against the best price seen since the
+ * verdict; CMA_SLOW_RUN operations in a row CMA_SLOW_FACTOR above it ask
+ * every rank (at the next operation's first barrier) to measure again.
+ */
+static void cma_timed(struct ccom_cma *c, struct ccom_shm *s, struct cma_trial *t, int idx,
+		      size_t bytes, uint64_t dt)
+{
+	double per = (double)dt / (double)bytes;
+
+	if (c->recheck_seen && s->hdr->cdesc[s->me].recheck == c->recheck_seen)
+		s->hdr->cdesc[s->me].recheck = 0;
+	c->recheck_seen = 0;
+	if (!t->verdict) {
+		if (!t->n[1]++ || dt < t->best_ns[1])
+			t->best_ns[1] = dt;
+		return;
+	}
+	if (t->ns_per_byte > 0 && per > CMA_SLOW_FACTOR * t->ns_per_byte)
+		t->slow++;
+	else
+		t->slow = 0;
+	if (t->ns_per_byte == 0 || per < t->ns_per_byte)
+		t->ns_per_byte = per;
+	if (t->slow >= CMA_SLOW_RUN) {
+		s->hdr->cdesc[s->me].recheck = idx + 1;
+		t->slow = 0;
+	}
 }
 
 int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
@@ -537,6 +668,8 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 		return err;
 	if (deciding)
 		decide(comm, op, t);
+	if (c->mode == 2)
+		recheck_take(comm, c);
 	if (!cma_applies(s, op)) {
 		/* Nobody rewrites its line before every rank has read it. */
 		err = ccom_shm_barrier(s);
@@ -548,12 +681,9 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	c->ops++;
 	/* Nobody returns (and lets its buffers change) while a peer uses them. */
 	err = ccom_shm_barrier(s);
-	if (!err && t && !t->verdict) {
-		uint64_t dt = now_ns() - t0;
-
-		if (!t->n[1]++ || dt < t->best_ns[1])
-			t->best_ns[1] = dt;
-	}
+	if (!err && t)
+		cma_timed(c, s, t, (int)op->kind * CMA_BUCKETS + bucket_of(bytes), bytes,
+			  now_ns() - t0);
 	return err;
 }
 

@@ -23,6 +23,9 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op);
 /* The staged path ran the operation ccom_cma_run() answered 1 to, in @ns (auto's trials). */
 void ccom_cma_staged_done(struct ccomComm *comm, uint64_t ns);
 uint64_t ccom_cma_now_ns(void);
+/* auto (tests): verdicts taken from the per-boot cache at init, and measured since. */
+int ccom_cma_cached(const struct ccomComm *comm);
+uint64_t ccom_cma_decided(const struct ccomComm *comm);
 /* Operations the CMA path ran on this rank (tests). */
 uint64_t ccom_cma_ops(const struct ccomComm *comm);
 /* The path's state and why, for the topology dump. */

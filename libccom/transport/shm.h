@@ -137,7 +137,7 @@ struct ccom_shm_cdesc {
 	int32_t err_peer;		/* ... and that peer's local rank */
 	_Atomic uint64_t best_ns[2];	/* CCOM_CMA=auto: best staged, CMA time of the decided size */
 	int32_t zcopy;			/* the operation's buffers are ccomMemAlloc memory */
-	char pad[CCOM_SHM_LINE - 60];
+	int32_t recheck;		/* auto: 1 + index of a verdict to measure again, 0: none */
 };
 _Static_assert(sizeof(struct ccom_shm_cdesc) == CCOM_SHM_LINE, "one line per rank");
 
@@ -172,6 +172,9 @@ struct ccom_shm_hdr {
 	struct ccom_shm_ctl ctl[CCOM_SHM_MAX_LOCAL];
 	struct ccom_shm_zdesc zdesc[CCOM_SHM_MAX_LOCAL];
 	struct ccom_shm_cdesc cdesc[CCOM_SHM_MAX_LOCAL];
+	/* CMA verdicts of the per-boot cache (tune/cma_cache.h), read by local rank 0 at init. */
+	int8_t cma_verdict[6][16];
+	char pad4[2 * CCOM_SHM_LINE - 96];
 	struct ccom_shm_sig sig[CCOM_SHM_MAX_LOCAL][CCOM_SHM_SIG_RING];
 };
 

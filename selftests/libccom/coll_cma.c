@@ -14,7 +14,9 @@
  * rank must leave the path off from init (no CMA operation, the reason
  * naming the rank) and every collective must still succeed.  Last,
  * CCOM_CMA=auto on 2 ranks: 40 AllReduces of 1 MiB, correct whichever
- * path the measurement keeps.
+ * path the measurement keeps; the verdict lands in the cache file
+ * (CCOM_CMA_CALIB_FILE) as "0 20 1|-1", a second communicator starts
+ * with it, and a malformed cache is ignored.
  */
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -155,12 +157,41 @@ static int cma_auto_rank(int rank, int n, void *arg)
 				break;
 			}
 	}
+	if (!rc && j->expect_on == 2 && ccom_cma_decided(comm) == 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto measured nothing in 40 AllReduces\n", rank);
+		rc = T_FAIL;
+	}
+	if (!rc && j->expect_on == 3 && ccom_cma_cached(comm) == 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took no verdict from the cache\n", rank);
+		rc = T_FAIL;
+	}
+	if (!rc && j->expect_on == 4 && ccom_cma_cached(comm) != 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took verdicts from a malformed cache\n", rank);
+		rc = T_FAIL;
+	}
 	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
 		rc = T_FAIL;
 	ccomCommDestroy(comm);
 	free(in);
 	free(out);
 	return rc;
+}
+
+/* The cache file holds one AllReduce verdict for 2^20 bytes per rank. */
+static int cma_cache_line(const char *path)
+{
+	char line[128] = "";
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fgets(line, sizeof(line), f) &&
+	     (!strcmp(line, "0 20 1\n") || !strcmp(line, "0 20 -1\n"));
+	fclose(f);
+	if (!ok)
+		fprintf(stderr, "cache %s: first line \"%s\", want \"0 20 1|-1\"\n", path, line);
+	return ok;
 }
 
 static int run_case(struct cma_job *j, int n, const char *what)
@@ -178,6 +209,8 @@ int main(void)
 {
 	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = cma_at_init },
 			     .expect_on = 1 };
+	static char cache[128];
+	FILE *f;
 	int n;
 
 	for (n = 2; n <= 4; n++)
@@ -202,9 +235,25 @@ int main(void)
 	if (run_case(&j, 3, "CCOM_CMA=0 on rank 2 only: all off from init"))
 		return T_FAIL;
 	cma_off_rank = -1;
+	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-calib-%d", (int)getpid());
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
 	j.ct.env[0] = "CCOM_CMA=auto";
+	j.ct.env[1] = cache;
+	j.expect_on = 2;
 	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
 		return T_FAIL;
-	printf("2 ranks, CCOM_CMA=auto: 40 AllReduces of 1 MiB correct\n");
+	T_CHECK(cma_cache_line(cache + strlen("CCOM_CMA_CALIB_FILE=")), "no verdict cached");
+	printf("2 ranks, CCOM_CMA=auto: 40 AllReduces of 1 MiB correct, the verdict cached\n");
+	j.expect_on = 3;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	printf("2 ranks, CCOM_CMA=auto: a second communicator starts with the cached verdict\n");
+	f = fopen(cache + strlen("CCOM_CMA_CALIB_FILE="), "w");
+	T_CHECK(f && fputs("0 20 7\n", f) >= 0 && !fclose(f), "cannot write the cache");
+	j.expect_on = 4;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	printf("2 ranks, CCOM_CMA=auto: a malformed cache is ignored\n");
 	return T_PASS;
 }
