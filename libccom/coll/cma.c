@@ -331,8 +331,12 @@ int ccom_cma_init(struct ccomComm *comm)
 	} else if (bad >= 0) {
 		snprintf(c->why, sizeof(c->why), "off: local rank %d could not read local rank %d with process_vm_readv: %s",
 			 bad, bad_peer, strerror(bad_err));
-		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA %s (Yama ptrace_scope %d; %s); collectives stage through the host segment",
-			  comm->rank, c->why, scope, deny_hint(bad_err, scope, s->nlocal));
+		char yama[48] = "no Yama";
+
+		if (scope >= 0)
+			snprintf(yama, sizeof(yama), "Yama ptrace_scope %d", scope);
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA %s (%s; %s); collectives stage through the host segment",
+			  comm->rank, c->why, yama, deny_hint(bad_err, scope, s->nlocal));
 	} else {
 		c->mode = mode;
 		c->on = true;

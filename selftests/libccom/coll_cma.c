@@ -16,12 +16,18 @@
  * CCOM_CMA=auto on 2 ranks: 40 AllReduces of 1 MiB, correct whichever
  * path the measurement keeps; the verdict lands in the cache file
  * (CCOM_CMA_CALIB_FILE) as "0 20 1|-1", a second communicator starts
- * with it, and a malformed cache is ignored.
+ * with it, and a malformed cache is ignored.  With CMA_TEST_YAMA=1 (in a
+ * throwaway guest: it changes kernel.yama.ptrace_scope and restores it;
+ * "only": nothing else):
+ * ranks that dropped to uid 65534 (root's CAP_SYS_PTRACE passes Yama),
+ * scope 1 with 2 sibling ranks (on, through PR_SET_PTRACER) and with 3
+ * (off), scope 2 (off).
  */
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
+#include <grp.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 
@@ -36,9 +42,13 @@ struct cma_job {
 	struct ct_job ct;
 	int expect_on;		/* the path must run (1) or stay off (0) */
 	const char *why;	/* off: what the reason must contain */
+	int light;		/* one AllReduce instead of the matrices (slow guests) */
 };
 
-static int cma_deny_rank = -1, cma_deny_errno, cma_off_rank = -1;
+struct cma_job;
+static int run_case(struct cma_job *j, int n, const char *what);
+
+static int cma_deny_rank = -1, cma_deny_errno, cma_off_rank = -1, cma_nobody;
 
 /* at_init: the denied rank installs a filter failing both CMA calls with cma_deny_errno. */
 static void cma_at_init(int rank)
@@ -63,6 +73,52 @@ static void cma_at_init(int rank)
 #endif
 	if (cma_off_rank == rank)
 		setenv("CCOM_CMA", "0", 1);
+	/* A process whose uid changed is not dumpable: no one but root could read it. */
+	if (cma_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+			   setresuid(65534, 65534, 65534) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)))
+		fprintf(stderr, "rank %d: cannot drop to uid 65534: %s\n", rank, strerror(errno));
+}
+
+static int yama_set(const char *v)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "w");
+
+	return f && fputs(v, f) >= 0 && !fclose(f) ? 0 : -1;
+}
+
+/* Yama ptrace_scope 1 and 2, in a guest only (CMA_TEST_YAMA=1). */
+static int cma_yama(struct cma_job *j)
+{
+	char old[8] = "";
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int rc = T_FAIL;
+
+	if (!f || !fgets(old, sizeof(old), f)) {
+		fprintf(stderr, "CMA_TEST_YAMA=1 but no readable ptrace_scope\n");
+		return T_FAIL;
+	}
+	fclose(f);
+	T_CHECK(!yama_set("1"), "cannot set ptrace_scope 1");
+	j->light = 1;
+	cma_nobody = 1;	/* root's CAP_SYS_PTRACE passes Yama 1 and 2 */
+	j->expect_on = 1;
+	if (run_case(j, 2, "uid 65534, Yama ptrace_scope 1, 2 sibling ranks: on (PR_SET_PTRACER)"))
+		goto out;
+	j->expect_on = 0;
+	j->why = "could not read";
+	if (run_case(j, 3, "uid 65534, Yama ptrace_scope 1, 3 ranks: all off from init"))
+		goto out;
+	if (yama_set("2"))
+		goto out;
+	if (run_case(j, 2, "uid 65534, Yama ptrace_scope 2: all off from init"))
+		goto out;
+	rc = T_PASS;
+out:
+	cma_nobody = 0;
+	j->light = 0;
+	if (yama_set(old))
+		fprintf(stderr, "could not restore ptrace_scope %s\n", old);
+	return rc;
 }
 
 static int cma_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz)
@@ -108,9 +164,15 @@ static int cma_rank(int rank, int n, void *arg)
 			why, j->why);
 		return T_FAIL;
 	}
-	rc = ct_matrix_small(comm, rank, n, sb, rb, bufsz);
-	if (!rc)
-		rc = cma_cases(comm, rank, n, sb, rb, bufsz);
+	if (j->light) {
+		struct ct_case c = { K_AR, 0, 0, ccomFloat32, ccomSum, CMA_COUNT };
+
+		rc = ct_case_run(comm, &c, rank, n, sb, rb, bufsz);
+	} else {
+		rc = ct_matrix_small(comm, rank, n, sb, rb, bufsz);
+		if (!rc)
+			rc = cma_cases(comm, rank, n, sb, rb, bufsz);
+	}
 	if (!rc && j->expect_on == 1 && ccom_cma_ops(comm) == 0) {
 		fprintf(stderr, "rank %d/%d: CCOM_CMA=1 but the CMA path never ran (%s)\n", rank, n,
 			why);
@@ -213,6 +275,8 @@ int main(void)
 	FILE *f;
 	int n;
 
+	if (getenv("CMA_TEST_YAMA") && !strcmp(getenv("CMA_TEST_YAMA"), "only"))
+		return cma_yama(&j);
 	for (n = 2; n <= 4; n++)
 		if (run_case(&j, n, "CCOM_CMA=1, malloc() buffers, CMA ran"))
 			return T_FAIL;
@@ -235,6 +299,8 @@ int main(void)
 	if (run_case(&j, 3, "CCOM_CMA=0 on rank 2 only: all off from init"))
 		return T_FAIL;
 	cma_off_rank = -1;
+	if (getenv("CMA_TEST_YAMA") && !strcmp(getenv("CMA_TEST_YAMA"), "1") && cma_yama(&j))
+		return T_FAIL;
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-calib-%d", (int)getpid());
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
 	j.ct.env[0] = "CCOM_CMA=auto";
