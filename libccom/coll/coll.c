@@ -20,6 +20,7 @@
 
 #include "coll/algo.h"
 #include "coll/channels.h"
+#include "coll/cma.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
@@ -134,6 +135,7 @@ static void coll_state_free(struct ccomComm *comm, struct ccom_coll_state *cs)
 	ccom_regs_free(comm, cs->regs);
 	ccom_tune_fini(comm);
 	ccom_kdev_comm_fini(comm);
+	ccom_cma_fini(comm);
 	coll_disconnect(comm, cs);
 	ccom_xfer_sig_fini(&cs->wire_sig);
 	ccom_channels_stop(cs->channels);
@@ -202,6 +204,10 @@ static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
 		err = coll_connect(comm, cs);
 	if (!err)
 		err = ccom_kdev_comm_init(comm);
+	if (!err)
+		err = ccom_cma_init(comm);
+	if (!err)
+		ccom_topo_note_cma(comm, ccom_cma_describe(comm));
 	if (!err) {
 		struct ccom_tune_paths paths;
 
@@ -354,8 +360,16 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 		return ccom_ll_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL128)
 		return ccom_ll128_run(comm, op);
-	if (algo == CCOM_ALGO_DIRECT)
-		return ccom_direct_run(comm, op);
+	if (algo == CCOM_ALGO_DIRECT) {
+		uint64_t t0 = ccom_cma_now_ns();
+
+		err = ccom_cma_run(comm, op);
+		if (err <= 0)
+			return err;
+		err = ccom_direct_run(comm, op);
+		ccom_cma_staged_done(comm, ccom_cma_now_ns() - t0);
+		return err;
+	}
 	if (algo == CCOM_ALGO_RD && op->kind == CCOM_COLL_ALLGATHER)
 		return ccom_bruck_allgather(comm, op);
 	if (algo == CCOM_ALGO_RD)

@@ -50,6 +50,7 @@ struct ccom_coll_state {
 
 	/* ccomCommRegister's records (register.c), NULL until the first. */
 	struct ccom_regs *regs;
+	struct ccom_cma *cma;		/* cma.c's state (CCOM_CMA), NULL until first used */
 };
 
 /*

@@ -225,6 +225,8 @@ static void dump_graphs(struct ccom_json *w, const struct ccom_topo *topo,
 			cross++;
 	ccom_json_object(w, "graphs", CCOM_JSON_BLOCK);
 	dump_transports(w, comm);
+	if (topo->cma_path[0])
+		ccom_json_str(w, "cma", topo->cma_path);
 	int_array(w, "ring", topo->ring, topo->nranks);
 	ccom_json_int(w, "ring_host_crossings", cross);
 	int_array(w, "tree_parent", topo->tree_parent, topo->nranks);

@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/comm.h"
@@ -222,6 +223,14 @@ void ccom_topo_dump(const struct ccomComm *comm)
 	/* Without "%r" in the name only rank 0 writes, as ranks would collide. */
 	if (comm->topo && path && path[0] && (strstr(path, "%r") || comm->rank == 0))
 		ccom_topo_dump_write(comm->topo, comm, path);
+}
+
+void ccom_topo_note_cma(struct ccomComm *comm, const char *cma)
+{
+	if (!comm->topo)
+		return;
+	snprintf(comm->topo->cma_path, sizeof(comm->topo->cma_path), "%s", cma);
+	ccom_topo_dump(comm);
 }
 
 void ccom_topo_fini(struct ccomComm *comm)

@@ -76,6 +76,8 @@ struct ccom_topo_nccom {
 };
 
 struct ccom_topo {
+	/* The CMA path's state and why (coll/cma.c, after connect; "" before). */
+	char cma_path[256];
 	/* Hosts, in order of their lowest rank; rank_host[r] indexes hosts[]. */
 	int nhosts;
 	struct ccom_topo_host *hosts;
@@ -148,6 +150,12 @@ void ccom_topo_dump(const struct ccomComm *comm);
 
 /** ccom_topo_fini() - free comm->topo (NULL-safe) and clear the pointer. */
 void ccom_topo_fini(struct ccomComm *comm);
+/*
+ * The data path's choice of the CMA path (@cma: its state and why),
+ * known only after connect: kept for the dump, which is written again
+ * where ccom_topo_init() wrote it.
+ */
+void ccom_topo_note_cma(struct ccomComm *comm, const char *cma);
 
 /* The ranks before and after @rank in the ring. */
 int ccom_topo_ring_next(const struct ccom_topo *topo, int rank);

@@ -123,6 +123,25 @@ struct ccom_shm_zdesc {
 _Static_assert(sizeof(struct ccom_shm_zdesc) == 2 * CCOM_SHM_LINE, "two lines per rank");
 
 /*
+ * One local rank's part of the CMA path (coll/cma.c): its buffers of the
+ * running operation (read by the peers after a host barrier), and the
+ * first-use agreement: the address of a word the peers read with
+ * process_vm_readv to prove they may, and whether this rank could read
+ * every peer's (0 yes, else the errno it met).
+ */
+struct ccom_shm_cdesc {
+	uint64_t addr[2];		/* send, receive range in the owner's address space */
+	uint64_t probe;			/* address of the owner's probe word */
+	uint64_t probe_val;		/* what the probe word holds */
+	_Atomic int32_t err;		/* first use: 0, or the errno a peer's probe met */
+	int32_t err_peer;		/* ... and that peer's local rank */
+	_Atomic uint64_t best_ns[2];	/* CCOM_CMA=auto: best staged, CMA time of the decided size */
+	int32_t zcopy;			/* the operation's buffers are ccomMemAlloc memory */
+	int32_t recheck;		/* auto: 1 + index of a verdict to measure again, 0: none */
+};
+_Static_assert(sizeof(struct ccom_shm_cdesc) == CCOM_SHM_LINE, "one line per rank");
+
+/*
  * The collective-mismatch board: each local rank posts the signature of
  * the collective it runs (core/op.h) into entry seq % CCOM_SHM_SIG_RING of
  * its row before running it; peers compare it with their own (see
@@ -152,6 +171,10 @@ struct ccom_shm_hdr {
 	char pad3[CCOM_SHM_LINE - 8];
 	struct ccom_shm_ctl ctl[CCOM_SHM_MAX_LOCAL];
 	struct ccom_shm_zdesc zdesc[CCOM_SHM_MAX_LOCAL];
+	struct ccom_shm_cdesc cdesc[CCOM_SHM_MAX_LOCAL];
+	/* CMA verdicts of the per-boot cache (tune/cma_cache.h), read by local rank 0 at init. */
+	int8_t cma_verdict[6][16];
+	char pad4[2 * CCOM_SHM_LINE - 96];
 	struct ccom_shm_sig sig[CCOM_SHM_MAX_LOCAL][CCOM_SHM_SIG_RING];
 };
 

@@ -78,6 +78,10 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_SHM_CHUNK", "0", "Bytes per rank and step of the shared-memory direct engine (4 KiB to 64 MiB; 0 = auto: 1 MiB for 2 local ranks, 512 KiB up to 4, else 256 KiB; same on every rank of a host)." },
 	{ "CCOM_NCHANNELS", "0",
 	  "Channels per rank of the shared-memory direct engine (0-8): N > 1 starts N - 1 worker threads that take part in every copy and reduction of 256 KiB or more; 0 = auto, this rank's share of the CPUs it may run on, at most 4 (one whenever local ranks match or outnumber them). May differ between ranks." },
+	{ "CCOM_CMA", "auto",
+	  "The CMA path (process_vm_readv/writev on the ranks' own buffers, one host, no driver needed) for AllReduce, Reduce, ReduceScatter, AllGather, Broadcast and AlltoAll from 64 KiB per rank: 1 forces it, 0 turns it off, auto uses it per collective and size where it measured faster than the staged path on the first operations. Where a rank may not read its peers (Yama ptrace_scope, another uid, seccomp), it is off for the whole communicator from init, with the reason at INFO." },
+	{ "CCOM_CMA_CALIB_FILE", NULL,
+	  "Where CCOM_CMA=auto caches its verdicts (which of CMA and the staged path measured faster, per collective and power of two of the size per rank); unset: /dev/shm/ccom-cma-calib-UID-BOOTID-NLOCAL. Lines 'kind log2 1|-1'; a malformed file is ignored (INFO) and the paths measured again." },
 	/* kdev room (libccom/transport/kdev/, schedules in libccom/coll/kdev_*.c) */
 	{ "CCOM_KDEV", NULL,
 	  "1 forces the kdev transport (/dev/nccom engine, single copy on user buffers) for every collective it runs and every Send/Recv between local ranks (error if the driver is unusable); 0 turns it off; unset: used when /dev/nccom is usable, per collective and size where it measured faster than shm (Documentation/libccom/kdev.rst), never below CCOM_KDEV_MIN_BYTES." },

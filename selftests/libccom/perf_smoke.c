@@ -4,7 +4,9 @@
  * runs every collective on 3 forked ranks over small sizes with results
  * checked, exits 0, prints one nccl-tests row per size with both
  * out-of-place and in-place columns, "# Out of bounds values : 0 OK" and
- * "# Avg bus bandwidth"; bad arguments exit 2 with a message.
+ * "# Avg bus bandwidth"; bad arguments exit 2 with a message.  With -R
+ * each row carries the roofline's 8 columns and the header the staged
+ * model's traffic coefficients for 2 ranks (AllReduce: M 4, K 4).
  */
 #include <limits.h>
 
@@ -59,6 +61,45 @@ static int check_coll(const char *coll)
 	return T_PASS;
 }
 
+/* Fields of the first data row of @out, and its 14th (the model name) in @model. */
+static int row_fields(const char *out, char *model, size_t len)
+{
+	const char *p = out;
+	char line[1024], *tok, *save;
+	int n = 0;
+
+	while (p && (*p == '#' || *p == '\n'))
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+	if (!p)
+		return 0;
+	snprintf(line, sizeof(line), "%.*s", (int)strcspn(p, "\n"), p);
+	for (tok = strtok_r(line, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+		if (++n == 14)
+			snprintf(model, len, "%s", tok);
+	return n;
+}
+
+static int check_roof(void)
+{
+	static char out[65536];
+	char model[32] = "";
+	int st;
+
+	T_CHECK(run("allreduce -n 2 -b 64K -e 256K -f 4 -w 1 -i 3 -R", out, sizeof(out), &st) == 0,
+		"popen failed");
+	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "-R exited %d:\n%s", st, out);
+	T_CHECK(strstr(out, "#   staged M 4 K 4 (in-place M 4 K 4)") &&
+		strstr(out, "#   zcopy  M 4 K 0"), "-R: not the staged/zcopy coefficients of 2 ranks:\n%s",
+		out);
+	T_CHECK(count_rows(out) == 2, "-R: %d rows, want 2:\n%s", count_rows(out), out);
+	T_CHECK(row_fields(out, model, sizeof(model)) == 21, "-R: a row without 21 fields:\n%s",
+		out);
+	T_CHECK(!strcmp(model, "staged") || !strcmp(model, "auto"), "-R: model %s, want staged or auto",
+		model);
+	T_CHECK(strstr(out, "# Avg % of roofline"), "-R: no average line:\n%s", out);
+	return T_PASS;
+}
+
 int main(void)
 {
 	static const char *const colls[] = { "allreduce", "broadcast", "reduce", "allgather",
@@ -71,11 +112,13 @@ int main(void)
 	for (size_t i = 0; i < sizeof(colls) / sizeof(colls[0]); i++)
 		if (check_coll(colls[i]))
 			return T_FAIL;
+	if (check_roof())
+		return T_FAIL;
 	T_CHECK(run("allreduce -n 2 -d nosuchtype", out, sizeof(out), &st) == 0, "popen");
 	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2 && strstr(out, "invalid -d"),
 		"bad dtype: status %d: %s", st, out);
 	T_CHECK(run("nosuchcoll -n 2", out, sizeof(out), &st) == 0, "popen");
 	T_CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2, "bad collective: status %d", st);
-	printf("ccom-perf: 7 collectives checked, bad arguments rejected\n");
+	printf("ccom-perf: 7 collectives checked, -R columns and models, bad arguments rejected\n");
 	return T_PASS;
 }

@@ -279,25 +279,28 @@ static const char *op_name(const struct perf_opts *o)
 
 static void print_roof_header(const struct perf_ctx *c)
 {
-	double cp, rd, cpi, rdi;
+	double m0, k0, m1, k1;
 	int m;
 
-	printf("# roofline (-R): t_min = (C + R) * S / max(Bc, Br); Bc, Br: memcpy and float32 a + b of S\n"
-	       "#   bytes timed on every rank at once (aggregate read + write GB/s); C, R: the\n"
-	       "#   operation's copy and reduction traffic over all ranks, in units of S:\n");
+	printf("# roofline (-R): t_min = max(M * S / Bm, K * S / Bk); Bc, Br, Brd: memcpy, float32\n"
+	       "#   a + b and a read of S bytes timed on every rank at once (aggregate read + write\n"
+	       "#   GB/s), Bm = max(Bc, Br, Brd); Bk the same on a staging chunk (%zu bytes); M, K: the\n"
+	       "#   operation's traffic over all ranks on S-sized buffers and on chunks, in units of S:\n",
+	       perf_roof_chunk(c));
 	for (m = 0; m < PERF_NMODELS; m++) {
-		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 0, &cp, &rd);
-		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 1, &cpi, &rdi);
-		printf("#   %-6s C %g R %g (in-place C %g R %g)\n", perf_model_name((enum perf_model)m),
-		       cp, rd, cpi, rdi);
+		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 0, &m0, &k0);
+		perf_model_traffic((enum perf_model)m, c->o->coll, c->nranks, 1, &m1, &k1);
+		printf("#   %-6s M %g K %g (in-place M %g K %g)\n", perf_model_name((enum perf_model)m),
+		       m0, k0, m1, k1);
 	}
 	printf("#   bound = busbw at t_min; %%oop, %%ip = t_min / time\n");
 }
 
 static void print_header(const struct perf_ctx *c)
 {
-	const char *rh1 = c->o->roof ? "  model       Bc       Br   bound   %oop    %ip" : "";
-	const char *rh2 = c->o->roof ? "         (GB/s)   (GB/s)  (GB/s)" : "";
+	const char *rh1 = c->o->roof ?
+		"  model       Bc       Br      Brd       Bk   bound   %oop    %ip" : "";
+	const char *rh2 = c->o->roof ? "         (GB/s)   (GB/s)   (GB/s)   (GB/s)  (GB/s)" : "";
 
 	printf("# ccom-perf %s: %d ranks, type %s, redop %s, check %s\n", coll_names[c->o->coll],
 	       c->nranks, type_name(c->o->dtype), op_name(c->o), c->o->check ? "on" : "off");
@@ -318,13 +321,16 @@ static int roof_columns(struct perf_ctx *c, size_t bytes, size_t count, const do
 			char *line, size_t len)
 {
 	enum perf_model m = perf_roof_model(c, count);
-	double bc, br, t0, t1, bound;
-	char sbc[32], sbr[32], sb[32], p0[16] = "n/a", p1[16] = "n/a";
+	size_t chunk = perf_roof_chunk(c);
+	struct perf_rates rm, rk;
+	double t0, t1, bound;
+	char sbc[32], sbr[32], sbd[32], sbk[32], sb[32], p0[16] = "n/a", p1[16] = "n/a";
 
-	if (perf_roof_probe(c, bytes, &bc, &br))
+	if (perf_roof_probe(c, bytes, &rm) ||
+	    perf_roof_probe(c, bytes < chunk ? bytes : chunk, &rk))
 		return -1;
-	t0 = perf_roof_tmin_us(c, m, bytes, 0, bc, br);
-	t1 = perf_roof_tmin_us(c, m, bytes, 1, bc, br);
+	t0 = perf_roof_tmin_us(c, m, bytes, 0, rm.best, rk.best);
+	t1 = perf_roof_tmin_us(c, m, bytes, 1, rm.best, rk.best);
 	bound = t0 > 0 ? (double)bytes / t0 / 1e3 * bus_factor(c) : 0;
 	if (us[0] > 0 && t0 > 0) {
 		snprintf(p0, sizeof(p0), "%.1f", 100 * t0 / us[0]);
@@ -333,10 +339,13 @@ static int roof_columns(struct perf_ctx *c, size_t bytes, size_t count, const do
 	}
 	if (us[1] > 0 && t1 > 0)
 		snprintf(p1, sizeof(p1), "%.1f", 100 * t1 / us[1]);
-	perf_fmt_bw(sbc, sizeof(sbc), bc / 1e9);
-	perf_fmt_bw(sbr, sizeof(sbr), br / 1e9);
+	perf_fmt_bw(sbc, sizeof(sbc), rm.copy / 1e9);
+	perf_fmt_bw(sbr, sizeof(sbr), rm.add / 1e9);
+	perf_fmt_bw(sbd, sizeof(sbd), rm.read / 1e9);
+	perf_fmt_bw(sbk, sizeof(sbk), rk.best / 1e9);
 	perf_fmt_bw(sb, sizeof(sb), bound);
-	snprintf(line, len, "  %6s  %7s  %7s  %6s  %5s  %5s", perf_model_name(m), sbc, sbr, sb, p0, p1);
+	snprintf(line, len, "  %6s  %7s  %7s  %7s  %7s  %6s  %5s  %5s", perf_model_name(m), sbc, sbr,
+		 sbd, sbk, sb, p0, p1);
 	return 0;
 }
 

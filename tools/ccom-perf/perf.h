@@ -33,7 +33,10 @@ struct perf_opts {
 };
 
 /* roof.c's models of an operation's memory traffic (collectives.rst, "The roofline"). */
-enum perf_model { PERF_MODEL_STAGED, PERF_MODEL_SINGLE, PERF_MODEL_ZCOPY, PERF_NMODELS };
+enum perf_model {
+	PERF_MODEL_STAGED, PERF_MODEL_SINGLE, PERF_MODEL_ZCOPY, PERF_MODEL_CMA, PERF_NMODELS,
+	PERF_MODEL_AUTO = PERF_NMODELS	/* the path is the tuner's choice: the least bound */
+};
 
 struct perf_ctx {
 	const struct perf_opts *o;
@@ -65,13 +68,19 @@ void perf_fmt_bw(char *buf, size_t len, double gbs);
 
 /* roof.c */
 int perf_roof_alloc(struct perf_ctx *c);
-int perf_roof_probe(struct perf_ctx *c, size_t bytes, double *bc, double *br);
+/* Aggregate read + write bytes/s over the ranks at one working set (roof.c). */
+struct perf_rates {
+	double copy, add, read;
+	double best;		/* the largest of the three: the rate a bound may assume */
+};
+int perf_roof_probe(struct perf_ctx *c, size_t bytes, struct perf_rates *r);
 enum perf_model perf_roof_model(const struct perf_ctx *c, size_t count);
 const char *perf_model_name(enum perf_model m);
 void perf_model_traffic(enum perf_model m, enum perf_coll coll, int nranks, int inplace,
-			double *copy, double *red);
+			double *mem, double *chunk);
 double perf_roof_tmin_us(const struct perf_ctx *c, enum perf_model m, size_t bytes, int inplace,
-			 double bc, double br);
+			 double bm, double bk);
+size_t perf_roof_chunk(const struct perf_ctx *c);
 
 /* Sizes: per-rank element count of the API call and the "size" column for @bytes. */
 size_t perf_count(const struct perf_opts *o, size_t bytes, int nranks);

@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cma.c - the CMA path (coll/ layer): collectives between the ranks of
+ * one host that read (and write) the peers' own buffers with
+ * process_vm_readv/writev, one kernel copy instead of the staged path's
+ * copy in and copy out, on any memory (malloc'd buffers included).
+ *
+ * At init (collective over the host's ranks, whatever CCOM_CMA says, so
+ * that every rank passes the same barriers) each rank publishes a probe
+ * word and reads every peer's with process_vm_readv.  Whatever stops one
+ * read (Yama ptrace_scope, another uid, a seccomp filter, a kernel
+ * without CONFIG_CROSS_MEMORY_ATTACH, another pid namespace) turns the
+ * path off for every rank of the communicator before its first operation,
+ * with the reason at INFO: an operation never fails for want of
+ * permission.  Under Yama ptrace_scope 1 a rank declares its one peer as
+ * its tracer (PR_SET_PTRACER) when there are two local ranks; with more,
+ * one declared tracer per process is not enough and the path is off.
+ *
+ * An operation: each rank writes its send and receive addresses into its
+ * line of the segment (struct ccom_shm_cdesc), a host barrier publishes
+ * them, every rank checks its peers called the same collective, does its
+ * part, and a second barrier keeps every buffer alive until no peer uses
+ * it.  AllReduce, Reduce, ReduceScatter: rank r reduces slice r of every
+ * input (read through the kernel into a cache-sized bounce buffer, 256 KiB
+ * at a time, in rank order, so every rank gets bitwise the same result)
+ * and writes it into every output (Reduce: the root's).  AllGather,
+ * Broadcast, AlltoAll: every rank reads what it needs straight into its
+ * own output.  Only rank r writes slice r of any output, and reads a
+ * peer's input only where no one writes before the last barrier, so
+ * in-place calls are safe, mixed across ranks too; AlltoAll, where an
+ * in-place rank's input is overwritten by its own reads, runs staged if
+ * any rank calls it in place.
+ *
+ * CCOM_CMA=1 forces the path for every collective it serves from
+ * CMA_MIN_BYTES per rank; auto (the default) measures it against the
+ * staged path on the operations themselves: per collective and power of
+ * two of the size, the first CMA_TRIALS operations of each path alternate
+ * (timed on every rank), and the next one (run on CMA, all ranks in a
+ * barrier) compares the slowest rank's best time of each and keeps the
+ * faster for that collective and size from then on.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "coll/cma.h"
+#include "coll/coll.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "mem/mem.h"
+#include "reduce/reduce.h"
+#include "transport/shm.h"
+#include "tune/cma_cache.h"
+#include "util/err.h"
+#include "util/log.h"
+#include "util/params.h"
+
+#define CMA_MIN_BYTES (64u << 10)	/* per rank; below, two barriers cost more */
+#define CMA_BLOCK (256u << 10)		/* bytes reduced per step, in cache */
+#define CMA_TRIALS 3			/* timed operations per path before auto decides */
+#define CMA_BUCKETS 48			/* powers of two of the per-rank bytes */
+#define CMA_SLOW_FACTOR 4		/* an operation this much above its price is "slow" */
+#define CMA_SLOW_RUN 3			/* ... and this many in a row ask all ranks to measure again */
+#define CMA_MODE_DRIVER 3		/* published at init: /dev/nccom is in use, CMA stays off */
+
+struct cma_trial {
+	int n[2];			/* operations timed: [0] staged, [1] CMA */
+	uint64_t best_ns[2];
+	int verdict;			/* 0 undecided, 1 CMA, -1 staged */
+	double ns_per_byte;		/* CMA's best price seen since the verdict, 0: none */
+	int slow;			/* consecutive CMA operations far above that price */
+};
+
+struct ccom_cma {
+	int mode;			/* agreed CCOM_CMA: 0 off, 1 forced, 2 auto */
+	bool on;			/* every rank may read every peer */
+	char *buf;			/* two bounce blocks and the accumulator */
+	volatile uint64_t probe_word;
+	uint64_t ops;
+	struct cma_trial trial[CCOM_COLL_NKINDS][CMA_BUCKETS];
+	struct cma_trial *pending;	/* a staged trial running now (auto) */
+	int cached;			/* verdicts taken from the cache at init */
+	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
+	uint64_t decided;		/* verdicts measured by this communicator */
+	char why[256];			/* the choice, for the topology dump */
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int yama_scope(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static pid_t peer_pid(struct ccomComm *comm, int l)
+{
+	return comm->peers[comm->local_to_rank[l]].pid;
+}
+
+/* Copy @len bytes between this process and local rank @l's address space @raddr: 0 or -errno. */
+static int cma_copy(struct ccomComm *comm, int l, void *local, uint64_t raddr, size_t len,
+		    bool write)
+{
+	pid_t pid = peer_pid(comm, l);
+	struct iovec li, ri;
+	ssize_t n;
+
+	if (l == comm->shm->me || pid == getpid()) {
+		if (write)
+			memcpy((void *)(uintptr_t)raddr, local, len);
+		else
+			memcpy(local, (const void *)(uintptr_t)raddr, len);
+		return 0;
+	}
+	while (len) {
+		li.iov_base = local;
+		li.iov_len = len;
+		ri.iov_base = (void *)(uintptr_t)raddr;
+		ri.iov_len = len;
+		n = write ? process_vm_writev(pid, &li, 1, &ri, 1, 0) :
+			    process_vm_readv(pid, &li, 1, &ri, 1, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;
+		local = (char *)local + n;
+		raddr += (uint64_t)n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* cma_copy() within an operation: a failure fails it, with the reason. */
+static int cma_move(struct ccomComm *comm, int l, void *local, uint64_t raddr, size_t len,
+		    bool write)
+{
+	struct ccom_shm *s = comm->shm;
+	int err = cma_copy(comm, l, local, raddr, len, write), i, e;
+
+	/*
+	 * A peer that is exiting loses its memory a moment before its pidfd
+	 * says it died: give the liveness check (the same report as the
+	 * staged path's waits: ccomRemoteError naming the rank) 200 ms.
+	 */
+	for (i = 0; err && i < 200; i++) {
+		e = s->wait_src.ops->check_peers(s->wait_src.ctx);
+		if (e)
+			return e;
+		if (err != -ESRCH && err != -EFAULT && err != -ENOMEM)
+			break;
+		usleep(1000);
+	}
+	if (err)
+		ccom_set_last_error("rank %d: process_vm_%s of %zu bytes of local rank %d (pid %d) failed: %s (it worked at init: the peer's buffer is not mapped, or the peer is gone)",
+				    comm->rank, write ? "writev" : "readv", len, l,
+				    (int)peer_pid(comm, l), strerror(-err));
+	return err;
+}
+
+static const char *deny_hint(int err, int scope, int nlocal)
+{
+	if (err == EPERM && scope == 1 && nlocal > 2)
+		return "Yama ptrace_scope is 1 and a process can declare one tracer, not one per peer: set kernel.yama.ptrace_scope=0 to use CMA, or CCOM_CMA=0 to skip the check";
+	if (err == EPERM && scope >= 2)
+		return "Yama ptrace_scope is 2 or 3 (only CAP_SYS_PTRACE or no one may read another process): nothing to fix unless the host's policy changes; CCOM_CMA=0 skips the check";
+	if (err == EPERM)
+		return "the ranks run as different users, lack CAP_SYS_PTRACE, or a seccomp filter denies process_vm_readv; CCOM_CMA=0 skips the check";
+	if (err == ENOSYS)
+		return "the kernel lacks CONFIG_CROSS_MEMORY_ATTACH or a seccomp filter denies process_vm_readv; CCOM_CMA=0 skips the check";
+	if (err == ESRCH || err == EBADMSG)
+		return "the peer's pid names another process here (another pid namespace?); CCOM_CMA=0 skips the check";
+	return "CCOM_CMA=0 skips the check";
+}
+
+/* Read every local peer's probe word: 0, or the errno met and the peer in *@peer. */
+static int probe_peers(struct ccomComm *comm, int *peer)
+{
+	struct ccom_shm *s = comm->shm;
+	uint64_t v;
+	int l, err;
+
+	for (l = 0; l < s->nlocal; l++) {
+		const struct ccom_shm_cdesc *d = &s->hdr->cdesc[l];
+
+		if (l == s->me)
+			continue;
+		v = 0;
+		err = cma_copy(comm, l, &v, d->probe, sizeof(v), false);
+		if (!err && v != d->probe_val)
+			err = -EBADMSG;
+		if (err) {
+			*peer = l;
+			return -err;
+		}
+	}
+	return 0;
+}
+
+static int mode_of(const char *v)
+{
+	if (!v || !*v || !strcmp(v, "auto"))
+		return 2;
+	if (!strcmp(v, "0"))
+		return 0;
+	if (!strcmp(v, "1"))
+		return 1;
+	return -1;
+}
+
+static void cma_state_free(struct ccom_cma *c)
+{
+	if (!c)
+		return;
+	free(c->buf);
+	free(c);
+}
+
+_Static_assert(sizeof(((struct ccom_shm_hdr *)0)->cma_verdict) == sizeof(struct ccom_tune_cma_table),
+	       "the segment holds the cache's table as it is");
+_Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS, "every kind the path serves is cached");
+
+/* auto: the verdicts local rank 0 read from the cache (the same on every rank). */
+static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
+{
+	int k, b, n = 0;
+
+	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
+		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
+			c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict = s->hdr->cma_verdict[k][b];
+			n += s->hdr->cma_verdict[k][b] != 0;
+		}
+	c->cached = n;
+}
+
+/* auto, local rank 0: the verdicts of this communicator into the cache. */
+static void cache_store(struct ccom_cma *c, int nlocal)
+{
+	struct ccom_tune_cma_table t;
+	int k, b;
+
+	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
+		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++)
+			t.verdict[k][b] = (int8_t)c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict;
+	ccom_tune_cma_store(nlocal, &t);
+}
+
+/*
+ * Collective over the local ranks of a one-host communicator with a host
+ * segment: two barriers whatever CCOM_CMA says.  Leaves comm->coll->cma
+ * NULL when the path is off.
+ */
+int ccom_cma_init(struct ccomComm *comm)
+{
+	struct ccom_shm *s = comm->shm;
+	struct ccom_cma *c;
+	struct ccom_shm_cdesc *me;
+	int mode, scope, l, err, peer = -1, bad = -1, bad_peer = -1, bad_err = 0, off_by = -1;
+
+	if (!s || comm->nnodes != 1 || s->nlocal != comm->nranks)
+		return 0;
+	mode = mode_of(ccom_param_str("CCOM_CMA"));
+	if (mode > 0 && comm->kdev)
+		mode = CMA_MODE_DRIVER;
+	if (mode < 0) {
+		ccom_set_last_error("rank %d: CCOM_CMA=%s is not 0, 1 or auto", comm->rank,
+				    ccom_param_str("CCOM_CMA"));
+		return -EINVAL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	scope = yama_scope();
+	if (mode && scope == 1 && s->nlocal == 2 && peer_pid(comm, 1 - s->me) != getpid() &&
+	    prctl(PR_SET_PTRACER, (unsigned long)peer_pid(comm, 1 - s->me), 0, 0, 0))
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: PR_SET_PTRACER for local peer pid %d: %s",
+			  comm->rank, (int)peer_pid(comm, 1 - s->me), strerror(errno));
+	c->probe_word = ((uint64_t)getpid() << 32) ^ now_ns() ^ 0x636d61u;
+	me = &s->hdr->cdesc[s->me];
+	me->probe = (uint64_t)(uintptr_t)&c->probe_word;
+	me->probe_val = c->probe_word;
+	me->addr[0] = (uint64_t)mode;	/* the mode travels in the first barrier */
+	me->recheck = 0;
+	if (s->me == 0 && mode == 2 &&
+	    ccom_tune_cma_load(s->nlocal, (struct ccom_tune_cma_table *)&s->hdr->cma_verdict))
+		memset(&s->hdr->cma_verdict, 0, sizeof(s->hdr->cma_verdict));
+	err = ccom_shm_barrier(s);
+	if (err)
+		goto fail;
+	for (l = 0; l < s->nlocal; l++)
+		if ((s->hdr->cdesc[l].addr[0] == 0 || s->hdr->cdesc[l].addr[0] == CMA_MODE_DRIVER) &&
+		    off_by < 0)
+			off_by = l;
+	for (l = 0; l < s->nlocal; l++)
+		if (s->hdr->cdesc[l].addr[0] == 2)
+			mode = 2;
+	atomic_store(&me->err, off_by >= 0 ? 0 : probe_peers(comm, &peer));
+	me->err_peer = peer;
+	err = ccom_shm_barrier(s);
+	if (err)
+		goto fail;
+	for (l = 0; l < s->nlocal && bad < 0; l++)
+		if (atomic_load(&s->hdr->cdesc[l].err)) {
+			bad = l;
+			bad_err = atomic_load(&s->hdr->cdesc[l].err);
+			bad_peer = s->hdr->cdesc[l].err_peer;
+		}
+	if (off_by >= 0) {
+		snprintf(c->why, sizeof(c->why), "off: local rank %d %s", off_by,
+			 s->hdr->cdesc[off_by].addr[0] ? "uses the nccom driver (its single-copy paths)" :
+			 "has CCOM_CMA=0");
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA %s", comm->rank, c->why);
+	} else if (bad >= 0) {
+		snprintf(c->why, sizeof(c->why), "off: local rank %d could not read local rank %d with process_vm_readv: %s",
+			 bad, bad_peer, strerror(bad_err));
+		char yama[48] = "no Yama";
+
+		if (scope >= 0)
+			snprintf(yama, sizeof(yama), "Yama ptrace_scope %d", scope);
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA %s (%s; %s); collectives stage through the host segment",
+			  comm->rank, c->why, yama, deny_hint(bad_err, scope, s->nlocal));
+	} else {
+		c->mode = mode;
+		c->on = true;
+		if (mode == 2)
+			cache_take(c, s);
+		snprintf(c->why, sizeof(c->why), "%s", mode == 1 ? "forced (CCOM_CMA=1)" :
+			 "auto: measured against the staged path per collective and size");
+		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA (process_vm_readv) between the %d local ranks: %s",
+			  comm->rank, s->nlocal, c->why);
+	}
+	comm->coll->cma = c;
+	return 0;
+fail:
+	cma_state_free(c);
+	return err;
+}
+
+void ccom_cma_fini(struct ccomComm *comm)
+{
+	if (!comm->coll)
+		return;
+	cma_state_free(comm->coll->cma);
+	comm->coll->cma = NULL;
+}
+
+int ccom_cma_cached(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->cached : 0;
+}
+
+uint64_t ccom_cma_decided(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->decided : 0;
+}
+
+uint64_t ccom_cma_ops(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->ops : 0;
+}
+
+const char *ccom_cma_describe(const struct ccomComm *comm)
+{
+	const struct ccom_cma *c = comm->coll ? comm->coll->cma : NULL;
+
+	return c ? c->why : "off: not a one-host communicator with a host segment";
+}
+
+/* Slice p of @len elements split over @n ranks, 16-element aligned (as coll/direct.c's). */
+static void slice(size_t len, int n, int p, size_t *lo, size_t *hi)
+{
+	*lo = p == 0 ? 0 : ((len * (size_t)p / (size_t)n) & ~(size_t)15);
+	*hi = p == n - 1 ? len : ((len * (size_t)(p + 1) / (size_t)n) & ~(size_t)15);
+	if (*hi < *lo)
+		*hi = *lo;
+}
+
+/*
+ * Elements [e0, e1) of every rank's input at byte offset @in_off, reduced
+ * in rank order block by block, written at byte offset @out_off of the
+ * outputs of ranks [d0, d1).
+ */
+static int reduce_range(struct ccomComm *comm, const struct ccom_op *op, size_t e0, size_t e1,
+			size_t in_off, size_t out_off, int d0, int d1)
+{
+	struct ccom_shm *s = comm->shm;
+	struct ccom_cma *c = comm->coll->cma;
+	size_t esz = ccom_dtype_size(op->dtype), per = CMA_BLOCK / esz, e, len, b;
+	char *bounce[2] = { c->buf, c->buf + CMA_BLOCK }, *acc = c->buf + 2 * CMA_BLOCK, *src[2];
+	int p, err;
+
+	for (e = e0; e < e1; e += len) {
+		len = e1 - e < per ? e1 - e : per;
+		b = (e - e0) * esz;
+		for (p = 0; p < s->nlocal; p++) {
+			uint64_t at = s->hdr->cdesc[p].addr[0] + in_off + e * esz;
+			int k = p == 0 ? 0 : 1;
+
+			if (p == s->me) {
+				src[k] = (char *)(uintptr_t)at;
+			} else {
+				src[k] = bounce[k];
+				err = cma_move(comm, p, src[k], at, len * esz, false);
+				if (err)
+					return err;
+			}
+			if (p == 1)
+				ccom_reduce2(acc, src[0], src[1], len, op->dtype, op->op);
+			else if (p > 1)
+				ccom_reduce2(acc, acc, src[1], len, op->dtype, op->op);
+		}
+		ccom_reduce_finish(acc, len, op->dtype, op->op, comm->nranks);
+		for (p = d0; p < d1; p++) {
+			err = cma_move(comm, p, acc, s->hdr->cdesc[p].addr[1] + out_off + b, len * esz,
+				       true);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* This rank's part of @op, every rank's addresses published. */
+static int cma_work(struct ccomComm *comm, const struct ccom_op *op)
+{
+	struct ccom_shm *s = comm->shm;
+	size_t esz = ccom_dtype_size(op->dtype), bytes = op->count * esz, lo, hi;
+	char *out = op->recvbuff;
+	int n = s->nlocal, me = s->me, p, err = 0;
+	uint64_t in;
+
+	switch (op->kind) {
+	case CCOM_COLL_ALLREDUCE:
+	case CCOM_COLL_REDUCE:
+		slice(op->count, n, me, &lo, &hi);
+		if (op->kind == CCOM_COLL_ALLREDUCE)
+			return reduce_range(comm, op, lo, hi, 0, lo * esz, 0, n);
+		return reduce_range(comm, op, lo, hi, 0, lo * esz, op->root, op->root + 1);
+	case CCOM_COLL_REDUCESCATTER:
+		return reduce_range(comm, op, 0, op->count, (size_t)me * bytes, 0, me, me + 1);
+	case CCOM_COLL_BROADCAST:
+		in = s->hdr->cdesc[op->root].addr[0];
+		if (me == op->root && (uint64_t)(uintptr_t)out == in)
+			return 0;
+		return cma_move(comm, op->root, out, in, bytes, false);
+	case CCOM_COLL_ALLGATHER:
+		for (p = 0; p < n && !err; p++)
+			if (out + (size_t)p * bytes != (char *)(uintptr_t)s->hdr->cdesc[p].addr[0] ||
+			    p != me)
+				err = cma_move(comm, p, out + (size_t)p * bytes,
+					       s->hdr->cdesc[p].addr[0], bytes, false);
+		return err;
+	case CCOM_COLL_ALLTOALL:
+		for (p = 0; p < n && !err; p++)
+			err = cma_move(comm, p, out + (size_t)p * bytes,
+				       s->hdr->cdesc[p].addr[0] + (size_t)me * bytes, bytes, false);
+		return err;
+	default:
+		return -EINVAL;
+	}
+}
+
+static bool serves(const struct ccom_op *op)
+{
+	switch (op->kind) {
+	case CCOM_COLL_ALLREDUCE: case CCOM_COLL_REDUCE: case CCOM_COLL_REDUCESCATTER:
+	case CCOM_COLL_BROADCAST: case CCOM_COLL_ALLGATHER: case CCOM_COLL_ALLTOALL:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/*
+ * Are this rank's buffers ccomMemAlloc memory of a collective the
+ * zero-copy path (coll/direct.c) serves?  If every rank's are, that path
+ * (no kernel copy at all) runs instead.
+ */
+static int32_t zcopy_buffers(struct ccomComm *comm, const struct ccom_op *op)
+{
+	size_t bytes = op->count * ccom_dtype_size(op->dtype), sb = bytes, rb = bytes;
+	struct ccom_mem_ref ref;
+
+	if (comm->shm->nlocal > 8)
+		return 0;
+	if (op->kind == CCOM_COLL_ALLGATHER)
+		rb *= (size_t)comm->shm->nlocal;
+	else if (op->kind == CCOM_COLL_REDUCESCATTER)
+		sb *= (size_t)comm->shm->nlocal;
+	else if (op->kind != CCOM_COLL_ALLREDUCE)
+		return 0;
+	return ccom_mem_lookup(op->sendbuff, sb, &ref) && ccom_mem_lookup(op->recvbuff, rb, &ref);
+}
+
+/*
+ * After the first barrier, the same answer on every rank: not when every
+ * rank's buffers take the zero-copy path, nor an AlltoAll where a rank
+ * is in place (its input would change under its peers' reads).
+ */
+static bool cma_applies(struct ccom_shm *s, const struct ccom_op *op)
+{
+	bool all_zcopy = true;
+	int l;
+
+	for (l = 0; l < s->nlocal; l++) {
+		const struct ccom_shm_cdesc *d = &s->hdr->cdesc[l];
+
+		if (!d->zcopy)
+			all_zcopy = false;
+		if (op->kind == CCOM_COLL_ALLTOALL && d->addr[0] == d->addr[1])
+			return false;
+	}
+	return !all_zcopy;
+}
+
+static int bucket_of(size_t bytes)
+{
+	int b = 0;
+
+	while (b < CMA_BUCKETS - 1 && ((size_t)2 << b) <= bytes)
+		b++;
+	return b;
+}
+
+/*
+ * auto: after CMA_TRIALS timed operations of each path, the slowest
+ * rank's best time of each (every rank's, published in this operation's
+ * first barrier) picks the path for this collective and size.
+ */
+static void decide(struct ccomComm *comm, const struct ccom_op *op, struct cma_trial *t)
+{
+	struct ccom_shm *s = comm->shm;
+	uint64_t worst[2] = { 0, 0 }, v;
+	int l, k;
+
+	for (l = 0; l < s->nlocal; l++)
+		for (k = 0; k < 2; k++) {
+			v = atomic_load(&s->hdr->cdesc[l].best_ns[k]);
+			if (v > worst[k])
+				worst[k] = v;
+		}
+	t->verdict = worst[1] < worst[0] ? 1 : -1;
+	t->ns_per_byte = 0;
+	t->slow = 0;
+	comm->coll->cma->decided++;
+	if (s->me == 0 && op->kind < CCOM_TUNE_CMA_KINDS)
+		cache_store(comm->coll->cma, s->nlocal);
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %.1f us, staged %.1f us (slowest rank's best of %d): %s from now on",
+		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
+		  (double)worst[1] / 1e3, (double)worst[0] / 1e3, CMA_TRIALS,
+		  t->verdict > 0 ? "CMA" : "staged");
+}
+
+/*
+ * auto: after every rank passed an operation's first barrier, each reads
+ * every rank's request to measure again (the same on every rank) and
+ * forgets those verdicts; a rank's own request is then withdrawn.
+ */
+static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
+{
+	struct ccom_shm *s = comm->shm;
+	struct cma_trial *t;
+	int32_t r;
+	int l;
+
+	for (l = 0; l < s->nlocal; l++) {
+		r = s->hdr->cdesc[l].recheck;
+		if (r <= 0 || r > CCOM_COLL_NKINDS * CMA_BUCKETS)
+			continue;
+		t = &c->trial[(r - 1) / CMA_BUCKETS][(r - 1) % CMA_BUCKETS];
+		if (t->verdict) {
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank more than %dx slower than their best; measuring CMA and the staged path again",
+				  comm->rank, l, CMA_SLOW_RUN,
+				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CMA_BUCKETS)),
+				  (r - 1) % CMA_BUCKETS, CMA_SLOW_FACTOR);
+			memset(t, 0, sizeof(*t));
+		}
+	}
+	c->recheck_seen = s->hdr->cdesc[s->me].recheck;
+}
+
+/*
+ * auto, after an operation on the CMA path of trial @t (index @idx) took
+ * @dt ns: a trial's time, or against the best price seen since the
+ * verdict; CMA_SLOW_RUN operations in a row CMA_SLOW_FACTOR above it ask
+ * every rank (at the next operation's first barrier) to measure again.
+ */
+static void cma_timed(struct ccom_cma *c, struct ccom_shm *s, struct cma_trial *t, int idx,
+		      size_t bytes, uint64_t dt)
+{
+	double per = (double)dt / (double)bytes;
+
+	if (c->recheck_seen && s->hdr->cdesc[s->me].recheck == c->recheck_seen)
+		s->hdr->cdesc[s->me].recheck = 0;
+	c->recheck_seen = 0;
+	if (!t->verdict) {
+		if (!t->n[1]++ || dt < t->best_ns[1])
+			t->best_ns[1] = dt;
+		return;
+	}
+	if (t->ns_per_byte > 0 && per > CMA_SLOW_FACTOR * t->ns_per_byte)
+		t->slow++;
+	else
+		t->slow = 0;
+	if (t->ns_per_byte == 0 || per < t->ns_per_byte)
+		t->ns_per_byte = per;
+	if (t->slow >= CMA_SLOW_RUN) {
+		s->hdr->cdesc[s->me].recheck = idx + 1;
+		t->slow = 0;
+	}
+}
+
+int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_cma *c = comm->coll->cma;
+	struct ccom_shm *s = comm->shm;
+	struct ccom_shm_cdesc *me;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	struct cma_trial *t = NULL;
+	bool deciding = false;
+	uint64_t t0 = now_ns();
+	int err;
+
+	if (!c || !c->on || !serves(op) || bytes < CMA_MIN_BYTES)
+		return 1;
+	if (c->mode == 2) {
+		t = &c->trial[op->kind][bucket_of(bytes)];
+		if (t->verdict < 0)
+			return 1;
+		if (!t->verdict && t->n[1] > t->n[0]) {
+			c->pending = t;	/* a staged trial: ccom_cma_staged_done() times it */
+			return 1;
+		}
+		deciding = !t->verdict && t->n[0] >= CMA_TRIALS;
+	}
+	if (!c->buf) {
+		c->buf = aligned_alloc(64, 3 * CMA_BLOCK);
+		if (!c->buf)
+			return -ENOMEM;
+	}
+	me = &s->hdr->cdesc[s->me];
+	me->addr[0] = (uint64_t)(uintptr_t)op->sendbuff;
+	me->addr[1] = (uint64_t)(uintptr_t)op->recvbuff;
+	me->zcopy = zcopy_buffers(comm, op);
+	if (deciding) {
+		atomic_store(&me->best_ns[0], t->best_ns[0]);
+		atomic_store(&me->best_ns[1], t->best_ns[1]);
+	}
+	err = ccom_shm_barrier(s);
+	/* Every peer posted its call before the barrier: agree before touching their buffers. */
+	if (!err)
+		err = ccom_shm_sig_verify(s, true);
+	if (err)
+		return err;
+	if (deciding)
+		decide(comm, op, t);
+	if (c->mode == 2)
+		recheck_take(comm, c);
+	if (!cma_applies(s, op)) {
+		/* Nobody rewrites its line before every rank has read it. */
+		err = ccom_shm_barrier(s);
+		return err ? err : 1;
+	}
+	err = cma_work(comm, op);
+	if (err)
+		return err;
+	c->ops++;
+	/* Nobody returns (and lets its buffers change) while a peer uses them. */
+	err = ccom_shm_barrier(s);
+	if (!err && t)
+		cma_timed(c, s, t, (int)op->kind * CMA_BUCKETS + bucket_of(bytes), bytes,
+			  now_ns() - t0);
+	return err;
+}
+
+void ccom_cma_staged_done(struct ccomComm *comm, uint64_t ns)
+{
+	struct ccom_cma *c = comm->coll->cma;
+	struct cma_trial *t = c ? c->pending : NULL;
+
+	if (!t)
+		return;
+	c->pending = NULL;
+	if (!t->n[0]++ || ns < t->best_ns[0])
+		t->best_ns[0] = ns;
+}
+
+uint64_t ccom_cma_now_ns(void)
+{
+	return now_ns();
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cma_cache.h - the CMA path's measured verdicts (coll/cma.c), cached per
+ * boot, user and number of local ranks in a file (cma_cache.c), so that
+ * later communicators on this machine start with them.
+ */
+#ifndef CCOM_TUNE_CMA_CACHE_H
+#define CCOM_TUNE_CMA_CACHE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Collectives the path serves (enum ccom_coll_kind values 0-5) x per-rank sizes 2^16-2^31. */
+#define CCOM_TUNE_CMA_KINDS 6
+#define CCOM_TUNE_CMA_LOG_MIN 16
+#define CCOM_TUNE_CMA_SIZES 16
+
+/* verdict: 0 not measured, 1 CMA faster, -1 the staged path faster. */
+struct ccom_tune_cma_table {
+	int8_t verdict[CCOM_TUNE_CMA_KINDS][CCOM_TUNE_CMA_SIZES];
+};
+
+/*
+ * Read the cache of @nlocal local ranks into @t: 0 (entries not in the
+ * file stay 0), or -errno (-ENOENT: none yet; -EBADMSG: a malformed line,
+ * logged with the file's name, nothing used).
+ */
+int ccom_tune_cma_load(int nlocal, struct ccom_tune_cma_table *t);
+/* Replace the cache of @nlocal local ranks with @t (atomically, by rename); errors at INFO. */
+void ccom_tune_cma_store(int nlocal, const struct ccom_tune_cma_table *t);
+
+#endif

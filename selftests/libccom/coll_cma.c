@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the CMA path (libccom/coll/cma.c, process_vm_readv/writev
+ * on malloc() buffers).  With CCOM_CMA=1 on 2, 3 and 4 ranks: the small
+ * collective matrix, then AllReduce, Reduce, ReduceScatter, AllGather,
+ * Broadcast and AlltoAll of 65,549 elements (at least 64 KiB per rank)
+ * for every dtype x op, out-of-place, in-place, and mixed (odd ranks in
+ * place), every root for Reduce and Broadcast, and 1 Mi + 3 fp32
+ * AllReduce, each checked against the reference and for overruns; every
+ * rank must have run the CMA path.  Then the permission matrix, with
+ * CCOM_CMA=1 asked for on every rank: a seccomp filter on one of 3 ranks
+ * making process_vm_readv/writev fail with EPERM, the same on both of 2
+ * ranks with ENOSYS, and one rank of 3 with CCOM_CMA=0: each time every
+ * rank must leave the path off from init (no CMA operation, the reason
+ * naming the rank) and every collective must still succeed.  Last,
+ * CCOM_CMA=auto on 2 ranks: 40 AllReduces of 1 MiB, correct whichever
+ * path the measurement keeps; the verdict lands in the cache file
+ * (CCOM_CMA_CALIB_FILE) as "0 20 1|-1", a second communicator starts
+ * with it, and a malformed cache is ignored.  With CMA_TEST_YAMA=1 (in a
+ * throwaway guest: it changes kernel.yama.ptrace_scope and restores it;
+ * "only": nothing else):
+ * ranks that dropped to uid 65534 (root's CAP_SYS_PTRACE passes Yama),
+ * scope 1 with 2 sibling ranks (on, through PR_SET_PTRACER) and with 3
+ * (off), scope 2 (off).
+ */
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <grp.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+
+#include "coll_matrix.h"
+
+#include "coll/cma.h"
+#include "core/comm.h"
+
+#define CMA_COUNT 65549u	/* >= 64 KiB per rank even for int8 */
+
+struct cma_job {
+	struct ct_job ct;
+	int expect_on;		/* the path must run (1) or stay off (0) */
+	const char *why;	/* off: what the reason must contain */
+	int light;		/* one AllReduce instead of the matrices (slow guests) */
+};
+
+struct cma_job;
+static int run_case(struct cma_job *j, int n, const char *what);
+
+static int cma_deny_rank = -1, cma_deny_errno, cma_off_rank = -1, cma_nobody;
+
+/* at_init: the denied rank installs a filter failing both CMA calls with cma_deny_errno. */
+static void cma_at_init(int rank)
+{
+#ifdef __x86_64__
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)cma_deny_errno & 0xffff)),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+	if ((cma_deny_rank == rank || cma_deny_rank == -2) &&
+	    (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	     prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)))
+		fprintf(stderr, "rank %d: seccomp filter: %s\n", rank, strerror(errno));
+#endif
+	if (cma_off_rank == rank)
+		setenv("CCOM_CMA", "0", 1);
+	/* A process whose uid changed is not dumpable: no one but root could read it. */
+	if (cma_nobody && (setgroups(0, NULL) || setresgid(65534, 65534, 65534) ||
+			   setresuid(65534, 65534, 65534) || prctl(PR_SET_DUMPABLE, 1, 0, 0, 0)))
+		fprintf(stderr, "rank %d: cannot drop to uid 65534: %s\n", rank, strerror(errno));
+}
+
+static int yama_set(const char *v)
+{
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "w");
+
+	return f && fputs(v, f) >= 0 && !fclose(f) ? 0 : -1;
+}
+
+/* Yama ptrace_scope 1 and 2, in a guest only (CMA_TEST_YAMA=1). */
+static int cma_yama(struct cma_job *j)
+{
+	char old[8] = "";
+	FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+	int rc = T_FAIL;
+
+	if (!f || !fgets(old, sizeof(old), f)) {
+		fprintf(stderr, "CMA_TEST_YAMA=1 but no readable ptrace_scope\n");
+		return T_FAIL;
+	}
+	fclose(f);
+	T_CHECK(!yama_set("1"), "cannot set ptrace_scope 1");
+	j->light = 1;
+	cma_nobody = 1;	/* root's CAP_SYS_PTRACE passes Yama 1 and 2 */
+	j->expect_on = 1;
+	if (run_case(j, 2, "uid 65534, Yama ptrace_scope 1, 2 sibling ranks: on (PR_SET_PTRACER)"))
+		goto out;
+	j->expect_on = 0;
+	j->why = "could not read";
+	if (run_case(j, 3, "uid 65534, Yama ptrace_scope 1, 3 ranks: all off from init"))
+		goto out;
+	if (yama_set("2"))
+		goto out;
+	if (run_case(j, 2, "uid 65534, Yama ptrace_scope 2: all off from init"))
+		goto out;
+	rc = T_PASS;
+out:
+	cma_nobody = 0;
+	j->light = 0;
+	if (yama_set(old))
+		fprintf(stderr, "could not restore ptrace_scope %s\n", old);
+	return rc;
+}
+
+static int cma_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz)
+{
+	static const int kinds[] = { K_AR, K_RED, K_RS, K_AG, K_BC, K_A2A };
+	struct ct_case c;
+	int k, dt, op, ip, root;
+
+	for (k = 0; k < 6; k++)
+		for (dt = 0; dt < ccomNumTypes; dt++)
+			for (op = 0; op < (ct_is_reduction(kinds[k]) ? ccomNumOps : 1); op++)
+				for (ip = 0; ip < 3; ip++) {
+					/* ip 2: mixed, the odd ranks in place */
+					root = (dt + op + ip) % n;
+					c = (struct ct_case){ kinds[k], ip == 2 ? rank % 2 : ip, root,
+							      (ccomDataType_t)dt, (ccomRedOp_t)op,
+							      CMA_COUNT };
+					if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
+						return T_FAIL;
+				}
+	for (ip = 0; ip < 2; ip++) {
+		c = (struct ct_case){ K_AR, ip, 0, ccomFloat32, ccomSum, CT_BIG };
+		if (ct_case_run(comm, &c, rank, n, sb, rb, bufsz))
+			return T_FAIL;
+	}
+	return T_PASS;
+}
+
+static int cma_rank(int rank, int n, void *arg)
+{
+	struct cma_job *j = arg;
+	size_t bufsz = ((size_t)CT_BIG + 8) * 8 * 2 + 4096;
+	char *sb = malloc(bufsz), *rb = malloc(bufsz);
+	const char *why;
+	ccomComm_t comm;
+	int rc;
+
+	if (!sb || !rb || ct_init(&j->ct, rank, &comm))
+		return T_FAIL;
+	why = ccom_cma_describe(comm);
+	if (j->expect_on >= 0 && !j->expect_on && (strncmp(why, "off", 3) || !strstr(why, j->why))) {
+		fprintf(stderr, "rank %d/%d: CMA state \"%s\", want off because \"%s\"\n", rank, n,
+			why, j->why);
+		return T_FAIL;
+	}
+	if (j->light) {
+		struct ct_case c = { K_AR, 0, 0, ccomFloat32, ccomSum, CMA_COUNT };
+
+		rc = ct_case_run(comm, &c, rank, n, sb, rb, bufsz);
+	} else {
+		rc = ct_matrix_small(comm, rank, n, sb, rb, bufsz);
+		if (!rc)
+			rc = cma_cases(comm, rank, n, sb, rb, bufsz);
+	}
+	if (!rc && j->expect_on == 1 && ccom_cma_ops(comm) == 0) {
+		fprintf(stderr, "rank %d/%d: CCOM_CMA=1 but the CMA path never ran (%s)\n", rank, n,
+			why);
+		rc = T_FAIL;
+	}
+	if (!rc && j->expect_on == 0 && ccom_cma_ops(comm) != 0) {
+		fprintf(stderr, "rank %d/%d: CMA is off (%s) but ran %llu operations\n", rank, n, why,
+			(unsigned long long)ccom_cma_ops(comm));
+		rc = T_FAIL;
+	}
+	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
+		rc = T_FAIL;
+	ccomCommDestroy(comm);
+	free(sb);
+	free(rb);
+	return rc;
+}
+
+/* CCOM_CMA=auto: 40 AllReduces of 1 MiB, each checked. */
+static int cma_auto_rank(int rank, int n, void *arg)
+{
+	struct cma_job *j = arg;
+	size_t count = (1u << 20) / sizeof(float), i;
+	float *in = malloc(count * sizeof(float)), *out = malloc(count * sizeof(float));
+	ccomComm_t comm;
+	int k, rc = T_PASS;
+
+	if (!in || !out || ct_init(&j->ct, rank, &comm))
+		return T_FAIL;
+	for (k = 0; k < 40 && !rc; k++) {
+		for (i = 0; i < count; i++)
+			in[i] = (float)(rank + 1 + (int)(i % 7) + k);
+		if (ccomAllReduce(in, out, count, ccomFloat32, ccomSum, comm, NULL) != ccomSuccess ||
+		    ccomCommSynchronize(comm) != ccomSuccess) {
+			fprintf(stderr, "rank %d: op %d: %s\n", rank, k, ccomGetLastError(comm));
+			rc = T_FAIL;
+			break;
+		}
+		for (i = 0; i < count; i++)
+			if (out[i] != (float)(n * (n + 1) / 2 + n * ((int)(i % 7) + k))) {
+				fprintf(stderr, "rank %d: auto op %d element %zu is %g\n", rank, k, i,
+					out[i]);
+				rc = T_FAIL;
+				break;
+			}
+	}
+	if (!rc && j->expect_on == 2 && ccom_cma_decided(comm) == 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto measured nothing in 40 AllReduces\n", rank);
+		rc = T_FAIL;
+	}
+	if (!rc && j->expect_on == 3 && ccom_cma_cached(comm) == 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took no verdict from the cache\n", rank);
+		rc = T_FAIL;
+	}
+	if (!rc && j->expect_on == 4 && ccom_cma_cached(comm) != 0) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took verdicts from a malformed cache\n", rank);
+		rc = T_FAIL;
+	}
+	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
+		rc = T_FAIL;
+	ccomCommDestroy(comm);
+	free(in);
+	free(out);
+	return rc;
+}
+
+/* The cache file holds one AllReduce verdict for 2^20 bytes per rank. */
+static int cma_cache_line(const char *path)
+{
+	char line[128] = "";
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f)
+		return 0;
+	ok = fgets(line, sizeof(line), f) &&
+	     (!strcmp(line, "0 20 1\n") || !strcmp(line, "0 20 -1\n"));
+	fclose(f);
+	if (!ok)
+		fprintf(stderr, "cache %s: first line \"%s\", want \"0 20 1|-1\"\n", path, line);
+	return ok;
+}
+
+static int run_case(struct cma_job *j, int n, const char *what)
+{
+	double t0 = t_now();
+
+	if (ct_run(&j->ct, n, cma_rank, 280))
+		return T_FAIL;
+	printf("%d ranks, %s: passed in %.1f s\n", n, what, t_now() - t0);
+	fflush(stdout);
+	return T_PASS;
+}
+
+int main(void)
+{
+	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = cma_at_init },
+			     .expect_on = 1 };
+	static char cache[128];
+	FILE *f;
+	int n;
+
+	if (getenv("CMA_TEST_YAMA") && !strcmp(getenv("CMA_TEST_YAMA"), "only"))
+		return cma_yama(&j);
+	for (n = 2; n <= 4; n++)
+		if (run_case(&j, n, "CCOM_CMA=1, malloc() buffers, CMA ran"))
+			return T_FAIL;
+	j.expect_on = 0;
+#ifdef __x86_64__
+	cma_deny_rank = 1;
+	cma_deny_errno = EPERM;
+	j.why = "local rank 1 could not read";
+	if (run_case(&j, 3, "seccomp EPERM on rank 1: all off from init"))
+		return T_FAIL;
+	cma_deny_rank = -2;
+	cma_deny_errno = ENOSYS;
+	j.why = "Function not implemented";
+	if (run_case(&j, 2, "seccomp ENOSYS on every rank: all off from init"))
+		return T_FAIL;
+	cma_deny_rank = -1;
+#endif
+	cma_off_rank = 2;
+	j.why = "local rank 2 has CCOM_CMA=0";
+	if (run_case(&j, 3, "CCOM_CMA=0 on rank 2 only: all off from init"))
+		return T_FAIL;
+	cma_off_rank = -1;
+	if (getenv("CMA_TEST_YAMA") && !strcmp(getenv("CMA_TEST_YAMA"), "1") && cma_yama(&j))
+		return T_FAIL;
+	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-calib-%d", (int)getpid());
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	j.ct.env[0] = "CCOM_CMA=auto";
+	j.ct.env[1] = cache;
+	j.expect_on = 2;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	T_CHECK(cma_cache_line(cache + strlen("CCOM_CMA_CALIB_FILE=")), "no verdict cached");
+	printf("2 ranks, CCOM_CMA=auto: 40 AllReduces of 1 MiB correct, the verdict cached\n");
+	j.expect_on = 3;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	printf("2 ranks, CCOM_CMA=auto: a second communicator starts with the cached verdict\n");
+	f = fopen(cache + strlen("CCOM_CMA_CALIB_FILE="), "w");
+	T_CHECK(f && fputs("0 20 7\n", f) >= 0 && !fclose(f), "cannot write the cache");
+	j.expect_on = 4;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	printf("2 ranks, CCOM_CMA=auto: a malformed cache is ignored\n");
+	return T_PASS;
+}
