@@ -9,6 +9,7 @@
 #define _NCCOM_COMPAT_H
 
 #include <linux/dma-buf.h>
+#include <linux/mm.h>
 
 #ifdef NCCOM_HAVE_DMA_BUF_VMAP_UNLOCKED
 static inline int nccom_compat_dma_buf_vmap(struct dma_buf *d,
@@ -34,6 +35,33 @@ static inline void nccom_compat_dma_buf_vunmap(struct dma_buf *d,
 					       struct iosys_map *m)
 {
 	dma_buf_vunmap(d, m);
+}
+#endif
+
+#ifdef NCCOM_HAVE_VM_FLAGS_SET
+static inline void nccom_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vm_flags_set(vma, flags);
+}
+
+static inline void nccom_vm_flags_clear(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+	vm_flags_clear(vma, flags);
+}
+#else
+/* Before 6.3, ->mmap() writes vm_flags directly. */
+static inline void nccom_vm_flags_set(struct vm_area_struct *vma,
+				      vm_flags_t flags)
+{
+	vma->vm_flags |= flags;
+}
+
+static inline void nccom_vm_flags_clear(struct vm_area_struct *vma,
+					vm_flags_t flags)
+{
+	vma->vm_flags &= ~flags;
 }
 #endif
 

@@ -22,7 +22,8 @@
 static struct sg_table *nccom_dmabuf_map(struct dma_buf_attachment *attach,
 					 enum dma_data_direction dir)
 {
-	struct nccom_region *region = attach->dmabuf->priv;
+	struct nccom_export *exp = attach->dmabuf->priv;
+	struct nccom_region *region = exp->region;
 	struct sg_table *sgt;
 	int ret;
 
@@ -56,15 +57,29 @@ static void nccom_dmabuf_unmap(struct dma_buf_attachment *attach,
 
 static void nccom_dmabuf_release(struct dma_buf *dmabuf)
 {
-	nccom_region_put(dmabuf->priv);
+	struct nccom_export *exp = dmabuf->priv;
+	struct nccom_region *region = exp->region;
+
+	mutex_lock(&region->lock);
+	list_del(&exp->node);
+	mutex_unlock(&region->lock);
+	kfree(exp);
+	nccom_region_put(region);
 	atomic64_dec(&nccom_stats.objects);
 	module_put(THIS_MODULE);
+}
+
+static int nccom_dmabuf_mmap(struct dma_buf *dmabuf,
+			     struct vm_area_struct *vma)
+{
+	return nccom_export_mmap(dmabuf->priv, vma);
 }
 
 static const struct dma_buf_ops nccom_dmabuf_ops = {
 	.map_dma_buf = nccom_dmabuf_map,
 	.unmap_dma_buf = nccom_dmabuf_unmap,
 	.release = nccom_dmabuf_release,
+	.mmap = nccom_dmabuf_mmap,
 };
 
 static struct nccom_mem *nccom_mem_lookup(struct nccom_ctx *ctx, u32 id)
@@ -78,11 +93,12 @@ int nccom_ioctl_mem_export_dmabuf(struct nccom_ucmd *ucmd)
 {
 	struct nccom_mem_export_dmabuf *cmd = ucmd->cmd;
 	DEFINE_DMA_BUF_EXPORT_INFO(exp_info);
+	struct nccom_export *exp;
 	struct dma_buf *dmabuf;
 	struct nccom_mem *mem;
 	int fd, ret;
 
-	if (cmd->flags)
+	if (cmd->flags & ~(u32)NCCOM_MEM_EXPORT_MAP_WRITE)
 		return -EINVAL;
 	mem = nccom_mem_lookup(ucmd->ctx, cmd->handle);
 	if (IS_ERR(mem))
@@ -93,18 +109,35 @@ int nccom_ioctl_mem_export_dmabuf(struct nccom_ucmd *ucmd)
 			      cmd->handle);
 		goto err_put_mem;
 	}
+	if ((cmd->flags & NCCOM_MEM_EXPORT_MAP_WRITE) &&
+	    !(mem->access & NCCOM_MEM_WRITE)) {
+		nccom_warn_rl("MEM_EXPORT_DMABUF: MAP_WRITE needs a writable registration (%u)\n",
+			      cmd->handle);
+		goto err_put_mem;
+	}
+	ret = -ENOMEM;
+	exp = nccom_should_fail() ? NULL : kzalloc(sizeof(*exp), GFP_KERNEL_ACCOUNT);
+	if (!exp)
+		goto err_put_mem;
+	exp->region = mem->region;
+	exp->map_write = cmd->flags & NCCOM_MEM_EXPORT_MAP_WRITE;
 	exp_info.ops = &nccom_dmabuf_ops;
 	exp_info.size = mem->region->length;
 	exp_info.flags = O_RDWR | O_CLOEXEC;
-	exp_info.priv = mem->region;
+	exp_info.priv = exp;
 	__module_get(THIS_MODULE);
 	dmabuf = nccom_should_fail() ? ERR_PTR(-ENOMEM) : dma_buf_export(&exp_info);
 	if (IS_ERR(dmabuf)) {
 		ret = PTR_ERR(dmabuf);
 		module_put(THIS_MODULE);
+		kfree(exp);
 		goto err_put_mem;
 	}
+	exp->dmabuf = dmabuf;
 	nccom_region_get(mem->region);
+	mutex_lock(&mem->region->lock);
+	list_add(&exp->node, &mem->region->exports);
+	mutex_unlock(&mem->region->lock);
 	atomic64_inc(&nccom_stats.objects);
 	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
 	if (fd < 0) {
@@ -208,7 +241,7 @@ static struct nccom_region *nccom_region_import(struct dma_buf *dmabuf,
 	int ret;
 
 	if (dmabuf->ops == &nccom_dmabuf_ops) {
-		region = dmabuf->priv;
+		region = ((struct nccom_export *)dmabuf->priv)->region;
 		if ((region->access & access) != access)
 			return ERR_PTR(-EINVAL);
 		return nccom_region_get(region);
@@ -218,6 +251,7 @@ static struct nccom_region *nccom_region_import(struct dma_buf *dmabuf,
 		return ERR_PTR(-ENOMEM);
 	kref_init(&region->kref);
 	mutex_init(&region->lock);
+	INIT_LIST_HEAD(&region->exports);
 	region->kind = NCCOM_REGION_VMAP;
 	region->access = access;
 	region->length = dmabuf->size;

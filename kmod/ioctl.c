@@ -92,7 +92,7 @@ static u64 nccom_features(void)
 	return NCCOM_FEAT_MEM_REGISTER | NCCOM_FEAT_DMABUF_EXPORT |
 	       NCCOM_FEAT_DMABUF_IMPORT | NCCOM_FEAT_SEM_FD |
 	       NCCOM_FEAT_REDUCE_FP | NCCOM_FEAT_QUEUE_WAIT |
-	       NCCOM_FEAT_COMM_REGISTER;
+	       NCCOM_FEAT_COMM_REGISTER | NCCOM_FEAT_DMABUF_MMAP;
 }
 
 static int nccom_copy_devs(struct nccom_info *cmd)

@@ -49,16 +49,25 @@ static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 	    range->event == MMU_NOTIFY_MIGRATE)
 		return true;
 
+	/*
+	 * Dead is final and its peers' mappings are already gone. Returning
+	 * early also keeps the zap below from nesting into a dead region of
+	 * the peer's own mm that overlaps a mapping of ours.
+	 */
+	if (READ_ONCE(region->dead))
+		return true;
 	if (mmu_notifier_range_blockable(range))
 		mutex_lock(&region->lock);
-	else if (!mutex_trylock(&region->lock))
-		return false;
+	else if (atomic_read(&region->nmaps) || !mutex_trylock(&region->lock))
+		return false;	/* zapping peers' mappings may sleep */
 	mmu_interval_set_seq(mni, cur_seq);
 	if (range->event == MMU_NOTIFY_UNMAP ||
 	    range->event == MMU_NOTIFY_RELEASE)
 		region->dead = true;
 	else
 		region->stale = true;
+	/* Peers must not keep reading pages the owner no longer maps. */
+	nccom_region_zap_maps(region);
 	mutex_unlock(&region->lock);
 	return true;
 }
@@ -232,6 +241,7 @@ static struct nccom_region *nccom_region_alloc(u32 access, u64 length)
 		return NULL;
 	kref_init(&region->kref);
 	mutex_init(&region->lock);
+	INIT_LIST_HEAD(&region->exports);
 	region->access = access;
 	region->length = length;
 	return region;

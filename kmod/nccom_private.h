@@ -151,11 +151,26 @@ struct nccom_region {
 	struct mm_struct *mm;		/* mmgrab'ed, for pinned_vm */
 	struct mmu_interval_notifier notifier;
 	bool notifier_live;
+	struct list_head exports;	/* &nccom_export.node, under @lock */
+	atomic_t nmaps;			/* peers' VMAs mapping the pages */
 	/* NCCOM_REGION_VMAP: a foreign dma-buf */
 	struct dma_buf *dmabuf;
 	struct dma_buf_attachment *attach;
 	struct sg_table *sgt;
 	struct iosys_map map;
+};
+
+/*
+ * One dma-buf export of a registration: the dma-buf's priv. @nvmas counts
+ * the VMAs mapping it and changes under the region's lock; while it is
+ * non-zero the dma-buf file (and so its address space) is alive.
+ */
+struct nccom_export {
+	struct nccom_region *region;
+	struct dma_buf *dmabuf;
+	struct list_head node;		/* on region->exports */
+	unsigned int nvmas;
+	bool map_write;
 };
 
 /* A memory handle: a window [offset, offset + length) into a region. */
@@ -287,6 +302,10 @@ int nccom_account_pinned(struct mm_struct *mm, unsigned long npages);
 int nccom_region_revalidate(struct nccom_region *region);
 void *nccom_region_map(struct nccom_region *region, u64 off, size_t *len);
 void nccom_region_unmap(struct nccom_region *region, void *addr);
+
+/* mem_map.c: peers' mmap() of exported registrations */
+int nccom_export_mmap(struct nccom_export *exp, struct vm_area_struct *vma);
+void nccom_region_zap_maps(struct nccom_region *region);
 
 /* dmabuf.c */
 int nccom_ioctl_mem_export_dmabuf(struct nccom_ucmd *ucmd);

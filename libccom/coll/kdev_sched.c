@@ -46,6 +46,7 @@
 
 #include "coll/algo.h"
 #include "coll/coll.h"
+#include "coll/kdev_mapped.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "reduce/reduce.h"
@@ -494,6 +495,13 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	kp.v3 = kd->coll_seq * 3;	/* coll_seq >= 1 after the exchange */
 	kp.v2 = kp.v3 - 1;
 	kp.v1 = kp.v3 - 2;
+	if (ccom_kdev_mapped_usable(kd, op, views)) {
+		err = ccom_kdev_mapped_allreduce(comm, kd, op, views, kp.v1, kp.v2, kp.v3);
+		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu AllReduce %zu elements from mapped grants: registrations %lld us, exchange %lld us, reduce %lld us",
+			   (unsigned long long)kd->coll_seq, op->count, (long long)(t1 - t0),
+			   (long long)(t2 - t1), (long long)(ccom_now_us() - t2));
+		return err ? ccom_kdev_fail(kd, err) : 0;
+	}
 	phase_a(&kp);
 	emit_sem(&kp, NCCOM_OP_SEM_SIGNAL, kd->sem, kp.v1, NO_PEER);
 	phase_b(&kp);

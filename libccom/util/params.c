@@ -89,6 +89,8 @@ static const struct ccom_param_desc params[] = {
 	  "With CCOM_KDEV unset: no collective or Send/Recv smaller than this (bytes as ccom-perf counts them) runs on the nccom engine; above it the per-collective thresholds of Documentation/libccom/kdev.rst apply (same on every rank)." },
 	{ "CCOM_KDEV_CALIB_FILE", NULL,
 	  "Where the kdev engine's calibration (one engine copy timed against memcpy at the first init after the driver was loaded; a verdict of slow keeps the automatic choice on shm) is cached; unset: /dev/shm/ccom-kdev-calib-UID-BOOTID-DEVICE. The file holds 'engine_us memcpy_us slow(0|1)'; a file without a verdict is measured and written." },
+	{ "CCOM_KDEV_MAP", "0",
+	  "1: with the kdev transport in use and a driver with NCCOM_FEAT_DMABUF_MMAP, AllReduce reads the local peers' user buffers through read-only mmap()s of their grants and reduces in userspace (mapped single copy, no engine copy per operation); 0: the engine does the copies. May differ between ranks. No automatic choice yet (Documentation/libccom/kdev.rst)." },
 	{ "CCOM_KDEV_CACHE", "64", "User-buffer registrations kept by the kdev registration cache (LRU, 4-4096)." },
 	{ "CCOM_NSOCKS", "2",
 	  "TCP sockets per peer for net_socket (1-16); the byte stream is striped over them in CCOM_NET_CHUNK pieces." },

@@ -7,6 +7,9 @@
  *    in the same guest;
  *  - REDUCE fp32 sum bandwidth (dst = A's src + B's src) next to a plain
  *    userspace loop;
+ *  - the same copy and reduction done by B in userspace straight from A's
+ *    pages mapped through the grant (mmap of the dma-buf: the mapped
+ *    single-copy path), when the driver has NCCOM_FEAT_DMABUF_MMAP;
  *  - signal -> wait round-trip latency between two processes (semaphore
  *    ping-pong through the ioctls), next to a pipe ping-pong.
  * Every figure is the median of several repetitions. Needs ~1 GiB free for
@@ -75,18 +78,18 @@ static int reps_for(size_t len, int reps)
 	return reps;
 }
 
-static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
+static int bench_bw(int fd, uint32_t hremote, const uint8_t *view,
 		    size_t max, int reps)
 {
 	static const size_t sizes[] = { 64 << 10, 1 << 20, 16 << 20, 256 << 20 };
 	uint8_t *dst = nccom_alloc(max), *loc = nccom_alloc(max);
 	uint64_t te_v[64], tm_v[64], tr_v[64], tl_v[64], te, tm, tr, tl;
+	uint64_t tvc_v[64], tvr_v[64], tvc = 0, tvr = 0;
 	uint32_t hdst, hloc;
 	struct nccom_ring r;
 	unsigned int s;
 	int i, n;
 
-	(void)remote_view_unused;
 	if (!dst || !loc)
 		return die("alloc");
 	memset(dst, 0, max);
@@ -95,8 +98,9 @@ static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
 	    _test_cmd_mem_register(fd, NCCOM_MEM_READ, loc, max, &hloc) ||
 	    nccom_ring_create(fd, 0, 8, &r))
 		return die("register/queue");
-	printf("%-10s %14s %14s %14s %14s\n", "bytes", "engine GB/s", "memcpy GB/s",
-	       "reduce GB/s", "loop GB/s");
+	printf("%-10s %14s %14s %14s %14s %14s %14s\n", "bytes", "engine GB/s",
+	       "memcpy GB/s", "reduce GB/s", "loop GB/s", "map-copy GB/s",
+	       "map-red GB/s");
 	for (s = 0; s < ARRAY_SIZE(sizes); s++) {
 		size_t len = sizes[s];
 
@@ -124,6 +128,17 @@ static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
 			t0 = now_ns();
 			add_f32((float *)dst, (const float *)dst, (const float *)loc, len / 4);
 			tl_v[i] = now_ns() - t0;
+			tvc_v[i] = tvr_v[i] = 0;
+			if (view) {
+				t0 = now_ns();
+				memcpy(dst, view, len);
+				__asm__ __volatile__("" : : "r"(dst) : "memory");
+				tvc_v[i] = now_ns() - t0;
+				t0 = now_ns();
+				add_f32((float *)dst, (const float *)view,
+					(const float *)loc, len / 4);
+				tvr_v[i] = now_ns() - t0;
+			}
 			if (!te_v[i] || !tr_v[i])
 				return 1;
 		}
@@ -131,8 +146,13 @@ static int bench_bw(int fd, uint32_t hremote, uint8_t *remote_view_unused,
 		tm = median(tm_v, n);
 		tr = median(tr_v, n);
 		tl = median(tl_v, n);
-		printf("%-10zu %14.3f %14.3f %14.3f %14.3f\n", len, gbps(len, te),
-		       gbps(len, tm), gbps(len, tr), gbps(len, tl));
+		if (view) {
+			tvc = median(tvc_v, n);
+			tvr = median(tvr_v, n);
+		}
+		printf("%-10zu %14.3f %14.3f %14.3f %14.3f %14.3f %14.3f\n", len,
+		       gbps(len, te), gbps(len, tm), gbps(len, tr), gbps(len, tl),
+		       gbps(len, tvc), gbps(len, tvr));
 		fflush(stdout);
 	}
 	nccom_ring_destroy(&r);
@@ -209,6 +229,8 @@ int main(int argc, char **argv)
 	size_t max = 256 << 20;
 	int reps = 11, opt, sv[2], fd, rfd, iters = 2000, status;
 	uint32_t hr, ping, pong, tag;
+	struct nccom_info info;
+	uint8_t *view = NULL;
 	pid_t pid;
 
 	while ((opt = getopt(argc, argv, "m:r:i:")) != -1) {
@@ -256,8 +278,19 @@ int main(int argc, char **argv)
 		return die("import A's buffer");
 	printf("# nccom_bench: COPY and REDUCE(fp32 sum) A->B across processes, "
 	       "median of %d reps (x3 up to 1 MiB, 5 from 64 MiB up); GB/s = destination bytes / ns\n", reps);
-	if (bench_bw(fd, hr, NULL, max, reps))
+	/* The mapped single-copy path: A's pages in B's address space. */
+	if (!_test_cmd_get_info(fd, &info) &&
+	    (info.out_features & NCCOM_FEAT_DMABUF_MMAP)) {
+		view = mmap(NULL, max, PROT_READ, MAP_SHARED, rfd, 0);
+		if (view == MAP_FAILED)
+			return die("mmap of A's grant");
+	} else {
+		printf("# no NCCOM_FEAT_DMABUF_MMAP: map-copy/map-red columns are 0\n");
+	}
+	if (bench_bw(fd, hr, view, max, reps))
 		return 1;
+	if (view)
+		munmap(view, max);
 	{
 		int s2 = recv_fd(sv[0], &tag), s1;
 

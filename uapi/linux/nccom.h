@@ -83,6 +83,8 @@ enum {
  * @NCCOM_FEAT_REDUCE_FP: fp16/bf16/fp32/fp64 reductions are available
  * @NCCOM_FEAT_QUEUE_WAIT: %NCCOM_IOC_QUEUE_WAIT is available
  * @NCCOM_FEAT_COMM_REGISTER: %NCCOM_IOC_COMM_REGISTER is available
+ * @NCCOM_FEAT_DMABUF_MMAP: nccom dma-bufs can be mmap()ed by the peers they
+ *	are granted to, and %NCCOM_MEM_EXPORT_MAP_WRITE is accepted
  */
 enum nccom_features {
 	NCCOM_FEAT_MEM_REGISTER = 1 << 0,
@@ -92,6 +94,7 @@ enum nccom_features {
 	NCCOM_FEAT_REDUCE_FP = 1 << 4,
 	NCCOM_FEAT_QUEUE_WAIT = 1 << 5,
 	NCCOM_FEAT_COMM_REGISTER = 1 << 6,
+	NCCOM_FEAT_DMABUF_MMAP = 1 << 7,
 };
 
 /**
@@ -224,9 +227,19 @@ struct nccom_mem_register {
 #define NCCOM_IOC_MEM_REGISTER _IO(NCCOM_TYPE, NCCOM_CMD_MEM_REGISTER)
 
 /**
+ * enum nccom_mem_export_flags - flags of %NCCOM_IOC_MEM_EXPORT_DMABUF
+ * @NCCOM_MEM_EXPORT_MAP_WRITE: holders of the dma-buf may map it writable
+ *	(PROT_WRITE); the registration must have %NCCOM_MEM_WRITE. Without it
+ *	the dma-buf can only be mapped read-only.
+ */
+enum nccom_mem_export_flags {
+	NCCOM_MEM_EXPORT_MAP_WRITE = 1 << 0,
+};
+
+/**
  * struct nccom_mem_export_dmabuf - ioctl(NCCOM_IOC_MEM_EXPORT_DMABUF)
  * @size: sizeof(struct nccom_mem_export_dmabuf)
- * @flags: Must be 0
+ * @flags: &enum nccom_mem_export_flags
  * @handle: a registration (not an import) of this file descriptor
  * @out_fd: a new dma-buf file descriptor (O_CLOEXEC) covering the whole
  *	registration
@@ -236,6 +249,22 @@ struct nccom_mem_register {
  * dma-buf keeps the pages pinned until its last reference is dropped, even
  * after the registration handle is destroyed. Access rights of importers are
  * limited to those of the registration.
+ *
+ * A holder of the dma-buf may also mmap() it (%NCCOM_FEAT_DMABUF_MMAP) and
+ * read the owner's pages directly, with no copy through the kernel: the
+ * mapping must be MAP_SHARED, lie inside the dma-buf (offset and length in
+ * pages, -EINVAL otherwise) and is read-only unless the export was made with
+ * %NCCOM_MEM_EXPORT_MAP_WRITE (PROT_WRITE or a later mprotect() to it fails
+ * with -EACCES). It is not inherited across fork(), cannot be grown by
+ * mremap(), and cannot itself be registered, pinned or read with
+ * process_vm_readv(). The mapping follows the owner's range: when the owner
+ * unmaps or remaps it, exits, calls madvise(MADV_DONTNEED) on it, or forks
+ * while the range holds transparent huge pages, every peer's mapping is
+ * zapped before the owner's call returns, and a later access raises SIGBUS
+ * instead of reading pages the owner no longer sees; mmap() of such a
+ * dma-buf fails with -EFAULT. Register the range again and export a new
+ * dma-buf. The pages are accounted once, to the owner's RLIMIT_MEMLOCK,
+ * at registration; mappings add nothing.
  */
 struct nccom_mem_export_dmabuf {
 	__u32 size;

@@ -280,6 +280,29 @@ static int kdev_mode(void)
 	return -1;
 }
 
+/*
+ * CCOM_KDEV_MAP=1: map peers' grants and run AllReduce from them in
+ * userspace (coll/kdev_mapped.c).  Per rank: the schedules of both paths
+ * read and write the same buffers at the same semaphore values.
+ */
+static void kdev_map_mode(struct ccom_kdev *kd)
+{
+	int64_t v = ccom_param_int("CCOM_KDEV_MAP");
+
+	if (v != 0 && v != 1)
+		ccom_warn("CCOM_KDEV_MAP=%lld is not 0 or 1; treating it as 0", (long long)v);
+	if (v != 1)
+		return;
+	if (!(kd->info.out_features & NCCOM_FEAT_DMABUF_MMAP)) {
+		ccom_warn("rank %d: CCOM_KDEV_MAP=1 but this nccom.ko cannot mmap grants (no NCCOM_FEAT_DMABUF_MMAP); load a newer driver. The engine does the copies",
+			  kd->comm->rank);
+		return;
+	}
+	kd->map = true;
+	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: AllReduce reads peers' buffers through mapped grants (CCOM_KDEV_MAP=1)",
+		  kd->comm->rank);
+}
+
 /* All-gather the probes; 0 if every rank can use kdev, else the first failing rank. */
 static int kdev_agree(struct ccomComm *comm, struct kdev_probe *mine, int *bad, bool *slow)
 {
@@ -447,6 +470,7 @@ int ccom_kdev_comm_init(struct ccomComm *comm)
 		return err;
 	}
 	comm->kdev = kd;
+	kdev_map_mode(kd);
 	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d uses /dev/nccom device %d (ABI %u, features %#llx, queue depth %u)%s%s",
 		  comm->rank, comm->device, kd->info.out_abi_version,
 		  (unsigned long long)kd->info.out_features, kd->ring.depth,

@@ -14,11 +14,14 @@
  * (MEM_IMPORT_DMABUF, read-only) and keeps the handle keyed by the id.
  * Receiving every peer's packet also proves that every peer entered the
  * collective with its input ready, which is what the schedules need before
- * reading peers' input buffers.
+ * reading peers' input buffers.  With kd->map (CCOM_KDEV_MAP=1) each
+ * imported grant is also mmap()ed read-only, so coll/kdev_mapped.c can
+ * read the peer's pages directly; the mapping lives as long as the import.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "core/comm.h"
@@ -48,12 +51,21 @@ struct kdev_xmsg {
 struct kdev_import {
 	uint64_t id;
 	uint32_t handle;
+	char *map;		/* kd->map: the grant mapped read-only, or NULL */
+	size_t maplen;
 };
 
 struct ccom_kdev_imports {
 	struct kdev_import *v;
 	int n, cap;
 };
+
+static void import_unmap(struct kdev_import *x)
+{
+	if (x->map)
+		munmap(x->map, x->maplen);
+	x->map = NULL;
+}
 
 int ccom_kdev_grant_init(struct ccom_kdev *kd)
 {
@@ -74,8 +86,11 @@ void ccom_kdev_grant_fini(struct ccom_kdev *kd)
 	ccom_kdev_cache_fini(kd);
 	if (!kd->imports)
 		return;
-	for (l = 0; l < kd->nlocal; l++)
+	for (l = 0; l < kd->nlocal; l++) {
+		while (kd->imports[l].n)
+			import_unmap(&kd->imports[l].v[--kd->imports[l].n]);
 		free(kd->imports[l].v);
+	}
 	free(kd->imports);
 	kd->imports = NULL;
 }
@@ -99,7 +114,29 @@ static void import_drop(struct ccom_kdev *kd, struct ccom_kdev_imports *im, uint
 		return;
 	d.handle = x->handle;
 	ccom_kdev_ioctl(kd, NCCOM_IOC_DESTROY, &d);
+	import_unmap(x);
 	*x = im->v[--im->n];
+}
+
+/*
+ * Maps a grant read-only.  A failure is not an error: the collectives
+ * that would read it run on the engine instead (coll/kdev_mapped.c checks
+ * every view), and the reason is logged once.
+ */
+static void import_map(struct ccom_kdev *kd, int l, struct kdev_import *x, int fd)
+{
+	off_t len = lseek(fd, 0, SEEK_END);
+	void *p = len > 0 ? mmap(NULL, (size_t)len, PROT_READ, MAP_SHARED, fd, 0) : MAP_FAILED;
+
+	if (p == MAP_FAILED) {
+		if (!kd->warned_map)
+			ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: cannot mmap peer rank %d's grant (%s); collectives reading it use the engine",
+				  kd->comm->rank, kd->comm->local_to_rank[l], strerror(errno));
+		kd->warned_map = true;
+		return;
+	}
+	x->map = p;
+	x->maplen = (size_t)len;
 }
 
 static int import_add(struct ccom_kdev *kd, int l, uint64_t id, int fd, uint32_t *handle)
@@ -122,8 +159,10 @@ static int import_add(struct ccom_kdev *kd, int l, uint64_t id, int fd, uint32_t
 				    kd->comm->rank, kd->comm->local_to_rank[l], strerror(-err));
 		return err;
 	}
-	im->v[im->n++] = (struct kdev_import){ id, mi.out_handle };
+	im->v[im->n++] = (struct kdev_import){ id, mi.out_handle, NULL, 0 };
 	*handle = mi.out_handle;
+	if (kd->map)
+		import_map(kd, l, &im->v[im->n - 1], fd);
 	return 0;
 }
 
@@ -264,7 +303,7 @@ static int xmsg_recv(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *si
 	if (!err && m.ok != CCOM_KDEV_VOTE_OK && *all != CCOM_KDEV_VOTE_FAIL)
 		*all = m.ok;
 	for (i = 0; !err && m.ok == CCOM_KDEV_VOTE_OK && i < CCOM_KDEV_NPUB; i++) {
-		views[l * CCOM_KDEV_NPUB + i] = (struct ccom_kdev_view){ 0, 0 };
+		views[l * CCOM_KDEV_NPUB + i] = (struct ccom_kdev_view){ 0, 0, NULL, 0 };
 		if (!m.pub[i].id)
 			continue;
 		x = import_find(im, m.pub[i].id);
@@ -286,6 +325,11 @@ static int xmsg_recv(struct ccom_kdev *kd, int l, const struct ccom_kdev_sig *si
 			err = -EPROTO;
 		}
 		views[l * CCOM_KDEV_NPUB + i].off = m.pub[i].off;
+		x = err ? NULL : import_find(im, m.pub[i].id);
+		if (x && x->map && m.pub[i].off < x->maplen) {
+			views[l * CCOM_KDEV_NPUB + i].cpu = x->map + m.pub[i].off;
+			views[l * CCOM_KDEV_NPUB + i].cpu_len = x->maplen - m.pub[i].off;
+		}
 	}
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
@@ -302,7 +346,9 @@ int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, in
 	for (i = 0; i < CCOM_KDEV_NPUB; i++) {
 		fds[i] = -1;
 		views[kd->me * CCOM_KDEV_NPUB + i] = (struct ccom_kdev_view){
-			ok && pub[i] ? pub[i]->handle : 0, pub_off[i] };
+			ok && pub[i] ? pub[i]->handle : 0, pub_off[i],
+			ok && pub[i] ? (const char *)pub[i]->start + pub_off[i] : NULL,
+			ok && pub[i] ? pub[i]->end - pub[i]->start - pub_off[i] : 0 };
 	}
 	*all = vote;
 	for (l = 0; !err && l < kd->nlocal; l++)

@@ -77,6 +77,8 @@ struct ccom_kdev {
 	size_t scratch_size;
 	bool warned_fallback;		/* coll/kdev_sched.c: a registration fallback was logged */
 	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
+	bool map;			/* CCOM_KDEV_MAP=1: peers' grants are mmap()ed (mapped single copy) */
+	bool warned_map;		/* grant.c: an mmap failure was logged */
 };
 
 /*
@@ -234,6 +236,8 @@ struct ccom_kdev_reg {
 struct ccom_kdev_view {
 	uint32_t handle;		/* in this rank's fd: own registration or import */
 	uint64_t off;			/* byte offset of the buffer in it */
+	const char *cpu;		/* kd->map: the buffer in this process, or NULL */
+	uint64_t cpu_len;		/* bytes readable from @cpu */
 };
 
 /* Up to this many buffers per collective are published to peers. */

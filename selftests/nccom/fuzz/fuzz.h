@@ -190,8 +190,10 @@ struct xfd {
 	int fd;			/* -1: unused */
 	int kind;
 	uint64_t len;		/* X_DMABUF: size */
-	uint32_t access;	/* X_DMABUF: registration's access */
+	uint32_t access;	/* X_DMABUF: registration's access, | X_MAP_WRITE */
 };
+
+#define X_MAP_WRITE (1u << 8)	/* exported with NCCOM_MEM_EXPORT_MAP_WRITE */
 
 /* The message a worker sends its peer, with at most one fd. */
 struct fz_msg {

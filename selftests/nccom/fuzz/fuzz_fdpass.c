@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +19,92 @@
 
 #include "fuzz.h"
 
+static sigjmp_buf fz_touch_env;
+static volatile sig_atomic_t fz_touch_sig;
+
+static void fz_touch_handler(int sig)
+{
+	fz_touch_sig = sig;
+	siglongjmp(fz_touch_env, 1);
+}
+
+/* Reads one byte of a grant's mapping: 0, or the signal it raised. */
+static int fz_touch(const volatile uint8_t *p)
+{
+	struct sigaction sa = { .sa_handler = fz_touch_handler }, obus, osegv;
+	int sig = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, &obus);
+	sigaction(SIGSEGV, &sa, &osegv);
+	if (sigsetjmp(fz_touch_env, 1) == 0)
+		(void)*p;
+	else
+		sig = fz_touch_sig;
+	sigaction(SIGBUS, &obus, NULL);
+	sigaction(SIGSEGV, &osegv, NULL);
+	return sig;
+}
+
+/*
+ * mmap of a dma-buf grant with a random window, protection and sharing:
+ * private or out-of-range -> EINVAL, writable without MAP_WRITE -> EACCES,
+ * otherwise success or EFAULT (the owner's range is gone). A mapped page
+ * reads or raises SIGBUS (revoked), never SIGSEGV; a read-only one cannot
+ * be made writable.
+ */
+static void fz_dmabuf_map(struct xfd *x)
+{
+	uint64_t npg = x->len / PG, off = 0, len = x->len;
+	int prot = PROT_READ, flags = MAP_SHARED, want = 0, sig;
+	uint8_t *p;
+
+	switch (fz_rnd(&fz_w.r, 6)) {
+	case 0:
+		break;
+	case 1:	/* a window inside */
+		off = fz_rnd(&fz_w.r, npg);
+		len = (1 + fz_rnd(&fz_w.r, npg - off)) * PG;
+		off *= PG;
+		break;
+	case 2:	/* across the end */
+		off = fz_rnd(&fz_w.r, npg) * PG;
+		len = x->len - off + PG * (1 + fz_rnd(&fz_w.r, 3));
+		want = EINVAL;
+		break;
+	case 3:
+		flags = MAP_PRIVATE;
+		want = EINVAL;
+		break;
+	default:
+		prot |= PROT_WRITE;
+		if (!(x->access & X_MAP_WRITE))
+			want = EACCES;
+		break;
+	}
+	fz_sh->w[fz_slot].cur_op = FZ_X_DMABUF_MMAP;
+	p = mmap(NULL, len, prot, flags, x->fd, off);
+	fz_cov_x(FZ_X_DMABUF_MMAP, p == MAP_FAILED ? -1 : 0, errno);
+	if (p == MAP_FAILED) {
+		if (want ? errno != want : errno != EFAULT && !fz_resource_err(errno))
+			fz_finding("dma-buf mmap (off %llu len %llu prot %d flags %d): %s, expected %s",
+				   (unsigned long long)off, (unsigned long long)len, prot,
+				   flags, strerror(errno), want ? strerror(want) : "success");
+		return;
+	}
+	if (want)
+		fz_finding("dma-buf mmap (off %llu len %llu prot %d flags %d) succeeded, expected %s",
+			   (unsigned long long)off, (unsigned long long)len, prot, flags,
+			   strerror(want));
+	sig = fz_touch(p + fz_rnd(&fz_w.r, len / PG) * PG);
+	if (sig && sig != SIGBUS)
+		fz_finding("dma-buf mapping: reading raised signal %d", sig);
+	if (!(prot & PROT_WRITE) && !(x->access & X_MAP_WRITE) &&
+	    mprotect(p, len, PROT_READ | PROT_WRITE) == 0)
+		fz_finding("read-only dma-buf mapping made writable by mprotect");
+	munmap(p, len);
+}
+
 /* poll/read/write on exported fds. */
 void fz_op_xfd(void)
 {
@@ -25,7 +113,6 @@ void fz_op_xfd(void)
 	uint64_t v;
 	ssize_t r;
 	int rc;
-	void *p;
 
 	if (!x)
 		return;
@@ -49,12 +136,8 @@ void fz_op_xfd(void)
 		fz_cov_x(FZ_X_SEMFD_WRITE, r < 0 ? -1 : 0, errno);
 		break;
 	case 3:
-		if (x->kind != X_DMABUF || !x->len)
-			break;
-		p = mmap(NULL, x->len, PROT_READ, MAP_SHARED, x->fd, 0);
-		fz_cov_x(FZ_X_DMABUF_MMAP, p == MAP_FAILED ? -1 : 0, errno);
-		if (p != MAP_FAILED)
-			munmap(p, x->len);
+		if (x->kind == X_DMABUF && x->len)
+			fz_dmabuf_map(x);
 		break;
 	default:
 		close(x->fd);

@@ -45,7 +45,7 @@ const struct fz_ioc fz_iocs[] = {
 	IOC(MEM_REGISTER, NCCOM_IOC_MEM_REGISTER, struct nccom_mem_register, __reserved, 3,
 	    offsetof(struct nccom_mem_register, __reserved), -1),
 	IOC(MEM_EXPORT_DMABUF, NCCOM_IOC_MEM_EXPORT_DMABUF, struct nccom_mem_export_dmabuf,
-	    out_fd, 0, -1, -1),
+	    out_fd, NCCOM_MEM_EXPORT_MAP_WRITE, -1, -1),
 	IOC(MEM_IMPORT_DMABUF, NCCOM_IOC_MEM_IMPORT_DMABUF, struct nccom_mem_import_dmabuf,
 	    out_length, 3, offsetof(struct nccom_mem_import_dmabuf, __reserved),
 	    offsetof(struct nccom_mem_import_dmabuf, __reserved2)),

@@ -5,18 +5,39 @@
  * another uid): the peer's handle numbers must name nothing in this
  * worker's fd unless they alias one of its own objects (ENOENT from
  * SEM_READ, QUEUE_GET_STATE, MEM_EXPORT_DMABUF and DESTROY), and an
- * unprivileged worker must not open another uid's fds through /proc. The
- * peer's mmap offsets are probed by the ring half (fuzz_ring.c).
+ * unprivileged worker must not open another uid's fds through /proc, and
+ * a peer's handle used as an mmap offset maps nothing (memory is mapped
+ * only through a dma-buf grant). The peer's queue mmap offsets are probed
+ * by the ring half (fuzz_ring.c).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <linux/nccom.h>
 
 #include "fuzz.h"
+
+/*
+ * Memory is mapped only through a dma-buf grant: a peer's handle number
+ * used as an mmap offset of /dev/nccom (where queues are mapped) maps
+ * nothing, whatever the handle names in the peer.
+ */
+static void fz_probe_mmap_handle(int fi, uint32_t h)
+{
+	void *p;
+
+	fz_add(&fz_sh->isolation, 1);
+	p = mmap(NULL, PG, PROT_READ, MAP_SHARED, fz_w.f[fi].fd, (off_t)h << 32);
+	fz_cov_x(FZ_X_MMAP, p == MAP_FAILED ? -1 : 0, errno);
+	if (p != MAP_FAILED) {
+		fz_finding("mmap of the peer's handle %u on our fd succeeded", h);
+		munmap(p, PG);
+	}
+}
 
 /* Asserts the isolation probes of @m, just received from the peer, on fd slot @fi. */
 void fz_probe_peer(int fi, const struct fz_msg *m)
@@ -39,6 +60,7 @@ void fz_probe_peer(int fi, const struct fz_msg *m)
 
 			fz_xioctl(fz_w.f[fi].fd, 7, &g, M_NONE, ENOENT, "peer's handle");
 			fz_xioctl(fz_w.f[fi].fd, 3, &e, M_NONE, ENOENT, "peer's handle");
+			fz_probe_mmap_handle(fi, h);
 			if (fz_chance(&fz_w.r, 30)) {
 				struct nccom_destroy d = { .size = sizeof(d), .handle = h };
 

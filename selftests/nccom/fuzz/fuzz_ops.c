@@ -167,10 +167,16 @@ void fz_op_mem_export(int fi)
 	enum mut m = fz_pick_mut(&fz_iocs[3]);
 	struct fobj *o = fz_obj_pick(fi, O_MEM);
 	bool good = o && o->buf != -1 && !o->remote && fz_chance(&fz_w.r, 80);
+	const char *what = good ? "registration" : "not a registration";
 	int want = 0;
 
 	if (good) {
 		s.handle = o->h;
+		if (fz_chance(&fz_w.r, 40)) {
+			s.flags = NCCOM_MEM_EXPORT_MAP_WRITE;
+			if (!(o->access & NCCOM_MEM_WRITE))
+				want = EINVAL, what = "MAP_WRITE on a read-only registration";
+		}
 	} else if (o && o->buf == -1 && fz_chance(&fz_w.r, 50)) {
 		s.handle = o->h;	/* an import: not exportable */
 		want = -1;
@@ -178,10 +184,10 @@ void fz_op_mem_export(int fi)
 		s.handle = fz_bad_handle(fi, O_MEM);
 		want = ENOENT;
 	}
-	if (fz_xioctl(fz_w.f[fi].fd, 3, &s, m, want,
-		      good ? "registration" : "not a registration") == 0 &&
+	if (fz_xioctl(fz_w.f[fi].fd, 3, &s, m, want, what) == 0 &&
 	    m != M_BADPTR && m != M_CUTPTR)
-		fz_x_add(s.out_fd, X_DMABUF, o ? o->len : 0, o ? o->access : 0);
+		fz_x_add(s.out_fd, X_DMABUF, o ? o->len : 0,
+			 (o ? o->access : 0) | (s.flags ? X_MAP_WRITE : 0));
 }
 
 void fz_op_mem_import(int fi)
