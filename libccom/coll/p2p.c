@@ -7,10 +7,11 @@
  * number among the sender's messages to this peer, the size), so a send
  * and a receive of different sizes, or a receive whose peer is in a
  * collective, fail with a message instead of corrupting the stream, and
- * an any-source receive (p2p_any.c) can tell a send from other bytes.  Once sizes agree, transfers between ranks of one host that
- * the engine takes (ccom_tune_engine_p2p_wants(), the same answer on both
- * sides: coll/kdev_p2p.c)
- * run on the nccom engine first, single copy between the user buffers;
+ * an any-source receive (p2p_any.c) can tell a send from other bytes.
+ * Once sizes agree, transfers between ranks of one host that the engine
+ * takes (ccom_tune_engine_p2p_wants(), the same answer on both sides:
+ * coll/kdev_p2p.c) run on the nccom engine first, single copy between the
+ * user buffers;
  * the rest follows here on the transports.
  */
 #include <errno.h>
@@ -64,8 +65,9 @@ static int p2p_self(struct ccomComm *comm, struct ccom_op *ops, int nops)
 }
 
 /*
- * The header of receive @i came in: is it the next send of its peer, of
- * the size the receive expects?  0 or -EINVAL with the sentence.
+ * The header of receive @op came in: is it the next send of its peer
+ * (else -EPERM), of the size the receive expects (else -EINVAL)?  0 or
+ * the error with its sentence.
  */
 static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
 			    const struct ccom_p2p_hdr *h, uint32_t magic, uint64_t want_seq)
