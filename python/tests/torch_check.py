@@ -435,7 +435,10 @@ def scenario_main(rank, n, port, out):
                 seen[src] = int(t[1]) + 1
             ck.ok("%s: recv without src took every message once" % name, sorted(got) == want,
                   str(got))
-        # irecv without src: the Work names the source once completed.
+        # irecv without src: the Work names the source once completed.  The
+        # barrier keeps rank 1's third send out of rank 0's loop above, where
+        # an any-source receive may rightly take it before rank 2's second.
+        dist.barrier(group=gloo)
         if rank == 1:
             dist.send(torch.tensor([1, 9, 7], dtype=torch.int64), 0, group=ccom)
         elif rank == 0:
