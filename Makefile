@@ -224,6 +224,7 @@ check: deps
 	$(MAKE) check-torch || rc=1; \
 	$(MAKE) check-torch2 || rc=1; \
 	$(MAKE) check-torch-suite || rc=1; \
+	$(MAKE) check-torch2-suite || rc=1; \
 	$(MAKE) check-examples || rc=1; \
 	$(MAKE) check-install || rc=1; \
 	$(MAKE) check-deb || rc=1; \
@@ -231,7 +232,7 @@ check: deps
 	$(MAKE) check-kmod 2>&1 | tee $(LOGS)/kmod-all.log; [ $${PIPESTATUS[0]} -eq 0 ] || rc=1; \
 	if [ $$rc -ne 0 ]; then echo "make check: FAILED"; else echo "make check: all parts passed"; fi; \
 	tools/check-summary "make check" $(LOGS)/layers.log $(LOGS)/lib.log $(LOGS)/asan.log \
-		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/torch2.log $(LOGS)/torch-suite.log \
+		$(LOGS)/inspect.log $(LOGS)/torch.log $(LOGS)/torch2.log $(LOGS)/torch-suite.log $(LOGS)/torch2-suite.log \
 		$(LOGS)/examples.log $(LOGS)/install.log $(LOGS)/deb.log $(LOGS)/deb-install.log \
 		$(LOGS)/kmod-all.log; \
 	exit $$rc

@@ -13,7 +13,7 @@
 #   make check-torch2-suite  torch 2.6's own _DistTestBase, gloo and ccom at
 #                       2 ranks (python/tests/torch_suite.py): what passes on
 #                       gloo must pass on ccom or be in torch_suite_known2.txt;
-#                       about 5 minutes on 2 CPUs, so not in make check
+#                       2.4 minutes on 2 CPUs at load 1-2, so make check runs it
 #
 # USE_LIBUV=0: Debian's torch 2.6 is built without libuv, and TCPStore
 # (tcp:// and env:// rendezvous) asks for it unless told not to; users of
