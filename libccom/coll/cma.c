@@ -84,6 +84,7 @@ struct ccom_cma {
 	uint64_t ops;
 	struct cma_trial trial[CCOM_COLL_NKINDS][CMA_BUCKETS];
 	struct cma_trial *pending;	/* a staged trial running now (auto) */
+	uint64_t pending_t0;		/* when it started */
 	int cached;			/* verdicts taken from the cache at init */
 	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
 	uint64_t decided;		/* verdicts measured by this communicator */
@@ -636,17 +637,19 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	struct cma_trial *t = NULL;
 	bool deciding = false;
-	uint64_t t0 = now_ns();
+	uint64_t t0;
 	int err;
 
 	if (!c || !c->on || !serves(op) || bytes < CMA_MIN_BYTES)
 		return 1;
+	t0 = now_ns();	/* only past the check: no clock read on ops CMA does not serve */
 	if (c->mode == 2) {
 		t = &c->trial[op->kind][bucket_of(bytes)];
 		if (t->verdict < 0)
 			return 1;
 		if (!t->verdict && t->n[1] > t->n[0]) {
 			c->pending = t;	/* a staged trial: ccom_cma_staged_done() times it */
+			c->pending_t0 = t0;
 			return 1;
 		}
 		deciding = !t->verdict && t->n[0] >= CMA_TRIALS;
@@ -691,19 +694,16 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	return err;
 }
 
-void ccom_cma_staged_done(struct ccomComm *comm, uint64_t ns)
+void ccom_cma_staged_done(struct ccomComm *comm)
 {
 	struct ccom_cma *c = comm->coll->cma;
 	struct cma_trial *t = c ? c->pending : NULL;
+	uint64_t ns;
 
 	if (!t)
 		return;
+	ns = now_ns() - c->pending_t0;
 	c->pending = NULL;
 	if (!t->n[0]++ || ns < t->best_ns[0])
 		t->best_ns[0] = ns;
-}
-
-uint64_t ccom_cma_now_ns(void)
-{
-	return now_ns();
 }

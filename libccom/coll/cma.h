@@ -20,9 +20,8 @@ void ccom_cma_fini(struct ccomComm *comm);
  * the same answer on every rank), or -errno after ccom_set_last_error().
  */
 int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op);
-/* The staged path ran the operation ccom_cma_run() answered 1 to, in @ns (auto's trials). */
-void ccom_cma_staged_done(struct ccomComm *comm, uint64_t ns);
-uint64_t ccom_cma_now_ns(void);
+/* The staged path ran the operation ccom_cma_run() answered 1 to (auto's trials time it). */
+void ccom_cma_staged_done(struct ccomComm *comm);
 /* auto (tests): verdicts taken from the per-boot cache at init, and measured since. */
 int ccom_cma_cached(const struct ccomComm *comm);
 uint64_t ccom_cma_decided(const struct ccomComm *comm);

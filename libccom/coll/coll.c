@@ -361,13 +361,11 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 	if (algo == CCOM_ALGO_DIRECT && proto == CCOM_PROTO_LL128)
 		return ccom_ll128_run(comm, op);
 	if (algo == CCOM_ALGO_DIRECT) {
-		uint64_t t0 = ccom_cma_now_ns();
-
 		err = ccom_cma_run(comm, op);
 		if (err <= 0)
 			return err;
 		err = ccom_direct_run(comm, op);
-		ccom_cma_staged_done(comm, ccom_cma_now_ns() - t0);
+		ccom_cma_staged_done(comm);
 		return err;
 	}
 	if (algo == CCOM_ALGO_RD && op->kind == CCOM_COLL_ALLGATHER)
