@@ -27,7 +27,11 @@ def create_extended(opts, pg_options=None):
         raise ValueError("ccom_torch: the ccom backend takes no pg_options (got %s); drop "
                          "pg_options= or use CCOM_* environment variables" %
                          type(pg_options).__name__)
-    return ProcessGroupCCOM(opts.store, opts.group_rank, opts.group_size, opts.timeout)
+    # The group id names the communicator where users look (ccomctl comm
+    # show, the INFO log, ccomd): "torch pg 0" for the default group.
+    gid = getattr(opts, "group_id", None)
+    name = None if gid is None else "torch pg %s" % gid
+    return ProcessGroupCCOM(opts.store, opts.group_rank, opts.group_size, opts.timeout, name)
 
 
 if BACKEND.upper() not in getattr(_dist.Backend, "_plugins", {}):

@@ -40,6 +40,11 @@ class Config(ctypes.Structure):
         ("device", ctypes.c_int),
         ("timeoutSec", ctypes.c_int),
         ("reserved", ctypes.c_int * 9),
+        # CCOM_1.3
+        ("commName", ctypes.c_char_p),
+        ("netName", ctypes.c_char_p),
+        ("trafficClass", ctypes.c_int),
+        ("reserved2", ctypes.c_int),
     ]
 
 
@@ -132,7 +137,19 @@ def call(func, *args):
     return check(func, getattr(lib(), func)(*args))
 
 
-def default_config(timeout_s=None):
+# Bytes of Config.commName, its terminating NUL included, at most (ccom.h).
+COMM_NAME_MAX = 64
+
+
+def comm_name(text):
+    """@text as a commName: printable ASCII, cut to COMM_NAME_MAX - 1 bytes
+    (the library refuses longer names and control characters)."""
+    clean = "".join(c if " " <= c <= "~" else "?" for c in str(text))
+    return clean[:COMM_NAME_MAX - 1].encode("ascii")
+
+
+def default_config(timeout_s=None, name=None):
+    """A Config at the library's defaults; @name (str) becomes commName."""
     cfg = Config()
     cfg.size = ctypes.sizeof(Config)
     cfg.magic = CONFIG_MAGIC
@@ -142,4 +159,9 @@ def default_config(timeout_s=None):
     cfg.blocking = 1
     cfg.device = CONFIG_UNDEF_INT
     cfg.timeoutSec = CONFIG_UNDEF_INT if timeout_s is None else max(1, int(timeout_s))
+    cfg.trafficClass = CONFIG_UNDEF_INT
+    if name is not None:
+        # The bytes object must outlive the init call: the library copies it there.
+        cfg._name = comm_name(name)
+        cfg.commName = cfg._name
     return cfg

@@ -443,7 +443,9 @@ class _State(Watchdog):
 class ProcessGroupCCOM(_compat.ProcessGroup):
     """torch.distributed process group backed by one ccom communicator."""
 
-    def __init__(self, store, rank, size, timeout=None):
+    def __init__(self, store, rank, size, timeout=None, name=None):
+        """@name: the communicator's commName (ccomctl comm show, logs,
+        ccomd); create_extended() passes "torch pg <group id>"."""
         super().__init__(rank, size)
         st = self._st = _State(rank)
         secs = _seconds(timeout)
@@ -451,7 +453,7 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
         self._store = store
         self._mb_seq = 0
         self._coalescing = False  # inside torch 1.13's batch_isend_irecv
-        cfg = L.default_config(secs)
+        cfg = L.default_config(secs, name)
         uid = L.UniqueId()
         key = "ccom_torch/unique_id"
         if rank == 0:

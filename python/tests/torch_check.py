@@ -596,6 +596,11 @@ def check_registration(ck, caught):
 
 
 def scenario_default(rank, n, port, out):
+    # The INFO log of this rank in a file (read once init is done): the
+    # communicator must carry the group's name (ccom_torch.create_extended).
+    logdir = tempfile.mkdtemp(prefix="ccom-torch-log-")
+    os.environ["CCOM_DEBUG"] = "INFO"
+    os.environ["CCOM_DEBUG_FILE"] = os.path.join(logdir, "rank.%p.log")
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         import ccom_torch  # noqa: F401
@@ -604,6 +609,10 @@ def scenario_default(rank, n, port, out):
     dist.init_process_group("ccom", init_method="tcp://127.0.0.1:%d" % port, rank=rank,
                             world_size=n)
     ck.ok("default backend is ccom", dist.get_backend() == "ccom", dist.get_backend())
+    with open(os.path.join(logdir, "rank.%d.log" % os.getpid())) as f:
+        inits = [line.strip() for line in f if "Init COMPLETE" in line]
+    ck.ok("the communicator is named after the group (commName \"torch pg 0\")",
+          len(inits) == 1 and 'commName "torch pg 0"' in inits[0], "; ".join(inits))
     if hasattr(dist.group.WORLD, "group_name"):  # torch 2.x asks a Python group for it
         want = dist.distributed_c10d._world.pg_names[dist.group.WORLD]
         ck.ok("the group has its name", dist.group.WORLD.group_name == want,
