@@ -1,0 +1,161 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: a receiver bounds the point-to-point header its peer sends
+ * (coll/p2p.h: magic, sender rank, sequence number, byte count), over
+ * shared memory (one host) and over TCP (two simulated hosts,
+ * CCOM_HOSTID).  Two ranks do a matched 1 KiB Send/Recv; then rank 0
+ * turns hostile and writes one forged header on its stream to rank 1
+ * through the library's own transport (the test links libccom
+ * statically), where rank 1 receives next:
+ *   bytes      ccomRecv of 1 KiB; the header announces 2^40 bytes
+ *   seq        ccomRecv; the header's sequence number is 99, not 2
+ *   any_bytes  ccomRecvAny of 1 KiB; the header announces 2^62 bytes
+ *   any_from   ccomRecvAny; the header names sender rank 7 of 2
+ *   any_neg    ccomRecvAny; the header names sender rank -5
+ * Rank 1's receive must fail (never succeed, never wait for data that a
+ * forged count promises) within 5 s with a sentence naming what was
+ * wrong, leave every byte after its 1 KiB buffer untouched, and rank 1
+ * must exit normally (the operation fails, not the process).  ASan+UBSan
+ * run it too.  Rank 0 holds its communicator until rank 1 says it is done
+ * (a pipe), so a hang-up cannot end the receive instead.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "coll/coll.h"
+#include "coll/p2p.h"
+#include "core/comm.h"
+#include "transport/transport.h"
+
+#include "test_util.h"
+
+#define MSG 1024		/* bytes of the warm-up and of the receive */
+#define GUARD 4096		/* bytes after the receive buffer that must stay */
+#define HOLD_S 20		/* rank 0 keeps its comm at most this long */
+
+struct mode {
+	const char *name;
+	int any;		/* rank 1 posts ccomRecvAny */
+	struct ccom_p2p_hdr h;
+	const char *words[3];	/* in rank 1's error sentence */
+};
+
+static const struct mode modes[] = {
+	{ "bytes", 0, { CCOM_P2P_MAGIC, 0, 2, 1ull << 40 }, { "peer 0", "bytes", NULL } },
+	{ "seq", 0, { CCOM_P2P_MAGIC, 0, 99, MSG }, { "peer 0", "not the ccomSend", NULL } },
+	{ "any_bytes", 1, { CCOM_P2P_MAGIC, 0, 2, 1ull << 62 }, { "peer 0", "ccomRecvAny", NULL } },
+	{ "any_from", 1, { CCOM_P2P_MAGIC, 7, 2, MSG }, { "ccomRecvAny cannot match", NULL } },
+	{ "any_neg", 1, { CCOM_P2P_MAGIC, -5, 2, MSG }, { "ccomRecvAny cannot match", NULL } },
+};
+
+static ccomUniqueId id;
+static const struct mode *mode;
+static int over_tcp;
+static int done_pipe[2];	/* rank 1 writes a byte when it is done */
+
+/* Rank 0: the forged header, whole, on the stream to rank 1. */
+static int forge(ccomComm_t comm)
+{
+	struct ccom_transport_conn *c;
+	const char *p = (const char *)&mode->h;
+	size_t done = 0;
+	double end = t_now() + 10;
+
+	T_CHECK(comm->coll && comm->coll->conns && comm->coll->conns[1], "no conn to rank 1");
+	c = comm->coll->conns[1];
+	printf("rank 0: forging a %s header over %s\n", mode->name, c->ops->name);
+	while (done < sizeof(mode->h) && t_now() < end) {
+		ssize_t n = c->ops->send(c, p + done, sizeof(mode->h) - done);
+
+		T_CHECK(n >= 0, "rank 0: the transport's send failed: %s", strerror((int)-n));
+		done += (size_t)n;
+		if (!n)
+			usleep(1000);
+	}
+	T_CHECK(done == sizeof(mode->h), "rank 0: the forged header did not go out in 10 s");
+	return T_PASS;
+}
+
+static int rank_main(int rank, int n, void *arg)
+{
+	unsigned char *buf = malloc(MSG + GUARD);
+	ccomResult_t res, async = ccomSuccess;
+	ccomComm_t comm;
+	char hid[32];
+	int peer = -1, i;
+	double t0, dt;
+
+	(void)n;
+	(void)arg;
+	T_CHECK(buf, "out of memory");
+	memset(buf, 0x5a, MSG + GUARD);
+	if (over_tcp) {
+		snprintf(hid, sizeof(hid), "p2ph-%d-%d", rank, (int)getppid());
+		setenv("CCOM_HOSTID", hid, 1);
+		setenv("CCOM_NET", "socket", 1);
+	}
+	setenv("CCOM_OP_TIMEOUT", "30", 1);
+	T_CCOM(ccomCommInitRank(&comm, 2, id, rank), ccomSuccess);
+	if (rank == 0)
+		T_CCOM(ccomSend(buf, MSG, ccomUint8, 1, comm, NULL), ccomSuccess);
+	else
+		T_CCOM(ccomRecv(buf, MSG, ccomUint8, 0, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	if (rank == 0) {
+		struct pollfd pfd = { .fd = done_pipe[0], .events = POLLIN };
+		int r = forge(comm);
+
+		if (poll(&pfd, 1, HOLD_S * 1000) != 1)
+			printf("rank 0: rank 1 did not say it was done in %d s\n", HOLD_S);
+		ccomCommAbort(comm);
+		free(buf);
+		return r;
+	}
+	memset(buf, 0x5a, MSG + GUARD);
+	t0 = t_now();
+	if (mode->any)
+		T_CCOM(ccomRecvAny(buf, MSG, ccomUint8, &peer, comm, NULL), ccomSuccess);
+	else
+		T_CCOM(ccomRecv(buf, MSG, ccomUint8, 0, comm, NULL), ccomSuccess);
+	res = ccomCommSynchronize(comm);
+	dt = t_now() - t0;
+	printf("rank 1 (%s, %s): the receive returned %s after %.3f s: %s\n", mode->name,
+	       over_tcp ? "tcp" : "shm", ccomGetErrorString(res), dt, ccomGetLastError(comm));
+	fflush(stdout);
+	T_CHECK(res != ccomSuccess, "rank 1: the receive of a forged header succeeded");
+	T_CHECK(dt < 5, "rank 1: the receive failed only after %.1f s", dt);
+	T_CHECK(t_has_words(ccomGetLastError(comm), mode->words[0], mode->words[1], NULL),
+		"rank 1: the error does not say \"%s\"%s%s", mode->words[0],
+		mode->words[1] ? " and " : "", mode->words[1] ? mode->words[1] : "");
+	T_CCOM(ccomCommGetAsyncError(comm, &async), ccomSuccess);
+	T_CHECK(async != ccomSuccess, "rank 1: the comm's async error is success after the failure");
+	for (i = MSG; i < MSG + GUARD; i++)
+		T_CHECK(buf[i] == 0x5a, "rank 1: byte %d after the buffer was written", i - MSG);
+	T_CHECK(write(done_pipe[1], "d", 1) == 1, "rank 1: pipe");
+	ccomCommAbort(comm);
+	free(buf);
+	return T_PASS;
+}
+
+int main(void)
+{
+	int codes[2];
+	size_t m;
+
+	for (over_tcp = 0; over_tcp <= 1; over_tcp++)
+		for (m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+			mode = &modes[m];
+			T_CHECK(!pipe(done_pipe), "pipe: %s", strerror(errno));
+			T_CHECK(!t_fork_ranks_id(2, rank_main, NULL, codes, 60, &id),
+				"%s over %s: a rank failed (codes %d %d)", mode->name,
+				over_tcp ? "tcp" : "shm", codes[0], codes[1]);
+			close(done_pipe[0]);
+			close(done_pipe[1]);
+			printf("%s over %s: refused\n", mode->name, over_tcp ? "tcp" : "shm");
+		}
+	return T_PASS;
+}
