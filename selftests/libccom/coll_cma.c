@@ -7,7 +7,8 @@
  * 64 KiB per rank) for every dtype x op, out-of-place, in-place, and
  * mixed (odd ranks in place), every root for the rooted ones, and 1 Mi + 3 fp32
  * AllReduce, each checked against the reference and for overruns; every
- * rank must have run the CMA path.  Then the permission matrix, with
+ * rank must have run the CMA path (CCOM_CMA_P2P_MIN_BYTES=1: the small
+ * matrix's Send/Recv rings of 1 to 1023 elements move on it too).  Then the permission matrix, with
  * CCOM_CMA=1 asked for on every rank: a seccomp filter on one of 3 ranks
  * making process_vm_readv/writev fail with EPERM, the same on both of 2
  * ranks with ENOSYS, and one rank of 3 with CCOM_CMA=0: each time every
@@ -248,7 +249,9 @@ static int run_case(struct cma_job *j, int n, const char *what)
 
 int main(void)
 {
-	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = cma_at_init },
+	/* Send/Recv from 1 byte: the small matrix's sendrecv cases on CMA too. */
+	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1", "CCOM_CMA_P2P_MIN_BYTES=1" },
+				     .at_init = cma_at_init },
 			     .expect_on = 1 };
 	static char cache[128];
 	FILE *f;
