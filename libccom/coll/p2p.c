@@ -212,11 +212,20 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	if (err)
 		goto out;
 	err = p2p_data(comm, ops, nops, bytes, hdr, cma, status);
-	/* After the data on every stream: a sender's buffer is free once its peer said so. */
-	e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status);
-	err = err ? err : e;
+	/*
+	 * After the data on every stream: a sender's buffer is free once its
+	 * peer said so.  A failed read is acknowledged too (its sender fails
+	 * with the reason); a failed stream leaves the streams unusable.
+	 */
+	for (i = 0, e = 0; i < nops; i++)
+		e |= status[i];
+	if (!err || e) {
+		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status);
+		err = err ? err : e;
+	}
 	if (!err && timed >= 0)
-		ccom_cma_p2p_timed(comm, bytes[timed], hdr[timed].path, ((uint64_t)ccom_now_us() - t0) * 1000);
+		ccom_cma_p2p_timed(comm, bytes[timed], hdr[timed].path,
+				   ((uint64_t)ccom_now_us() - t0) * 1000);
 out:
 	free(x);
 	free(hdr);

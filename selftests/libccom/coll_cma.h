@@ -2,7 +2,7 @@
 /*
  * coll_cma.h - what the CMA tests (coll_cma.c, coll_cma_p2p.c) share: a
  * seccomp filter that makes process_vm_readv/writev fail in the calling
- * process, as a sandbox would.
+ * process (every thread of it), as a sandbox would.
  */
 #ifndef CCOM_TEST_COLL_CMA_H
 #define CCOM_TEST_COLL_CMA_H
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 /* Fail both CMA calls of this process with @err (x86-64; elsewhere a no-op, said on stderr). */
 static inline void cma_seccomp_deny(int rank, int err)
@@ -33,7 +34,9 @@ static inline void cma_seccomp_deny(int rank, int err)
 	};
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+	/* TSYNC: the library's threads (the progress thread) get it too. */
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(__NR_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog))
 		fprintf(stderr, "rank %d: seccomp filter: %s\n", rank, strerror(errno));
 #else
 	fprintf(stderr, "rank %d: no seccomp filter on this architecture\n", rank);

@@ -14,9 +14,11 @@
  * off from init on every rank, nothing moved on CMA, all correct);
  * CCOM_CMA_P2P_MIN_BYTES of 64 KiB on rank 0 and 1 MiB on rank 1 (the
  * sender's choice travels in its header: only rank 0's 128 KiB sends move
- * on CMA); CCOM_CMA=auto on 2 ranks (12 exchanges of 1 MiB correct, the
- * send size decided); and a receive expecting more than the CMA send
- * carries (both ranks fail, the receiver naming the sizes; none hangs).
+ * on CMA); CCOM_CMA=auto on 2 ranks (12 exchanges and 12 Gathers of 1 MiB
+ * correct, both sizes decided, the Gather verdict cached as "6 20 1|-1"); and a receive expecting more than the CMA send
+ * carries, and one whose receiver installed a seccomp filter after init
+ * (both ranks fail, the receiver naming the sizes or process_vm_readv;
+ * neither hangs).
  */
 #include "coll_cma.h"
 #include "coll_matrix.h"
@@ -29,7 +31,7 @@
 #define GROUP_BIG (96u << 10)
 #define GROUP_SMALL (1u << 10)
 
-enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_MISMATCH };
+enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_MISMATCH, M_LATE_DENY };
 
 struct p2p_job {
 	struct ct_job ct;
@@ -194,24 +196,30 @@ static int rooted(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t b
 	return T_PASS;
 }
 
-/* Rank 1 expects twice what rank 0 sends on CMA: both fail, neither hangs. */
-static int mismatch(ccomComm_t comm, int rank, char *sb, char *rb)
+/*
+ * Rank 1 expects twice what rank 0 sends on CMA (@late: the same size, but
+ * rank 1 forbade itself process_vm_readv after init): both fail, neither
+ * hangs.
+ */
+static int mismatch(ccomComm_t comm, int rank, char *sb, char *rb, bool late)
 {
 	size_t count = (128u << 10) / 4;
 	ccomResult_t r;
 
 	memset(sb, 1, count * 4);
+	if (late && rank == 1)
+		cma_seccomp_deny(rank, EPERM);
 	if (rank == 0)
 		r = ccomSend(sb, count, ccomInt32, 1, comm, NULL);
 	else
-		r = ccomRecv(rb, 2 * count, ccomInt32, 0, comm, NULL);
+		r = ccomRecv(rb, (late ? 1 : 2) * count, ccomInt32, 0, comm, NULL);
 	if (r == ccomSuccess)
 		r = ccomCommSynchronize(comm);
 	if (r == ccomSuccess) {
 		fprintf(stderr, "rank %d: a mismatched CMA send/recv succeeded\n", rank);
 		return T_FAIL;
 	}
-	if (rank == 1 && !strstr(ccomGetLastError(comm), "expects")) {
+	if (rank == 1 && !strstr(ccomGetLastError(comm), late ? "process_vm_readv" : "expects")) {
 		fprintf(stderr, "rank 1: mismatch reported as \"%s\"\n", ccomGetLastError(comm));
 		return T_FAIL;
 	}
@@ -262,14 +270,21 @@ static int p2p_rank(int rank, int n, void *arg)
 	case M_AUTO:
 		for (k = 0, rc = T_PASS; k < 12 && !rc; k++)
 			rc = ring(comm, rank, n, ccomFloat32, (1u << 20) / 4, sb, rb, &moved);
-		if (!rc && ccom_cma_decided(comm) == 0) {
-			fprintf(stderr, "rank %d: CCOM_CMA=auto decided nothing in 12 sends of 1 MiB\n",
-				rank);
+		/* Gather is measured (and cached) like the other collectives. */
+		for (k = 0; k < 12 && !rc; k++) {
+			struct ct_case c = { K_GA, 0, 0, ccomFloat32, ccomSum, (1u << 20) / 4 };
+
+			rc = ct_case_run(comm, &c, rank, n, sb, rb, bufsz);
+		}
+		if (!rc && ccom_cma_decided(comm) < 2) {
+			fprintf(stderr, "rank %d: CCOM_CMA=auto decided %llu sizes in 12 sends and 12 Gathers of 1 MiB, want 2\n",
+				rank, (unsigned long long)ccom_cma_decided(comm));
 			rc = T_FAIL;
 		}
 		break;
 	case M_MISMATCH:
-		rc = mismatch(comm, rank, sb, rb);
+	case M_LATE_DENY:
+		rc = mismatch(comm, rank, sb, rb, j->mode == M_LATE_DENY);
 		ccomCommDestroy(comm);
 		free(sb);
 		free(rb);
@@ -282,6 +297,22 @@ out:
 	free(sb);
 	free(rb);
 	return rc;
+}
+
+/* The auto cache at @path holds a Gather verdict for 2^20 bytes per rank. */
+static int gather_cached(const char *path)
+{
+	char line[64];
+	FILE *f = fopen(path, "r");
+	int ok = 0;
+
+	while (f && !ok && fgets(line, sizeof(line), f))
+		ok = !strcmp(line, "6 20 1\n") || !strcmp(line, "6 20 -1\n");
+	if (f)
+		fclose(f);
+	if (!ok)
+		fprintf(stderr, "cache %s: no line \"6 20 1|-1\" (Gather, 1 MiB)\n", path);
+	return ok;
 }
 
 static int run(struct p2p_job *j, int n, const char *what)
@@ -299,6 +330,7 @@ int main(void)
 {
 	struct p2p_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = p2p_at_init },
 			     .mode = M_FULL };
+	static char cache[128];
 	int n;
 
 	for (n = 2; n <= 4; n++)
@@ -318,12 +350,22 @@ int main(void)
 	j.ct.at_init = NULL;
 	j.mode = M_AUTO;
 	j.ct.env[0] = "CCOM_CMA=auto";
-	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges of 1 MiB correct, the size decided"))
+	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-p2p-%d", (int)getpid());
+	j.ct.env[1] = cache;
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges and 12 Gathers of 1 MiB correct, both decided"))
 		return T_FAIL;
+	T_CHECK(gather_cached(cache + strlen("CCOM_CMA_CALIB_FILE=")), "Gather verdict not cached");
+	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
 	j.mode = M_MISMATCH;
 	j.ct.env[0] = "CCOM_CMA=1";
 	j.ct.env[1] = "CCOM_OP_TIMEOUT=60";
 	if (run(&j, 2, "CMA send of 128 KiB, receive of 256 KiB: both fail"))
 		return T_FAIL;
+#ifdef __x86_64__
+	j.mode = M_LATE_DENY;
+	if (run(&j, 2, "CMA send whose receiver may no longer read: both fail"))
+		return T_FAIL;
+#endif
 	return T_PASS;
 }
