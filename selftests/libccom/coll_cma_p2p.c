@@ -3,7 +3,7 @@
  * Description: Send/Recv, Gather and Scatter on the CMA path
  * (libccom/coll/cma_p2p.c, coll/cma.c, malloc() buffers).  With CCOM_CMA=1
  * on 2, 3 and 4 ranks: a Send/Recv ring for every dtype of one element
- * below, at and above CCOM_CMA_P2P_MIN_BYTES (64 KiB; only the last two
+ * below, at and above CCOM_CMA_P2P_MIN_BYTES (set to 64 KiB; only the last two
  * may move on CMA, and must) and of 1 Mi + 3 floats; a group where every
  * rank sends to every rank (itself included) 1 KiB or 96 KiB by pair; n - 1
  * ccomRecvAny of 128 KiB on rank 0 against one ccomSend from each peer;
@@ -18,7 +18,9 @@
  * correct, both sizes decided, the Gather verdict cached as "6 20 1|-1"); and a receive expecting more than the CMA send
  * carries, and one whose receiver installed a seccomp filter after init
  * (both ranks fail, the receiver naming the sizes or process_vm_readv;
- * neither hangs).
+ * neither hangs); last, with the default threshold (256 KiB), both ranks
+ * send 128 KiB before they receive, ungrouped, and neither waits (the
+ * sends stay on the stream, whose FIFO takes them).
  */
 #include "coll_cma.h"
 #include "coll_matrix.h"
@@ -31,7 +33,7 @@
 #define GROUP_BIG (96u << 10)
 #define GROUP_SMALL (1u << 10)
 
-enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_MISMATCH, M_LATE_DENY };
+enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_MISMATCH, M_LATE_DENY, M_EAGER };
 
 struct p2p_job {
 	struct ct_job ct;
@@ -227,6 +229,26 @@ static int mismatch(ccomComm_t comm, int rank, char *sb, char *rb, bool late)
 	return T_PASS;
 }
 
+/*
+ * Default threshold: each rank sends 128 KiB, then receives, ungrouped;
+ * the sends fit the stream's FIFO, so neither waits for the other's
+ * receive (on CMA both would wait for ever).
+ */
+static int eager(ccomComm_t comm, int rank, char *sb, char *rb)
+{
+	size_t count = 128u << 10, i;
+
+	for (i = 0; i < count; i++)
+		sb[i] = (char)(rank + (int)(i % 101));
+	T_CCOM(ccomSend(sb, count, ccomInt8, 1 - rank, comm, NULL), ccomSuccess);
+	T_CCOM(ccomRecv(rb, count, ccomInt8, 1 - rank, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < count; i++)
+		T_CHECK(rb[i] == (char)(1 - rank + (int)(i % 101)), "eager: wrong data");
+	T_CHECK(ccom_cma_p2p_ops(comm) == 0, "eager: 128 KiB moved on CMA by default");
+	return T_PASS;
+}
+
 static int p2p_rank(int rank, int n, void *arg)
 {
 	struct p2p_job *j = arg;
@@ -282,6 +304,9 @@ static int p2p_rank(int rank, int n, void *arg)
 			rc = T_FAIL;
 		}
 		break;
+	case M_EAGER:
+		rc = eager(comm, rank, sb, rb);
+		break;
 	case M_MISMATCH:
 	case M_LATE_DENY:
 		rc = mismatch(comm, rank, sb, rb, j->mode == M_LATE_DENY);
@@ -328,7 +353,8 @@ static int run(struct p2p_job *j, int n, const char *what)
 
 int main(void)
 {
-	struct p2p_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = p2p_at_init },
+	struct p2p_job j = { .ct = { .env = { "CCOM_CMA=1", "CCOM_CMA_P2P_MIN_BYTES=65536" },
+				     .at_init = p2p_at_init },
 			     .mode = M_FULL };
 	static char cache[128];
 	int n;
@@ -351,7 +377,7 @@ int main(void)
 	j.mode = M_AUTO;
 	j.ct.env[0] = "CCOM_CMA=auto";
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-p2p-%d", (int)getpid());
-	j.ct.env[1] = cache;
+	j.ct.env[2] = cache;
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
 	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges and 12 Gathers of 1 MiB correct, both decided"))
 		return T_FAIL;
@@ -359,7 +385,7 @@ int main(void)
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
 	j.mode = M_MISMATCH;
 	j.ct.env[0] = "CCOM_CMA=1";
-	j.ct.env[1] = "CCOM_OP_TIMEOUT=60";
+	j.ct.env[2] = "CCOM_OP_TIMEOUT=60";
 	if (run(&j, 2, "CMA send of 128 KiB, receive of 256 KiB: both fail"))
 		return T_FAIL;
 #ifdef __x86_64__
@@ -367,5 +393,9 @@ int main(void)
 	if (run(&j, 2, "CMA send whose receiver may no longer read: both fail"))
 		return T_FAIL;
 #endif
+	j.mode = M_EAGER;
+	j.ct.env[1] = "CCOM_OP_TIMEOUT=60";
+	if (run(&j, 2, "default threshold: both ranks send 128 KiB before they receive, no wait"))
+		return T_FAIL;
 	return T_PASS;
 }
