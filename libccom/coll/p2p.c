@@ -95,7 +95,8 @@ static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
  * The data of the group whose headers agreed: CMA receives read first
  * (*@status: their errnos, for the acknowledgements), then the engine's
  * and the transports' transfers, which run even after a failed read so
- * that every stream stays in step.  0 or the first -errno.
+ * that every stream stays in step (an engine failure stops here, as
+ * before CMA).  0 or the first -errno.
  */
 static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes,
 		    const struct ccom_p2p_hdr *hdr, const bool *cma, int *status)
@@ -103,7 +104,7 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
 	bool *done;
-	int i, n = 0, err = 0, e;
+	int i, n = 0, err = 0, read_err = 0, e;
 
 	x = calloc((size_t)nops, sizeof(*x));
 	done = calloc((size_t)nops, sizeof(*done));
@@ -120,12 +121,12 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 			continue;
 		e = ccom_cma_p2p_read(comm, &hdr[i], ops[i].recvbuff, bytes[i]);
 		status[i] = -e;
-		if (e && !err)
-			err = e;
+		if (e && !read_err)
+			read_err = e;
 	}
-	if (comm->kdev && !err)
+	if (comm->kdev)
 		err = ccom_kdev_p2p_run(comm, ops, nops, done);
-	for (i = 0; i < nops; i++) {
+	for (i = 0; !err && i < nops; i++) {
 		if (ops[i].root == comm->rank || done[i])
 			continue;
 		x[n++] = (struct ccom_xfer){ .conn = cs->conns[ops[i].root],
@@ -134,10 +135,11 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 						    (char *)ops[i].sendbuff : ops[i].recvbuff,
 					     .size = bytes[i] };
 	}
-	e = ccom_xfer_run(comm, x, n);
+	if (!err)
+		err = ccom_xfer_run(comm, x, n);
 	free(x);
 	free(done);
-	return err ? err : e;
+	return read_err ? read_err : err;
 }
 
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
