@@ -25,7 +25,10 @@
  * at a time, in rank order, so every rank gets bitwise the same result)
  * and writes it into every output (Reduce: the root's).  AllGather,
  * Broadcast, AlltoAll: every rank reads what it needs straight into its
- * own output.  Only rank r writes slice r of any output, and reads a
+ * own output.  Gather: every rank writes its block into the root's output;
+ * Scatter: every rank reads its block of the root's input (the n - 1
+ * copies run at once, one per rank, rather than one after another in the
+ * root).  Send/Recv: cma_p2p.c.  Only rank r writes slice r of any output, and reads a
  * peer's input only where no one writes before the last barrier, so
  * in-place calls are safe, mixed across ranks too; AlltoAll, where an
  * in-place rank's input is overwritten by its own reads, runs staged if
@@ -34,7 +37,7 @@
  * CCOM_CMA=1 forces the path for every collective it serves from
  * CMA_MIN_BYTES per rank; auto (the default) measures it against the
  * staged path on the operations themselves: per collective and power of
- * two of the size, the first CMA_TRIALS operations of each path alternate
+ * two of the size, the first CCOM_CMA_TRIALS operations of each path alternate
  * (timed on every rank), and the next one (run on CMA, all ranks in a
  * barrier) compares the slowest rank's best time of each and keeps the
  * faster for that collective and size from then on.
@@ -53,6 +56,7 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "mem/mem.h"
+#include "publish/publish.h"
 #include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "tune/cma_cache.h"
@@ -62,34 +66,9 @@
 
 #define CMA_MIN_BYTES (64u << 10)	/* per rank; below, two barriers cost more */
 #define CMA_BLOCK (256u << 10)		/* bytes reduced per step, in cache */
-#define CMA_TRIALS 3			/* timed operations per path before auto decides */
-#define CMA_BUCKETS 48			/* powers of two of the per-rank bytes */
 #define CMA_SLOW_FACTOR 4		/* an operation this much above its price is "slow" */
 #define CMA_SLOW_RUN 3			/* ... and this many in a row ask all ranks to measure again */
 #define CMA_MODE_DRIVER 3		/* published at init: /dev/nccom is in use, CMA stays off */
-
-struct cma_trial {
-	int n[2];			/* operations timed: [0] staged, [1] CMA */
-	uint64_t best_ns[2];
-	int verdict;			/* 0 undecided, 1 CMA, -1 staged */
-	double ns_per_byte;		/* CMA's best price seen since the verdict, 0: none */
-	int slow;			/* consecutive CMA operations far above that price */
-};
-
-struct ccom_cma {
-	int mode;			/* agreed CCOM_CMA: 0 off, 1 forced, 2 auto */
-	bool on;			/* every rank may read every peer */
-	char *buf;			/* two bounce blocks and the accumulator */
-	volatile uint64_t probe_word;
-	uint64_t ops;
-	struct cma_trial trial[CCOM_COLL_NKINDS][CMA_BUCKETS];
-	struct cma_trial *pending;	/* a staged trial running now (auto) */
-	uint64_t pending_t0;		/* when it started */
-	int cached;			/* verdicts taken from the cache at init */
-	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
-	uint64_t decided;		/* verdicts measured by this communicator */
-	char why[256];			/* the choice, for the topology dump */
-};
 
 static uint64_t now_ns(void)
 {
@@ -177,6 +156,12 @@ static int cma_move(struct ccomComm *comm, int l, void *local, uint64_t raddr, s
 	return err;
 }
 
+int ccom_cma_move(struct ccomComm *comm, int rank, void *local, uint64_t raddr, size_t len,
+		  bool write)
+{
+	return cma_move(comm, comm->rank_to_local[rank], local, raddr, len, write);
+}
+
 static const char *deny_hint(int err, int scope, int nlocal)
 {
 	if (err == EPERM && scope == 1 && nlocal > 2)
@@ -237,7 +222,8 @@ static void cma_state_free(struct ccom_cma *c)
 
 _Static_assert(sizeof(((struct ccom_shm_hdr *)0)->cma_verdict) == sizeof(struct ccom_tune_cma_table),
 	       "the segment holds the cache's table as it is");
-_Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS, "every kind the path serves is cached");
+_Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS && CCOM_COLL_GATHER < CCOM_TUNE_CMA_KINDS &&
+	       CCOM_COLL_SCATTER < CCOM_TUNE_CMA_KINDS, "every collective the path serves is cached");
 
 /* auto: the verdicts local rank 0 read from the cache (the same on every rank). */
 static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
@@ -269,7 +255,7 @@ static void cache_store(struct ccom_cma *c, int nlocal)
  * segment: two barriers whatever CCOM_CMA says.  Leaves comm->coll->cma
  * NULL when the path is off.
  */
-int ccom_cma_init(struct ccomComm *comm)
+static int cma_init(struct ccomComm *comm)
 {
 	struct ccom_shm *s = comm->shm;
 	struct ccom_cma *c;
@@ -355,6 +341,22 @@ fail:
 	return err;
 }
 
+int ccom_cma_init(struct ccomComm *comm)
+{
+	int err = cma_init(comm);
+
+	if (!err && comm->coll->cma) {
+		int64_t v = ccom_param_int("CCOM_CMA_P2P_MIN_BYTES");
+
+		/* Negative: no Send/Recv on the path. */
+		comm->coll->cma->p2p_min = v < 0 ? SIZE_MAX : (size_t)v;
+	}
+	/* What `ccomctl comm show` prints for this rank. */
+	if (!err)
+		ccom_publish_cma(comm->publish, ccom_cma_describe(comm));
+	return err;
+}
+
 void ccom_cma_fini(struct ccomComm *comm)
 {
 	if (!comm->coll)
@@ -376,6 +378,11 @@ uint64_t ccom_cma_decided(const struct ccomComm *comm)
 uint64_t ccom_cma_ops(const struct ccomComm *comm)
 {
 	return comm->coll && comm->coll->cma ? comm->coll->cma->ops : 0;
+}
+
+uint64_t ccom_cma_p2p_ops(const struct ccomComm *comm)
+{
+	return comm->coll && comm->coll->cma ? comm->coll->cma->p2p_ops : 0;
 }
 
 const char *ccom_cma_describe(const struct ccomComm *comm)
@@ -474,6 +481,22 @@ static int cma_work(struct ccomComm *comm, const struct ccom_op *op)
 			err = cma_move(comm, p, out + (size_t)p * bytes,
 				       s->hdr->cdesc[p].addr[0] + (size_t)me * bytes, bytes, false);
 		return err;
+	case CCOM_COLL_GATHER:
+		/* Each rank writes its block into the root's output: n - 1 copies at once. */
+		in = s->hdr->cdesc[op->root].addr[1] + (size_t)me * bytes;
+		if (me != op->root)
+			return cma_move(comm, op->root, (void *)(uintptr_t)op->sendbuff, in, bytes, true);
+		if ((uint64_t)(uintptr_t)op->sendbuff != in)
+			memmove(out + (size_t)me * bytes, op->sendbuff, bytes);
+		return 0;
+	case CCOM_COLL_SCATTER:
+		/* Each rank reads its block of the root's input. */
+		in = s->hdr->cdesc[op->root].addr[0] + (size_t)me * bytes;
+		if (me != op->root)
+			return cma_move(comm, op->root, out, in, bytes, false);
+		if ((uint64_t)(uintptr_t)out != in)
+			memmove(out, (const char *)(uintptr_t)in, bytes);
+		return 0;
 	default:
 		return -EINVAL;
 	}
@@ -484,6 +507,7 @@ static bool serves(const struct ccom_op *op)
 	switch (op->kind) {
 	case CCOM_COLL_ALLREDUCE: case CCOM_COLL_REDUCE: case CCOM_COLL_REDUCESCATTER:
 	case CCOM_COLL_BROADCAST: case CCOM_COLL_ALLGATHER: case CCOM_COLL_ALLTOALL:
+	case CCOM_COLL_GATHER: case CCOM_COLL_SCATTER:
 		return true;
 	default:
 		return false;
@@ -536,17 +560,17 @@ static int bucket_of(size_t bytes)
 {
 	int b = 0;
 
-	while (b < CMA_BUCKETS - 1 && ((size_t)2 << b) <= bytes)
+	while (b < CCOM_CMA_BUCKETS - 1 && ((size_t)2 << b) <= bytes)
 		b++;
 	return b;
 }
 
 /*
- * auto: after CMA_TRIALS timed operations of each path, the slowest
+ * auto: after CCOM_CMA_TRIALS timed operations of each path, the slowest
  * rank's best time of each (every rank's, published in this operation's
  * first barrier) picks the path for this collective and size.
  */
-static void decide(struct ccomComm *comm, const struct ccom_op *op, struct cma_trial *t)
+static void decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_cma_trial *t)
 {
 	struct ccom_shm *s = comm->shm;
 	uint64_t worst[2] = { 0, 0 }, v;
@@ -566,7 +590,7 @@ static void decide(struct ccomComm *comm, const struct ccom_op *op, struct cma_t
 		cache_store(comm->coll->cma, s->nlocal);
 	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %.1f us, staged %.1f us (slowest rank's best of %d): %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
-		  (double)worst[1] / 1e3, (double)worst[0] / 1e3, CMA_TRIALS,
+		  (double)worst[1] / 1e3, (double)worst[0] / 1e3, CCOM_CMA_TRIALS,
 		  t->verdict > 0 ? "CMA" : "staged");
 }
 
@@ -578,20 +602,20 @@ static void decide(struct ccomComm *comm, const struct ccom_op *op, struct cma_t
 static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
 {
 	struct ccom_shm *s = comm->shm;
-	struct cma_trial *t;
+	struct ccom_cma_trial *t;
 	int32_t r;
 	int l;
 
 	for (l = 0; l < s->nlocal; l++) {
 		r = s->hdr->cdesc[l].recheck;
-		if (r <= 0 || r > CCOM_COLL_NKINDS * CMA_BUCKETS)
+		if (r <= 0 || r > CCOM_COLL_NKINDS * CCOM_CMA_BUCKETS)
 			continue;
-		t = &c->trial[(r - 1) / CMA_BUCKETS][(r - 1) % CMA_BUCKETS];
+		t = &c->trial[(r - 1) / CCOM_CMA_BUCKETS][(r - 1) % CCOM_CMA_BUCKETS];
 		if (t->verdict) {
 			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank more than %dx slower than their best; measuring CMA and the staged path again",
 				  comm->rank, l, CMA_SLOW_RUN,
-				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CMA_BUCKETS)),
-				  (r - 1) % CMA_BUCKETS, CMA_SLOW_FACTOR);
+				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CCOM_CMA_BUCKETS)),
+				  (r - 1) % CCOM_CMA_BUCKETS, CMA_SLOW_FACTOR);
 			memset(t, 0, sizeof(*t));
 		}
 	}
@@ -604,7 +628,7 @@ static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
  * verdict; CMA_SLOW_RUN operations in a row CMA_SLOW_FACTOR above it ask
  * every rank (at the next operation's first barrier) to measure again.
  */
-static void cma_timed(struct ccom_cma *c, struct ccom_shm *s, struct cma_trial *t, int idx,
+static void cma_timed(struct ccom_cma *c, struct ccom_shm *s, struct ccom_cma_trial *t, int idx,
 		      size_t bytes, uint64_t dt)
 {
 	double per = (double)dt / (double)bytes;
@@ -635,7 +659,7 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	struct ccom_shm *s = comm->shm;
 	struct ccom_shm_cdesc *me;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
-	struct cma_trial *t = NULL;
+	struct ccom_cma_trial *t = NULL;
 	bool deciding = false;
 	uint64_t t0;
 	int err;
@@ -652,7 +676,7 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 			c->pending_t0 = t0;
 			return 1;
 		}
-		deciding = !t->verdict && t->n[0] >= CMA_TRIALS;
+		deciding = !t->verdict && t->n[0] >= CCOM_CMA_TRIALS;
 	}
 	if (!c->buf) {
 		c->buf = aligned_alloc(64, 3 * CMA_BLOCK);
@@ -689,7 +713,7 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	/* Nobody returns (and lets its buffers change) while a peer uses them. */
 	err = ccom_shm_barrier(s);
 	if (!err && t)
-		cma_timed(c, s, t, (int)op->kind * CMA_BUCKETS + bucket_of(bytes), bytes,
+		cma_timed(c, s, t, (int)op->kind * CCOM_CMA_BUCKETS + bucket_of(bytes), bytes,
 			  now_ns() - t0);
 	return err;
 }
@@ -697,7 +721,7 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 void ccom_cma_staged_done(struct ccomComm *comm)
 {
 	struct ccom_cma *c = comm->coll->cma;
-	struct cma_trial *t = c ? c->pending : NULL;
+	struct ccom_cma_trial *t = c ? c->pending : NULL;
 	uint64_t ns;
 
 	if (!t)

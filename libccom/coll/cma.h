@@ -1,16 +1,50 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cma.h - the CMA path (cma.c): collectives of one host through
- * process_vm_readv/writev on the ranks' own buffers.
+ * cma.h - the CMA path: collectives of one host through
+ * process_vm_readv/writev on the ranks' own buffers (cma.c), and
+ * Send/Recv above a threshold (cma_p2p.c, on coll/p2p.c's headers).
  */
 #ifndef CCOM_COLL_CMA_H
 #define CCOM_COLL_CMA_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "core/op.h"
+
 struct ccomComm;
-struct ccom_op;
-struct ccom_cma;
+struct ccom_p2p_hdr;
+
+#define CCOM_CMA_TRIALS 3		/* timed operations per path before auto decides */
+#define CCOM_CMA_BUCKETS 48		/* powers of two of the per-rank bytes */
+
+/* auto: one collective and size (power of two) measured on both paths. */
+struct ccom_cma_trial {
+	int n[2];			/* operations timed: [0] staged, [1] CMA */
+	uint64_t best_ns[2];
+	int verdict;			/* 0 undecided, 1 CMA, -1 staged */
+	double ns_per_byte;		/* CMA's best price seen since the verdict, 0: none */
+	int slow;			/* consecutive CMA operations far above that price */
+};
+
+/* A communicator's CMA state (comm->coll->cma), shared by cma.c and cma_p2p.c. */
+struct ccom_cma {
+	int mode;			/* agreed CCOM_CMA: 0 off, 1 forced, 2 auto */
+	bool on;			/* every rank may read every peer */
+	char *buf;			/* two bounce blocks and the accumulator */
+	volatile uint64_t probe_word;
+	uint64_t ops;			/* collectives run on the path */
+	uint64_t p2p_ops;		/* Send/Recv messages moved by it (either side) */
+	size_t p2p_min;			/* CCOM_CMA_P2P_MIN_BYTES: smaller sends stay on the stream */
+	struct ccom_cma_trial trial[CCOM_COLL_NKINDS][CCOM_CMA_BUCKETS];
+	struct ccom_cma_trial *pending;	/* a staged trial running now (auto) */
+	uint64_t pending_t0;		/* when it started */
+	int cached;			/* verdicts taken from the cache at init */
+	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
+	uint64_t decided;		/* verdicts measured by this communicator */
+	char why[256];			/* the choice, for the topology dump and ccomctl */
+};
 
 /* At init, collective over a one-host communicator's ranks: the permission probe and CCOM_CMA. */
 int ccom_cma_init(struct ccomComm *comm);
@@ -25,9 +59,48 @@ void ccom_cma_staged_done(struct ccomComm *comm);
 /* auto (tests): verdicts taken from the per-boot cache at init, and measured since. */
 int ccom_cma_cached(const struct ccomComm *comm);
 uint64_t ccom_cma_decided(const struct ccomComm *comm);
-/* Operations the CMA path ran on this rank (tests). */
+/* Operations the CMA path ran on this rank (tests): collectives, Send/Recv messages. */
 uint64_t ccom_cma_ops(const struct ccomComm *comm);
-/* The path's state and why, for the topology dump. */
+uint64_t ccom_cma_p2p_ops(const struct ccomComm *comm);
+/* The path's state and why, for the topology dump and the published state. */
 const char *ccom_cma_describe(const struct ccomComm *comm);
+/*
+ * Copy @len bytes between this process and rank @rank's address space at
+ * @raddr (a read, or a write with @write) within an operation: 0, or
+ * -errno after ccom_set_last_error() naming the peer and the call.
+ */
+int ccom_cma_move(struct ccomComm *comm, int rank, void *local, uint64_t raddr, size_t len,
+		  bool write);
+
+/*
+ * cma_p2p.c: Send/Recv of CCOM_CMA_P2P_MIN_BYTES and more between the
+ * ranks of one host.  The sender chooses (ccom_cma_p2p_choose()) and
+ * says so in its p2p header; the receiver checks the header
+ * (ccom_cma_p2p_check()), reads the send buffer with one
+ * process_vm_readv (ccom_cma_p2p_read()) and acknowledges it on its own
+ * stream back (ccom_cma_p2p_acks()), which the sender waits for before
+ * its buffer may change.
+ */
+#define CCOM_P2P_PATH_STREAM 0		/* the data follows the header on the stream */
+#define CCOM_P2P_PATH_CMA 1		/* the receiver reads it at the header's address */
+
+/*
+ * The path of a user send of @bytes to @peer: CCOM_P2P_PATH_*.  @trial:
+ * the group is this send alone (auto measures only such groups).
+ */
+int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool trial);
+/* A received header's path fields: 0, or -EPROTO after ccom_set_last_error(). */
+int ccom_cma_p2p_check(struct ccomComm *comm, const struct ccom_p2p_hdr *h);
+/* Receive @len bytes of CMA header @h into @buf: 0 or -errno (the error set). */
+int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void *buf, size_t len);
+/*
+ * The acknowledgements of a group's CMA messages: for each i with
+ * @cma[i], a receive sends the status of its read (@status[i], 0 or an
+ * errno) to its peer and a send waits for its peer's.  0, or -errno.
+ */
+int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops,
+		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status);
+/* auto: the single-send group the sender measured took @ns on path @path. */
+void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns);
 
 #endif

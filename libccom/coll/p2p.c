@@ -11,8 +11,9 @@
  * Once sizes agree, transfers between ranks of one host that the engine
  * takes (ccom_tune_engine_p2p_wants(), the same answer on both sides:
  * coll/kdev_p2p.c) run on the nccom engine first, single copy between the
- * user buffers;
- * the rest follows here on the transports.
+ * user buffers; user sends whose header says CMA (the sender's choice,
+ * coll/cma_p2p.c) are read by their receivers with process_vm_readv, and
+ * acknowledged after the data; the rest follows here on the transports.
  */
 #include <errno.h>
 #include <sched.h>
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "coll/algo.h"
+#include "coll/cma.h"
 #include "coll/coll.h"
 #include "coll/p2p.h"
 #include "core/comm.h"
@@ -31,6 +33,7 @@
 #include "transport/transport.h"
 #include "tune/tune.h"
 #include "util/err.h"
+#include "util/misc.h"
 
 /* Self send/recv: the k-th send to self feeds the k-th receive from self. */
 static int p2p_self(struct ccomComm *comm, struct ccom_op *ops, int nops)
@@ -85,15 +88,23 @@ static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
 				    op->any_peer ? "ccomRecvAny" : "ccomRecv", want);
 		return -EINVAL;
 	}
-	return 0;
+	return ccom_cma_p2p_check(comm, h);
 }
 
-static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes)
+/*
+ * The data of the group whose headers agreed: CMA receives read first
+ * (*@status: their errnos, for the acknowledgements), then the engine's
+ * and the transports' transfers, which run even after a failed read so
+ * that every stream stays in step (an engine failure stops here, as
+ * before CMA).  0 or the first -errno.
+ */
+static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes,
+		    const struct ccom_p2p_hdr *hdr, const bool *cma, int *status)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
 	bool *done;
-	int i, n = 0, err = 0;
+	int i, n = 0, err = 0, read_err = 0, e;
 
 	x = calloc((size_t)nops, sizeof(*x));
 	done = calloc((size_t)nops, sizeof(*done));
@@ -101,6 +112,17 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 		free(x);
 		free(done);
 		return -ENOMEM;
+	}
+	for (i = 0; i < nops; i++) {
+		if (!cma[i])
+			continue;
+		done[i] = true;
+		if (ops[i].kind != CCOM_COLL_RECV)
+			continue;
+		e = ccom_cma_p2p_read(comm, &hdr[i], ops[i].recvbuff, bytes[i]);
+		status[i] = -e;
+		if (e && !read_err)
+			read_err = e;
 	}
 	if (comm->kdev)
 		err = ccom_kdev_p2p_run(comm, ops, nops, done);
@@ -117,7 +139,7 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 		err = ccom_xfer_run(comm, x, n);
 	free(x);
 	free(done);
-	return err;
+	return read_err ? read_err : err;
 }
 
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
@@ -127,8 +149,9 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_p2p_hdr *hdr;
 	struct ccom_xfer *x;
-	uint64_t *seq, *bytes;
-	int i, n = 0, err;
+	uint64_t *seq, *bytes, t0 = 0;
+	int i, n = 0, err, e, *status, nsend = 0, timed = -1;
+	bool *cma;
 
 	if (nops <= 0)
 		return 0;
@@ -139,10 +162,20 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	hdr = calloc((size_t)nops, sizeof(*hdr));
 	seq = calloc((size_t)nops, sizeof(*seq));
 	bytes = calloc((size_t)nops, sizeof(*bytes));
-	if (!x || !hdr || !seq || !bytes) {
+	cma = calloc((size_t)nops, sizeof(*cma));
+	status = calloc((size_t)nops, sizeof(*status));
+	if (!x || !hdr || !seq || !bytes || !cma || !status) {
 		err = -ENOMEM;
 		goto out;
 	}
+	/* CCOM_CMA=auto measures groups with one user send to a peer (cma_p2p.c). */
+	for (i = 0; magic == CCOM_P2P_MAGIC && i < nops; i++)
+		if (ops[i].kind == CCOM_COLL_SEND && ops[i].root != comm->rank && !nsend++)
+			timed = i;
+	if (nsend != 1 || !cs->cma || cs->cma->mode != 2)
+		timed = -1;	/* no clock read on groups auto does not measure */
+	else
+		t0 = (uint64_t)ccom_now_us();
 	/* Headers first (in their own pass: a data receive needs its size checked). */
 	for (i = 0; i < nops; i++) {
 		struct ccom_transport_conn *c = cs->conns[ops[i].root];
@@ -156,25 +189,52 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 			seq[0] = have0->seq;
 			continue;
 		}
-		if (send)
-			hdr[i] = (struct ccom_p2p_hdr){ .magic = magic, .from = comm->rank,
-							.seq = ++c->p2p_tx, .bytes = bytes[i] };
-		else
+		if (send) {
+			int path = magic != CCOM_P2P_MAGIC ? CCOM_P2P_PATH_STREAM :
+				   ccom_cma_p2p_choose(comm, ops[i].root, bytes[i], nsend == 1);
+
+			cma[i] = path == CCOM_P2P_PATH_CMA;
+			hdr[i] = (struct ccom_p2p_hdr){
+				.magic = magic, .from = comm->rank, .seq = ++c->p2p_tx,
+				.bytes = bytes[i], .version = CCOM_P2P_VERSION, .path = (uint16_t)path,
+				.addr = cma[i] ? (uint64_t)(uintptr_t)ops[i].sendbuff : 0 };
+		} else {
 			seq[i] = ++c->p2p_rx;
+		}
 		x[n++] = (struct ccom_xfer){ .conn = c, .is_send = send, .buf = (char *)&hdr[i],
 					     .size = sizeof(hdr[i]) };
 	}
 	err = ccom_xfer_run(comm, x, n);
-	for (i = 0; !err && i < nops; i++)
-		if (ops[i].kind == CCOM_COLL_RECV && ops[i].root != comm->rank)
-			err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
-	if (!err)
-		err = p2p_data(comm, ops, nops, bytes);
+	for (i = 0; !err && i < nops; i++) {
+		if (ops[i].kind != CCOM_COLL_RECV || ops[i].root == comm->rank)
+			continue;
+		err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
+		cma[i] = !err && hdr[i].path == CCOM_P2P_PATH_CMA;
+	}
+	if (err)
+		goto out;
+	err = p2p_data(comm, ops, nops, bytes, hdr, cma, status);
+	/*
+	 * After the data on every stream: a sender's buffer is free once its
+	 * peer said so.  A failed read is acknowledged too (its sender fails
+	 * with the reason); a failed stream leaves the streams unusable.
+	 */
+	for (i = 0, e = 0; i < nops; i++)
+		e |= status[i];
+	if (!err || e) {
+		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status);
+		err = err ? err : e;
+	}
+	if (!err && timed >= 0)
+		ccom_cma_p2p_timed(comm, bytes[timed], hdr[timed].path,
+				   ((uint64_t)ccom_now_us() - t0) * 1000);
 out:
 	free(x);
 	free(hdr);
 	free(seq);
 	free(bytes);
+	free(cma);
+	free(status);
 	return err;
 }
 

@@ -20,24 +20,39 @@ struct ccom_op;
 #define CCOM_P2P_MAGIC 0x32504343u
 #define CCOM_P2P_MAGIC_COLL 0x43504343u
 
+/* Version 2 added @version, @path, @reserved and @addr (version 1 was 24 bytes). */
+#define CCOM_P2P_VERSION 2
+
 /*
  * struct ccom_p2p_hdr - goes before every send's data on its stream
- * (host byte order: the ranks of a comm share an ABI).
+ * (host byte order: the ranks of a comm share an ABI).  The receiver
+ * checks every field (p2p.c, cma_p2p.c) before it uses one.
  * @magic: CCOM_P2P_MAGIC (CCOM_P2P_MAGIC_COLL in a collective); a collective's bytes on a network stream start
  *	with its signature's magic instead (proxy/xfer.h)
  * @from: the sender's rank
  * @seq: 1, 2, ...: the sends from @from to this receiver so far, so a
  *	receiver knows which one it expects next
- * @bytes: the data that follows
+ * @bytes: the size of the message
+ * @version: CCOM_P2P_VERSION
+ * @path: CCOM_P2P_PATH_STREAM (coll/cma.h): @bytes of data follow on the
+ *	stream; CCOM_P2P_PATH_CMA: nothing follows, the receiver reads them
+ *	at @addr in the sender (a user send between ranks of one host,
+ *	chosen by the sender: coll/cma_p2p.c)
+ * @reserved: 0
+ * @addr: CMA: the send buffer in the sender's address space; else 0
  */
 struct ccom_p2p_hdr {
 	uint32_t magic;
 	int32_t from;
 	uint64_t seq;
 	uint64_t bytes;
+	uint16_t version;
+	uint16_t path;
+	uint32_t reserved;
+	uint64_t addr;
 };
 
-_Static_assert(sizeof(struct ccom_p2p_hdr) == 24, "the header has no padding");
+_Static_assert(sizeof(struct ccom_p2p_hdr) == 40, "the header has no padding");
 
 /*
  * p2p_any.c: wait for the first send that @op, a ccomRecvAny (@op->root ==

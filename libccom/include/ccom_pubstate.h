@@ -93,6 +93,7 @@
 #define CCOM_PUB_REDOPS		8
 #define CCOM_PUB_ALGOS		32
 #define CCOM_PUB_COMM_NAME_LEN	64	/* ccom.h's CCOM_COMM_NAME_MAX */
+#define CCOM_PUB_CMA_LEN	256
 
 /**
  * enum ccom_pub_op_state - where an operation of the ring is
@@ -199,6 +200,12 @@ struct ccom_pub_ops {
  * @comm_name: the communicator's name (ccomConfig_t.commName),
  *	NUL-terminated, "" if it has none; appended in version 2 without a
  *	bump, read only where @size covers it (offset 2256)
+ * @cma: the CMA path's state and why (libccom/coll/cma.c: "forced
+ *	(CCOM_CMA=1)", "auto: ...", "off: <reason>"), NUL-terminated, ""
+ *	until the rank's init decided it; written once, its first byte last
+ *	(release), so a reader that loads a non-zero first byte (acquire)
+ *	may copy the rest.  Appended in version 2 without a bump, read only
+ *	where @size covers it (offset 2320)
  */
 struct ccom_pub_file {
 	uint32_t magic;
@@ -216,6 +223,7 @@ struct ccom_pub_file {
 	_Alignas(64) struct nccom_comm_state state;
 	struct ccom_pub_ops ops;
 	char comm_name[CCOM_PUB_COMM_NAME_LEN];
+	char cma[CCOM_PUB_CMA_LEN];
 };
 
 /*
@@ -246,8 +254,9 @@ _Static_assert(offsetof(struct nccom_comm_state, seq) == 0 &&
 _Static_assert(offsetof(struct ccom_pub_file, ops) == CCOM_PUB_V2_BASE_SIZE, "pubstate: ops moved");
 _Static_assert(sizeof(struct ccom_pub_ops) == 16 + 72 * CCOM_PUB_NAME_LEN, "pubstate: ops resized");
 _Static_assert(offsetof(struct ccom_pub_file, comm_name) == 2256, "pubstate: comm_name moved");
-/* 2256 + 64 = 2320 bytes, padded to the 64-byte alignment of @state. */
-_Static_assert(sizeof(struct ccom_pub_file) == 2368, "pubstate: struct ccom_pub_file resized");
+_Static_assert(offsetof(struct ccom_pub_file, cma) == 2320, "pubstate: cma moved");
+/* 2320 + 256 = 2576 bytes, padded to the 64-byte alignment of @state. */
+_Static_assert(sizeof(struct ccom_pub_file) == 2624, "pubstate: struct ccom_pub_file resized");
 _Static_assert(sizeof(struct ccom_pub_op) == 64 && offsetof(struct ccom_pub_op, stream_seq) == 40 &&
 	       offsetof(struct ccom_pub_op, kind) == 56 && offsetof(struct ccom_pub_op, state) == 61,
 	       "pubstate: struct ccom_pub_op changed");

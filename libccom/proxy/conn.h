@@ -37,7 +37,7 @@ struct ccom_xfer_sig;
 /* Bytes of a collective's signature on a network stream (xfer.h). */
 #define CCOM_XFER_SIG_BYTES 32
 /* Bytes an any-source receive may read ahead on a stream (a p2p header). */
-#define CCOM_XFER_AHEAD_BYTES 24
+#define CCOM_XFER_AHEAD_BYTES 40
 
 /*
  * struct ccom_transport_conn - the public head of a per-peer connection.

@@ -313,6 +313,21 @@ void ccom_publish_init_stage(struct ccom_publish *p, int init_stage)
 	ccom_publish_stage(p, map[init_stage]);
 }
 
+void ccom_publish_cma(struct ccom_publish *p, const char *why)
+{
+	char *dst;
+	size_t n;
+
+	if (!p || !p->file || !why || !why[0])
+		return;
+	dst = p->file->cma;
+	n = strnlen(why, sizeof(p->file->cma) - 1);
+	/* Once, at init: the rest first, then the first byte (readers wait for it). */
+	memcpy(dst + 1, why + 1, n - 1);
+	dst[n] = '\0';
+	__atomic_store_n(&dst[0], why[0], __ATOMIC_RELEASE);
+}
+
 void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal)
 {
 	if (!p)

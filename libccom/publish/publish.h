@@ -89,6 +89,14 @@ void ccom_publish_init_stage(struct ccom_publish *p, int init_stage);
 void ccom_publish_error(struct ccom_publish *p, int err, const char *msg, int fatal);
 
 /**
+ * ccom_publish_cma() - record the CMA path's state and why (coll/cma.c),
+ *	once, at init, for `ccomctl comm show`
+ * @p: handle or NULL
+ * @why: the sentence ("off: ..." when the path is off)
+ */
+void ccom_publish_cma(struct ccom_publish *p, const char *why);
+
+/**
  * ccom_publish_close() - unregister from the driver, unlink the state file
  *	and free @p (NULL is a no-op)
  * @p: handle or NULL

@@ -10,8 +10,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Collectives the path serves (enum ccom_coll_kind values 0-5) x per-rank sizes 2^16-2^31. */
-#define CCOM_TUNE_CMA_KINDS 6
+/*
+ * Collectives the path serves (enum ccom_coll_kind values 0-7: AllReduce
+ * to AlltoAll, Gather, Scatter) x per-rank sizes 2^16-2^31.  Send/Recv
+ * verdicts are the sender's alone (coll/cma_p2p.c) and not cached.
+ */
+#define CCOM_TUNE_CMA_KINDS 8
 #define CCOM_TUNE_CMA_LOG_MIN 16
 #define CCOM_TUNE_CMA_SIZES 16
 

@@ -14,7 +14,8 @@
  * k, while the others completed it).  PUB_RANK_SIZE=N stores N as the
  * file's size field, as a writer of an older layout would (512: version 2
  * before the ring; 2304: before the communicator's name).  PUB_RANK_NAME
- * names the communicator (ccomConfig_t.commName).
+ * names the communicator (ccomConfig_t.commName); PUB_RANK_CMA is the CMA
+ * path's sentence (2320: a size before it).
  *
  * usage: pub_rank HASH RANK NRANKS STAGE OPS STALL [ERRNO]
  * Exit: 0 after SIGTERM, 1 on a usage error, 2 if publishing failed.
@@ -112,6 +113,8 @@ int main(int argc, char **argv)
 		ccom_publish_op_completed(p);
 	if (getenv("PUB_RANK_RING") && atoi(getenv("PUB_RANK_RING")))
 		publish_ring(p, ops, stall);
+	if (getenv("PUB_RANK_CMA"))
+		ccom_publish_cma(p, getenv("PUB_RANK_CMA"));
 	if (getenv("PUB_RANK_SIZE"))
 		p->file->size = (uint32_t)atoi(getenv("PUB_RANK_SIZE"));
 	if (argc > 7)

@@ -3,11 +3,12 @@
  * Description: the CMA path (libccom/coll/cma.c, process_vm_readv/writev
  * on malloc() buffers).  With CCOM_CMA=1 on 2, 3 and 4 ranks: the small
  * collective matrix, then AllReduce, Reduce, ReduceScatter, AllGather,
- * Broadcast and AlltoAll of 65,549 elements (at least 64 KiB per rank)
- * for every dtype x op, out-of-place, in-place, and mixed (odd ranks in
- * place), every root for Reduce and Broadcast, and 1 Mi + 3 fp32
+ * Broadcast, AlltoAll, Gather and Scatter of 65,549 elements (at least
+ * 64 KiB per rank) for every dtype x op, out-of-place, in-place, and
+ * mixed (odd ranks in place), every root for the rooted ones, and 1 Mi + 3 fp32
  * AllReduce, each checked against the reference and for overruns; every
- * rank must have run the CMA path.  Then the permission matrix, with
+ * rank must have run the CMA path (CCOM_CMA_P2P_MIN_BYTES=1: the small
+ * matrix's Send/Recv rings of 1 to 1023 elements move on it too).  Then the permission matrix, with
  * CCOM_CMA=1 asked for on every rank: a seccomp filter on one of 3 ranks
  * making process_vm_readv/writev fail with EPERM, the same on both of 2
  * ranks with ENOSYS, and one rank of 3 with CCOM_CMA=0: each time every
@@ -23,14 +24,9 @@
  * scope 1 with 2 sibling ranks (on, through PR_SET_PTRACER) and with 3
  * (off), scope 2 (off).
  */
-#include <linux/audit.h>
-#include <linux/filter.h>
-#include <linux/seccomp.h>
-#include <stddef.h>
 #include <grp.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 
+#include "coll_cma.h"
 #include "coll_matrix.h"
 
 #include "coll/cma.h"
@@ -53,24 +49,8 @@ static int cma_deny_rank = -1, cma_deny_errno, cma_off_rank = -1, cma_nobody;
 /* at_init: the denied rank installs a filter failing both CMA calls with cma_deny_errno. */
 static void cma_at_init(int rank)
 {
-#ifdef __x86_64__
-	struct sock_filter f[] = {
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_readv, 2, 0),
-		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_process_vm_writev, 1, 0),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
-		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((unsigned)cma_deny_errno & 0xffff)),
-	};
-	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
-
-	if ((cma_deny_rank == rank || cma_deny_rank == -2) &&
-	    (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
-	     prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)))
-		fprintf(stderr, "rank %d: seccomp filter: %s\n", rank, strerror(errno));
-#endif
+	if (cma_deny_rank == rank || cma_deny_rank == -2)
+		cma_seccomp_deny(rank, cma_deny_errno);
 	if (cma_off_rank == rank)
 		setenv("CCOM_CMA", "0", 1);
 	/* A process whose uid changed is not dumpable: no one but root could read it. */
@@ -123,11 +103,11 @@ out:
 
 static int cma_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz)
 {
-	static const int kinds[] = { K_AR, K_RED, K_RS, K_AG, K_BC, K_A2A };
+	static const int kinds[] = { K_AR, K_RED, K_RS, K_AG, K_BC, K_A2A, K_GA, K_SC };
 	struct ct_case c;
 	int k, dt, op, ip, root;
 
-	for (k = 0; k < 6; k++)
+	for (k = 0; k < 8; k++)
 		for (dt = 0; dt < ccomNumTypes; dt++)
 			for (op = 0; op < (ct_is_reduction(kinds[k]) ? ccomNumOps : 1); op++)
 				for (ip = 0; ip < 3; ip++) {
@@ -269,7 +249,9 @@ static int run_case(struct cma_job *j, int n, const char *what)
 
 int main(void)
 {
-	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1" }, .at_init = cma_at_init },
+	/* Send/Recv from 1 byte: the small matrix's sendrecv cases on CMA too. */
+	struct cma_job j = { .ct = { .env = { "CCOM_CMA=1", "CCOM_CMA_P2P_MIN_BYTES=1" },
+				     .at_init = cma_at_init },
 			     .expect_on = 1 };
 	static char cache[128];
 	FILE *f;

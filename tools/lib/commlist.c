@@ -92,6 +92,7 @@ static bool comm_merge(struct member_list *drv, const struct member *f)
 		d->start_ns = f->start_ns;
 		memcpy(d->host, f->host, sizeof(d->host));
 		memcpy(d->name, f->name, sizeof(d->name));
+		memcpy(d->cma, f->cma, sizeof(d->cma));
 		/* The pid as the rank sees it (the driver's is in our pid namespace). */
 		if (!d->pid)
 			d->pid = f->pid;

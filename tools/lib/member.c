@@ -133,6 +133,8 @@ void member_line(struct pr *p, const struct member *m)
 	pr_uint(p, "stage_time_ns", "", m->stage_ns);
 	if (m->error_msg[0])
 		pr_str(p, "error_msg", "\n    last error: %s", m->error_msg);
+	if (m->cma[0])
+		pr_str(p, "cma", "\n    cma: %s", m->cma);
 	pr_uint(p, "ring", "", m->ring);
 	if (m->ring) {
 		int i;

@@ -89,6 +89,8 @@ const char *member_op_state_name(uint32_t state);
  * @name: the communicator's name (ccomConfig_t.commName), "" if none or
  *	unknown (a driver-only entry, an older writer)
  * @error_msg: sentence of the last error
+ * @cma: the CMA path's state and why ("" if unknown: a driver-only entry,
+ *	an older writer, a rank still before its connect stage)
  */
 struct member {
 	uint64_t hash;
@@ -115,6 +117,7 @@ struct member {
 	char host[CCOM_PUB_HOST_LEN];
 	char name[CCOM_PUB_COMM_NAME_LEN];
 	char error_msg[CCOM_PUB_ERRMSG_LEN];
+	char cma[CCOM_PUB_CMA_LEN];
 };
 
 /**

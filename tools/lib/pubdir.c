@@ -52,6 +52,13 @@ static bool pubdir_copy(const struct ccom_pub_file *f, struct member *m)
 		memcpy(m->name, f->comm_name, sizeof(m->name));
 		m->name[sizeof(m->name) - 1] = '\0';
 	}
+	/* Written once, its first byte last (ccom_pubstate.h). */
+	m->cma[0] = '\0';
+	if (f->size >= offsetof(struct ccom_pub_file, cma) + sizeof(f->cma) &&
+	    __atomic_load_n(&f->cma[0], __ATOMIC_ACQUIRE)) {
+		memcpy(m->cma, f->cma, sizeof(m->cma));
+		m->cma[sizeof(m->cma) - 1] = '\0';
+	}
 	for (tries = 0; tries < 1000; tries++) {
 		/* Pairs with seq_end()'s release store in publish.c. */
 		s1 = __atomic_load_n(&st->seq, __ATOMIC_ACQUIRE);

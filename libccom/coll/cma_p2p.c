@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: MIT
+/*
+ * cma_p2p.c - Send/Recv on the CMA path (coll/ room): a message of
+ * CCOM_CMA_P2P_MIN_BYTES or more between two ranks of one host moves with
+ * one process_vm_readv, from the sender's buffer straight into the
+ * receiver's, instead of through the shared-memory FIFO (two copies).
+ *
+ * The sender chooses, alone (the receiver may not know the sender yet: a
+ * ccomRecvAny), and says so in the p2p header it sends anyway (coll/p2p.h:
+ * @path CCOM_P2P_PATH_CMA and the buffer's address); no data follows on
+ * the stream.  The receiver checks the header, reads, and sends back an
+ * acknowledgement (struct cma_p2p_ack, with the read's status) on its own
+ * stream to the sender after the group's other data, so the sender, which
+ * waits for it after its own data, returns only when its buffer is no
+ * longer read, and fails (naming the cause) when the read failed.  Both
+ * streams stay in order: the acknowledgement is the next thing the sender
+ * reads from that peer, before any later operation looks at the stream
+ * (an any-source receive included).
+ *
+ * The path exists only where the collectives' CMA path is on (coll/cma.c:
+ * one host, every rank may read every peer, agreed at init), so a sender
+ * never picks it towards a rank that could not read it.  CCOM_CMA=1 takes
+ * it for every such send; auto measures a group of one send of each size
+ * (power of two) CCOM_CMA_TRIALS times on each path, timed by the sender
+ * alone, and keeps the faster.  These verdicts are not cached per boot
+ * (tune/cma_cache.c is written by local rank 0 for the host's agreed
+ * collective verdicts; a sender's own verdict would race with it).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/cma.h"
+#include "coll/coll.h"
+#include "coll/p2p.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "proxy/xfer.h"
+#include "reduce/reduce.h"
+#include "util/err.h"
+#include "util/log.h"
+
+#define CMA_P2P_ACK_MAGIC 0x41504343u	/* "CCPA" */
+#define CMA_P2P_MAX_ERRNO 4095
+
+/* The receiver's word to the sender of a CMA message: its buffer is free. */
+struct cma_p2p_ack {
+	uint32_t magic;			/* CMA_P2P_ACK_MAGIC */
+	int32_t from;			/* the receiver's rank */
+	uint64_t seq;			/* the @seq of the send's header */
+	int32_t status;			/* 0, or the errno the read met */
+	uint32_t reserved;		/* 0 */
+};
+_Static_assert(sizeof(struct cma_p2p_ack) == 24, "the acknowledgement has no padding");
+
+static int bucket_of(size_t bytes)
+{
+	int b = 0;
+
+	while (b < CCOM_CMA_BUCKETS - 1 && ((size_t)2 << b) <= bytes)
+		b++;
+	return b;
+}
+
+int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool trial)
+{
+	struct ccom_cma *c = comm->coll->cma;
+	struct ccom_cma_trial *t;
+
+	if (!c || !c->on || peer == comm->rank || bytes < c->p2p_min || bytes == 0)
+		return CCOM_P2P_PATH_STREAM;
+	if (c->mode == 1)
+		return CCOM_P2P_PATH_CMA;
+	t = &c->trial[CCOM_COLL_SEND][bucket_of(bytes)];
+	if (t->verdict)
+		return t->verdict > 0 ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
+	/* Undecided: measure groups of this send alone, alternating (CMA first). */
+	if (!trial)
+		return CCOM_P2P_PATH_STREAM;
+	return t->n[1] <= t->n[0] ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
+}
+
+void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns)
+{
+	struct ccom_cma *c = comm->coll->cma;
+	struct ccom_cma_trial *t;
+	int k = path == CCOM_P2P_PATH_CMA;
+
+	if (!c || !c->on || c->mode != 2 || bytes < c->p2p_min || bytes == 0)
+		return;
+	t = &c->trial[CCOM_COLL_SEND][bucket_of(bytes)];
+	if (t->verdict)
+		return;
+	if (!t->n[k]++ || ns < t->best_ns[k])
+		t->best_ns[k] = ns;
+	if (t->n[0] < CCOM_CMA_TRIALS || t->n[1] < CCOM_CMA_TRIALS)
+		return;
+	t->verdict = t->best_ns[1] < t->best_ns[0] ? 1 : -1;
+	c->decided++;
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: ccomSend of %zu bytes: CMA %.1f us, stream %.1f us (this sender's best of %d): %s from now on",
+		  comm->rank, bytes, (double)t->best_ns[1] / 1e3, (double)t->best_ns[0] / 1e3,
+		  CCOM_CMA_TRIALS, t->verdict > 0 ? "CMA" : "stream");
+}
+
+int ccom_cma_p2p_check(struct ccomComm *comm, const struct ccom_p2p_hdr *h)
+{
+	const struct ccom_cma *c = comm->coll->cma;
+
+	if (h->version != CCOM_P2P_VERSION || h->reserved) {
+		ccom_set_last_error("rank %d: the p2p header from rank %d has version %u and reserved word %u (want version %u, 0): the ranks run different libccom builds; run the same build on every rank",
+				    comm->rank, h->from, (unsigned)h->version, (unsigned)h->reserved,
+				    (unsigned)CCOM_P2P_VERSION);
+		return -EPROTO;
+	}
+	if (h->path == CCOM_P2P_PATH_STREAM && !h->addr)
+		return 0;
+	if (h->path != CCOM_P2P_PATH_CMA || h->magic != CCOM_P2P_MAGIC || !h->addr ||
+	    h->addr + h->bytes < h->addr) {
+		ccom_set_last_error("rank %d: the p2p header from rank %d names path %u at address 0x%llx for %llu bytes, which no sender of this build writes (a collective's transfer or a stream send carries no address); run the same libccom build on every rank",
+				    comm->rank, h->from, (unsigned)h->path,
+				    (unsigned long long)h->addr, (unsigned long long)h->bytes);
+		return -EPROTO;
+	}
+	if (!c || !c->on) {
+		ccom_set_last_error("rank %d: rank %d sent a ccomSend on the CMA path but CMA is off on this rank (%s); the ranks agree on it at init, so the peer runs another build or its state is corrupt",
+				    comm->rank, h->from, c ? c->why : "no CMA state");
+		return -EPROTO;
+	}
+	return 0;
+}
+
+int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void *buf, size_t len)
+{
+	int err = ccom_cma_move(comm, h->from, buf, h->addr, len, false);
+
+	if (!err)
+		comm->coll->cma->p2p_ops++;
+	return err;
+}
+
+/* Acknowledgement @a of CMA send @h to @peer: 0, or -errno with the sentence. */
+static int ack_check(struct ccomComm *comm, int peer, const struct ccom_p2p_hdr *h,
+		     const struct cma_p2p_ack *a)
+{
+	if (a->magic != CMA_P2P_ACK_MAGIC || a->from != peer || a->seq != h->seq || a->reserved ||
+	    a->status < 0 || a->status > CMA_P2P_MAX_ERRNO) {
+		ccom_set_last_error("rank %d: what rank %d sent back after CMA send %llu is not its acknowledgement (magic 0x%x, rank %d, send %llu, status %d): the ranks issued different operations or run different builds",
+				    comm->rank, peer, (unsigned long long)h->seq, a->magic, a->from,
+				    (unsigned long long)a->seq, a->status);
+		return -EPROTO;
+	}
+	if (a->status) {
+		ccom_set_last_error("rank %d: rank %d could not read CMA send %llu of %llu bytes from this rank (process_vm_readv: %s); its own error says why",
+				    comm->rank, peer, (unsigned long long)h->seq,
+				    (unsigned long long)h->bytes, strerror(a->status));
+		return -EIO;
+	}
+	comm->coll->cma->p2p_ops++;
+	return 0;
+}
+
+int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops,
+		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status)
+{
+	struct cma_p2p_ack *ack;
+	struct ccom_xfer *x;
+	int i, n = 0, err;
+
+	for (i = 0; i < nops && !cma[i]; i++)
+		;
+	if (i == nops)
+		return 0;
+	ack = calloc((size_t)nops, sizeof(*ack));
+	x = calloc((size_t)nops, sizeof(*x));
+	if (!ack || !x) {
+		free(ack);
+		free(x);
+		return -ENOMEM;
+	}
+	for (i = 0; i < nops; i++) {
+		bool recv = ops[i].kind == CCOM_COLL_RECV;
+
+		if (!cma[i])
+			continue;
+		if (recv)
+			ack[i] = (struct cma_p2p_ack){ .magic = CMA_P2P_ACK_MAGIC, .from = comm->rank,
+						       .seq = hdr[i].seq, .status = status[i] };
+		x[n++] = (struct ccom_xfer){ .conn = comm->coll->conns[ops[i].root], .is_send = recv,
+					     .buf = (char *)&ack[i], .size = sizeof(ack[i]) };
+	}
+	err = ccom_xfer_run(comm, x, n);
+	for (i = 0; !err && i < nops; i++)
+		if (cma[i] && ops[i].kind == CCOM_COLL_SEND)
+			err = ack_check(comm, ops[i].root, &hdr[i], &ack[i]);
+	free(ack);
+	free(x);
+	return err;
+}
