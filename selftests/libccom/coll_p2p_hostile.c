@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Description: a receiver bounds the point-to-point header its peer sends
- * (coll/p2p.h: magic, sender rank, sequence number, byte count), over
+ * (coll/p2p.h: magic, sender rank, sequence number, byte count, version,
+ * path, address), over
  * shared memory (one host) and over TCP (two simulated hosts,
  * CCOM_HOSTID).  Two ranks do a matched 1 KiB Send/Recv; then rank 0
  * turns hostile and writes one forged header on its stream to rank 1
@@ -9,6 +10,11 @@
  * statically), where rank 1 receives next:
  *   bytes      ccomRecv of 1 KiB; the header announces 2^40 bytes
  *   seq        ccomRecv; the header's sequence number is 99, not 2
+ *   version    ccomRecv; header version 9
+ *   path       ccomRecv; path 7 (neither the stream nor CMA)
+ *   cma_addr   ccomRecv; the CMA path at address 0x1000 of rank 0 (on
+ *              TCP: CMA is off between hosts)
+ *   cma_wrap   ccomRecv; the CMA path at an address whose range wraps
  *   any_bytes  ccomRecvAny of 1 KiB; the header announces 2^62 bytes
  *   any_from   ccomRecvAny; the header names sender rank 7 of 2
  *   any_neg    ccomRecvAny; the header names sender rank -5
@@ -26,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "coll/cma.h"
 #include "coll/coll.h"
 #include "coll/p2p.h"
 #include "core/comm.h"
@@ -44,12 +51,25 @@ struct mode {
 	const char *words[3];	/* in rank 1's error sentence */
 };
 
+#define HDR(from, seq, bytes, version, path, addr) \
+	{ CCOM_P2P_MAGIC, (from), (seq), (bytes), (version), (path), 0, (addr) }
+#define STREAM CCOM_P2P_PATH_STREAM
+
 static const struct mode modes[] = {
-	{ "bytes", 0, { CCOM_P2P_MAGIC, 0, 2, 1ull << 40 }, { "peer 0", "bytes", NULL } },
-	{ "seq", 0, { CCOM_P2P_MAGIC, 0, 99, MSG }, { "peer 0", "not the ccomSend", NULL } },
-	{ "any_bytes", 1, { CCOM_P2P_MAGIC, 0, 2, 1ull << 62 }, { "peer 0", "ccomRecvAny", NULL } },
-	{ "any_from", 1, { CCOM_P2P_MAGIC, 7, 2, MSG }, { "ccomRecvAny cannot match", NULL } },
-	{ "any_neg", 1, { CCOM_P2P_MAGIC, -5, 2, MSG }, { "ccomRecvAny cannot match", NULL } },
+	{ "bytes", 0, HDR(0, 2, 1ull << 40, CCOM_P2P_VERSION, STREAM, 0), { "peer 0", "bytes", NULL } },
+	{ "seq", 0, HDR(0, 99, MSG, CCOM_P2P_VERSION, STREAM, 0), { "peer 0", "not the ccomSend", NULL } },
+	{ "version", 0, HDR(0, 2, MSG, 9, STREAM, 0), { "rank 0", "version 9", NULL } },
+	{ "path", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, 7, 0), { "rank 0", "path 7", NULL } },
+	{ "cma_addr", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, CCOM_P2P_PATH_CMA, 0x1000),
+	  { "rank 0", NULL } },
+	{ "cma_wrap", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, CCOM_P2P_PATH_CMA, ~0ull - 16),
+	  { "rank 0", "address", NULL } },
+	{ "any_bytes", 1, HDR(0, 2, 1ull << 62, CCOM_P2P_VERSION, STREAM, 0),
+	  { "peer 0", "ccomRecvAny", NULL } },
+	{ "any_from", 1, HDR(7, 2, MSG, CCOM_P2P_VERSION, STREAM, 0),
+	  { "ccomRecvAny cannot match", NULL } },
+	{ "any_neg", 1, HDR(-5, 2, MSG, CCOM_P2P_VERSION, STREAM, 0),
+	  { "ccomRecvAny cannot match", NULL } },
 };
 
 static ccomUniqueId id;
