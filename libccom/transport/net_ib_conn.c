@@ -19,6 +19,17 @@
  *
  * Teardown first lets the data writes already posted finish (conn_drain),
  * then frees the QP, memory registrations, CQ and liveness socket.
+ *
+ * The receive ring and staging slots of a conn (CCOM_IB_SLOTS x
+ * CCOM_IB_SLOT_SIZE each, 2 MiB by default) are mapped with mmap() and
+ * unmapped at teardown, not taken from malloc: glibc serves the first
+ * such block by mmap but, once it is freed, raises its mmap threshold to
+ * that size and carves the next ones from its arenas, where freed blocks
+ * stay resident and fragment (measured in the guest over soft-RoCE, 2
+ * ranks, init + AllReduce + destroy: RSS 11 -> 32 MiB over 6 cycles with
+ * 34 MiB free in the arena; grow_cycles --ib grew 2-16 MiB per cycle).
+ * A mapping of its own also keeps registered pages out of pages malloc
+ * shares with other objects.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +41,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 
 #include "bootstrap/bootstrap.h"
@@ -56,6 +68,20 @@
 #define IB_SPIN_US 30
 
 /* ---------------------------------------------------------------- setup and teardown */
+
+/* @bytes of zeroed, page-aligned memory of its own (see the head of this file), or NULL. */
+static char *slots_map(size_t bytes)
+{
+	void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void slots_unmap(char *p, size_t bytes)
+{
+	if (p)
+		munmap(p, bytes);
+}
 
 static void group_free(struct ib_group *g)
 {
@@ -123,8 +149,8 @@ static void conn_free(struct ib_conn *c)
 		ccom_ibv.destroy_cq(c->cq);
 	if (c->live_fd >= 0)
 		close(c->live_fd);
-	free(c->ring);
-	free(c->stage);
+	slots_unmap(c->ring, (size_t)c->nslots * c->slot);
+	slots_unmap(c->stage, (size_t)c->nslots * c->slot);
 	free(c->rx_len);
 	free(c->zc_len);
 	g = c->g;
@@ -277,8 +303,9 @@ static int conn_create(struct ccomComm *comm, struct ib_group *g, int peer,
 	c->rx_len = calloc(p->nslots, sizeof(*c->rx_len));
 	c->zc_len = calloc(p->nslots, sizeof(*c->zc_len));
 	c->zc_min = p->zc_min;
-	if (!c->rx_len || !c->zc_len || posix_memalign((void **)&c->ring, 4096, bytes) ||
-	    posix_memalign((void **)&c->stage, 4096, bytes))
+	c->ring = slots_map(bytes);
+	c->stage = slots_map(bytes);
+	if (!c->rx_len || !c->zc_len || !c->ring || !c->stage)
 		return conn_setup_err(comm, peer, g, "allocate the slot buffers", ENOMEM);
 	c->ring_mr = ccom_ibv.reg_mr(g->pd, c->ring, bytes,
 				CCIB_ACCESS_LOCAL_WRITE | CCIB_ACCESS_REMOTE_WRITE);
