@@ -51,6 +51,17 @@ struct ccom_coll_state {
 	/* ccomCommRegister's records (register.c), NULL until the first. */
 	struct ccom_regs *regs;
 	struct ccom_cma *cma;		/* cma.c's state (CCOM_CMA), NULL until first used */
+
+	/* coll.c's small-op memo: the last LL/LL128 choice and the call shape it was made for. */
+	struct ccom_pick_memo {
+		bool valid;
+		int kind;		/* enum ccom_coll_kind */
+		ccomDataType_t dtype;
+		ccomRedOp_t op;
+		int root;
+		size_t count;
+		int proto;
+	} pick_memo;
 };
 
 /*

@@ -132,20 +132,51 @@ static bool queue_empty(struct ccom_stream_queue *q)
 	       atomic_load_explicit(&q->tail, memory_order_acquire) == &q->stub;
 }
 
-static void op_free(struct ccom_op *op)
+static bool op_in_block(const struct ccom_stream_queue *q, const struct ccom_op *op)
 {
-	free(op->subs);
-	free(op);
+	uintptr_t b = (uintptr_t)q->block, o = (uintptr_t)op;
+
+	return q->block && o >= b && o < b + CCOM_OP_RECORDS_BLOCK * sizeof(*op);
 }
 
-static void op_free_list(struct ccom_op *op)
+static void op_free(struct ccom_stream_queue *q, struct ccom_op *op)
+{
+	free(op->subs);
+	if (!op_in_block(q, op))
+		free(op);
+}
+
+static void op_free_list(struct ccom_stream_queue *q, struct ccom_op *op)
 {
 	struct ccom_op *next;
 
 	for (; op; op = next) {
 		next = op->next;
-		op_free(op);
+		op_free(q, op);
 	}
+}
+
+/*
+ * The first records, in one block on the issuing thread's list.  An
+ * application (or ccom-perf) that enqueues a burst of small ops before it
+ * synchronizes otherwise pays a malloc per op, on fresh memory, for the
+ * first burst: 8-byte AllReduce, 2 ranks, 1000 ops per burst after 50
+ * warm-up ones: 0.43-0.82 us per op against 0.30-0.39 us with the records
+ * already there (interleaved, load 6).  128 KiB per communicator; without
+ * the block the records are allocated one by one as before.
+ */
+static void op_block_alloc(struct ccom_stream_queue *q)
+{
+	int i;
+
+	q->block = calloc(CCOM_OP_RECORDS_BLOCK, sizeof(*q->block));
+	if (!q->block)
+		return;
+	/* Linking them writes every record: the pages fault in here, not in the first burst. */
+	for (i = 0; i < CCOM_OP_RECORDS_BLOCK; i++)
+		q->block[i].next = i + 1 < CCOM_OP_RECORDS_BLOCK ? &q->block[i + 1] : NULL;
+	q->cache = q->block;
+	atomic_store_explicit(&q->nrecords, CCOM_OP_RECORDS_BLOCK, memory_order_relaxed);
 }
 
 /* After the op ran (any executor): recycle its record, or free it past the limit. */
@@ -153,9 +184,10 @@ static void op_recycle(struct ccom_stream_queue *q, struct ccom_op *op)
 {
 	struct ccom_op *head;
 
-	if (atomic_load_explicit(&q->nrecords, memory_order_relaxed) > CCOM_OP_RECORDS_KEEP) {
+	if (atomic_load_explicit(&q->nrecords, memory_order_relaxed) > CCOM_OP_RECORDS_KEEP &&
+	    !op_in_block(q, op)) {
 		atomic_fetch_sub_explicit(&q->nrecords, 1, memory_order_relaxed);
-		op_free(op);
+		op_free(q, op);
 		return;
 	}
 	head = atomic_load_explicit(&q->recycled, memory_order_relaxed);
@@ -338,12 +370,15 @@ int ccom_stream_queue_start(struct ccomComm *comm)
 	pthread_cond_init(&q->cond, NULL);
 	q->head = &q->stub;
 	atomic_init(&q->tail, &q->stub);
+	op_block_alloc(q);
 	comm->proxy->queue = q;
 	err = pthread_create(&q->thread, NULL, progress_main, comm);
 	if (err) {
 		ccom_set_last_error("rank %d: cannot start the progress thread: %s", comm->rank,
 				    strerror(err));
 		comm->proxy->queue = NULL;
+		op_free_list(q, q->cache);
+		free(q->block);
 		free(q);
 		return -err;
 	}
@@ -367,10 +402,11 @@ void ccom_stream_queue_stop(struct ccomComm *comm)
 	/* Ops never run (destroy without finalize): complete them as cancelled. */
 	while ((op = queue_take(q))) {
 		stream_complete(op->stream, -ECANCELED, "communicator destroyed before the operation ran");
-		op_free(op);
+		op_free(q, op);
 	}
-	op_free_list(atomic_exchange(&q->recycled, NULL));
-	op_free_list(q->cache);
+	op_free_list(q, atomic_exchange(&q->recycled, NULL));
+	op_free_list(q, q->cache);
+	free(q->block);
 	pthread_mutex_destroy(&q->lock);
 	pthread_mutex_destroy(&q->exec);
 	pthread_cond_destroy(&q->cond);

@@ -76,9 +76,17 @@ struct ccom_stream_queue {
 	struct ccom_op *_Atomic recycled;
 	struct ccom_op *cache;
 	_Atomic int nrecords;
+	/*
+	 * CCOM_OP_RECORDS_BLOCK records allocated (and touched) at start, one
+	 * block, never freed one by one: the first burst of enqueues takes
+	 * them instead of one malloc and a fresh cache line (and every 30th a
+	 * page fault) each.
+	 */
+	struct ccom_op *block;
 };
 
 #define CCOM_OP_RECORDS_KEEP 4096
+#define CCOM_OP_RECORDS_BLOCK 1024
 
 int ccom_stream_queue_start(struct ccomComm *comm);
 void ccom_stream_queue_stop(struct ccomComm *comm);

@@ -150,19 +150,6 @@ static void div_bf16(uint16_t *d, size_t n, int k)
 		d[i] = float_to_bf16(bf16_to_float(d[i]) / (float)k);
 }
 
-size_t ccom_dtype_size(ccomDataType_t dt)
-{
-	static const size_t sz[ccomNumTypes] = {
-		[ccomInt8] = 1, [ccomUint8] = 1, [ccomInt32] = 4, [ccomUint32] = 4,
-		[ccomInt64] = 8, [ccomUint64] = 8, [ccomFloat16] = 2, [ccomFloat32] = 4,
-		[ccomFloat64] = 8, [ccomBfloat16] = 2,
-	};
-
-	if ((unsigned int)dt >= ccomNumTypes)
-		return 0;
-	return sz[dt];
-}
-
 const char *ccom_dtype_name(ccomDataType_t dt)
 {
 	static const char *const names[ccomNumTypes] = {

@@ -7,11 +7,31 @@
 #define CCOM_REDUCE_REDUCE_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ccom.h"
 
+/*
+ * Element sizes, 4 bits per ccomDataType_t value: inline, because every
+ * op asks several times (validation, the mismatch signature, the tuner,
+ * the protocol), a call each on the 8-byte path before.
+ */
+#define CCOM_DTYPE_NIBBLE(t, n) ((uint64_t)(n) << (4 * (t)))
+#define CCOM_DTYPE_SIZES							\
+	(CCOM_DTYPE_NIBBLE(ccomInt8, 1) | CCOM_DTYPE_NIBBLE(ccomUint8, 1) |	\
+	 CCOM_DTYPE_NIBBLE(ccomInt32, 4) | CCOM_DTYPE_NIBBLE(ccomUint32, 4) |	\
+	 CCOM_DTYPE_NIBBLE(ccomInt64, 8) | CCOM_DTYPE_NIBBLE(ccomUint64, 8) |	\
+	 CCOM_DTYPE_NIBBLE(ccomFloat16, 2) | CCOM_DTYPE_NIBBLE(ccomFloat32, 4) |	\
+	 CCOM_DTYPE_NIBBLE(ccomFloat64, 8) | CCOM_DTYPE_NIBBLE(ccomBfloat16, 2))
+_Static_assert(ccomNumTypes <= 16, "CCOM_DTYPE_SIZES holds 16 types");
+
 /* Size in bytes of one element of @dt (0 for an invalid type). */
-size_t ccom_dtype_size(ccomDataType_t dt);
+static inline size_t ccom_dtype_size(ccomDataType_t dt)
+{
+	if ((unsigned int)dt >= ccomNumTypes)
+		return 0;
+	return (size_t)((CCOM_DTYPE_SIZES >> (4 * (unsigned int)dt)) & 0xf);
+}
 const char *ccom_dtype_name(ccomDataType_t dt);
 const char *ccom_op_name(ccomRedOp_t op);
 

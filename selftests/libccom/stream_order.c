@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: 1,000 allreduces queued on two streams, alternating, each
+ * Description: 5,000 allreduces queued on two streams, alternating, each
  * reading the previous one's output (A[k] -> A[k+1]), run in issue order:
  * every link of the chain has the exact value only if op k ran after op
- * k-1.  ccomStreamQuery reports ccomInProgress or ccomSuccess (never an
+ * k-1.  5,000 records outnumber both the block allocated at start and
+ * CCOM_OP_RECORDS_KEEP (proxy/stream.h), so records of both kinds are
+ * recycled and the surplus freed (ASan checks the frees).  ccomStreamQuery reports ccomInProgress or ccomSuccess (never an
  * error) while queued and ccomSuccess after ccomStreamSynchronize; argument
  * errors of the stream API are checked.  2 and 3 ranks.
  */
 #include "coll_util.h"
 
-#define NOPS 1000
+#define NOPS 5000
 #define W 4
 
 static int order_rank(int rank, int n, void *arg)
