@@ -223,6 +223,9 @@ static int host_lost(struct ccomComm *comm, struct ccom_live *lv, int peer, int6
 	char list[192];
 	size_t off = 0;
 
+	/* A peer of this host over TCP (CCOM_TRANSPORT=net) shares our kernel: only itself. */
+	if (node == comm->node)
+		node = -1;
 	list[0] = '\0';
 	ccom_proxy_note_failed(comm, peer);
 	for (r = 0; r < comm->nranks; r++) {
@@ -232,9 +235,10 @@ static int host_lost(struct ccomComm *comm, struct ccom_live *lv, int peer, int6
 		    (r != peer && answers(lv, r, (int64_t)lv->timeout_s * 500)))
 			continue;
 		ccom_proxy_note_failed(comm, r);
+		/* The sentence lists the first ~20 (ccomCommGetFailedRanks has all). */
 		if (off < sizeof(list) - 24)
 			off += snprintf(list + off, sizeof(list) - off, "%s%d", n ? ", " : "", r);
-		else if (off < sizeof(list) - 4)
+		else if (off < sizeof(list) - 8 && list[off - 1] != '.')
 			off += snprintf(list + off, sizeof(list) - off, ", ...");
 		n++;
 	}
@@ -285,5 +289,5 @@ int ccom_live_confirm(struct ccomComm *comm, bool quiet)
 
 	if (!lv || !lv->timeout_s)
 		return 0;
-	return sweep(comm, lv, (int64_t)lv->timeout_s * 500, 1, quiet);
+	return sweep(comm, lv, (int64_t)lv->timeout_s * 500, 2, quiet);
 }

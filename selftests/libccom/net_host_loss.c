@@ -13,7 +13,10 @@
  * lost rank), an error naming ranks 2 and 3, ccomCommGetFailedRanks
  * exactly {2, 3}, and a ccomCommShrink to the two of them that runs a
  * checked AllReduce.  Run twice: mixed transports, then CCOM_TRANSPORT=net
- * (every pair over TCP, so each survivor must find the loss itself).
+ * (every pair over TCP, so each survivor must find the loss itself).  In
+ * the first run B's ranks stay stopped for 3 x CCOM_PEER_TIMEOUT before
+ * the cut: a stopped process on a live host is no lost host (its kernel
+ * answers), so the survivors must not fail before the cut.
  */
 #include <poll.h>
 #include <signal.h>
@@ -24,6 +27,9 @@
 #define HL_BIG ((16u << 20) / sizeof(float))
 #define HL_PEER_TIMEOUT "4"
 #define HL_LIMIT_S 20.0
+
+/* Seconds B's ranks stay stopped before the cut (set before the fork). */
+static int hl_stopped_s;
 
 /* A survivor: the AllReduces that must fail, the naming, then the shrink. */
 static int hl_survivor(ccomComm_t comm, int rank, float *buf)
@@ -48,8 +54,12 @@ static int hl_survivor(ccomComm_t comm, int rank, float *buf)
 	fflush(stdout);
 	T_CHECK(res == ccomRemoteError, "rank %d: got %s, want ccomRemoteError", rank,
 		ccomGetErrorString(res));
-	T_CHECK(dt <= HL_LIMIT_S, "rank %d: the loss took %.1f s to surface (CCOM_PEER_TIMEOUT=%s, limit %.0f s)",
-		rank, dt, HL_PEER_TIMEOUT, HL_LIMIT_S);
+	T_CHECK(dt >= hl_stopped_s - 0.5,
+		"rank %d: failed after %.1f s, while host B's ranks were only stopped (%d s before the cut): a false loss",
+		rank, dt, hl_stopped_s);
+	T_CHECK(dt <= hl_stopped_s + HL_LIMIT_S,
+		"rank %d: the loss took %.1f s to surface (cut after %d s, CCOM_PEER_TIMEOUT=%s, limit %.0f s)",
+		rank, dt, hl_stopped_s, HL_PEER_TIMEOUT, HL_LIMIT_S);
 	T_CHECK(strstr(msg, "ranks 2, 3") && strstr(msg, "ccomCommShrink"),
 		"rank %d: the error does not name the lost ranks 2, 3 and the fix: %s", rank, msg);
 	T_CCOM(ccomCommGetFailedRanks(comm, failed, &nf), ccomSuccess);
@@ -117,7 +127,7 @@ static int hl_reap(pid_t pid, double secs)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-static int hl_run(const char *what)
+static int hl_run(const char *what, int stopped_s)
 {
 	int pipes[4][2], stop[2], r, rc = T_PASS, code;
 	struct pollfd pfd;
@@ -129,6 +139,7 @@ static int hl_run(const char *what)
 	if (code == NETT_SKIP)
 		return T_SKIP;
 	T_CHECK(code == 0, "cannot set the two hosts up");
+	hl_stopped_s = stopped_s;
 	T_CHECK(!pipe(stop), "pipe");
 	for (r = 0; r < 4; r++)
 		T_CHECK(!pipe(pipes[r]), "pipe");
@@ -145,6 +156,8 @@ static int hl_run(const char *what)
 	pfd = (struct pollfd){ .fd = stop[0], .events = POLLIN };
 	for (r = 0; r < 2 && poll(&pfd, 1, 60000) == 1 && read(stop[0], b, 1) == 1;)
 		r++;
+	if (r == 2 && hl_stopped_s)
+		sleep((unsigned int)hl_stopped_s);
 	if (r < 2) {
 		fprintf(stderr, "FAIL: host B's ranks did not reach their stop within 60 s\n");
 		rc = T_FAIL;
@@ -186,10 +199,10 @@ int main(void)
 		return t_skip("network namespaces need root (run as root to test host loss)");
 	setenv("CCOM_PEER_TIMEOUT", HL_PEER_TIMEOUT, 1);
 	setenv("CCOM_OP_TIMEOUT", "40", 1);
-	rc = hl_run("mixed (shm in a host, TCP between)");
+	rc = hl_run("mixed (shm in a host, TCP between), stopped 12 s first", 3 * atoi(HL_PEER_TIMEOUT));
 	if (rc)
 		return rc;
 	setenv("CCOM_TRANSPORT", "net", 1);
 	setenv("CCOM_ALGO", "ring", 1);
-	return hl_run("CCOM_TRANSPORT=net, ring");
+	return hl_run("CCOM_TRANSPORT=net, ring", 0);
 }

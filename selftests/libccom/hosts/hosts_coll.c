@@ -13,10 +13,11 @@
  *	0), each result compared with coll_util.h's reference.
  *   hosts_coll allreduce MIB ITERS   ITERS AllReduces of MIB MiB, checked;
  *	a failure must name a peer ("rank N") in its message: exit 3 then.
- *   hosts_coll loss VICTIM_HOST HOSTS   a 64 MiB AllReduce of a job over
- *	HOSTS hosts (same rank count each) during which guest VICTIM_HOST
- *	powers itself off (its first rank writes 'o' to
- *	/proc/sysrq-trigger, QEMU quits); the other ranks must fail within
+ *   hosts_coll loss VICTIM_HOST HOSTS [MARK]   a 64 MiB AllReduce of a
+ *	job over HOSTS hosts (same rank count each) during which guest
+ *	VICTIM_HOST powers itself off (its first rank creates the file MARK,
+ *	which tells tools/vm/hosts, then writes 'o' to /proc/sysrq-trigger:
+ *	QEMU quits); the other ranks must fail within
  *	CCOM_OP_TIMEOUT, and within CCOM_PEER_TIMEOUT when it is set (+ 30 s
  *	for a loaded TCG guest either way), never succeed, name a lost rank
  *	in the error and list exactly the lost host's ranks in
@@ -194,7 +195,7 @@ static int run_allreduce(size_t mib, int iters)
 	return 0;
 }
 
-static int run_loss(int victim, int hosts)
+static int run_loss(int victim, int hosts, const char *mark)
 {
 	size_t count = (64u << 20) / sizeof(float);
 	const char *to = getenv("CCOM_OP_TIMEOUT"), *pt = getenv("CCOM_PEER_TIMEOUT");
@@ -233,6 +234,10 @@ static int run_loss(int victim, int hosts)
 			sleep(2);
 			printf("rank %d: powering this guest off now\n", hc_rank);
 			fflush(stdout);
+			/* Tells tools/vm/hosts this guest goes on purpose: it returns without it. */
+			f = mark ? fopen(mark, "w") : NULL;
+			if (f)
+				fclose(f);
 			f = fopen("/proc/sysrq-trigger", "w");
 			if (f) {
 				fputs("o", f);
@@ -395,9 +400,9 @@ int main(int argc, char **argv)
 		return run_allreduce(strtoul(argv[2], NULL, 10), atoi(argv[3]));
 	if (argc == 3 && !strcmp(argv[1], "scalable"))
 		return run_scalable(argv[2]);
-	if (argc == 4 && !strcmp(argv[1], "loss"))
-		return run_loss(atoi(argv[2]), atoi(argv[3]));
-	fprintf(stderr, "usage: hosts_coll matrix [KIND,...] | allreduce MIB ITERS | loss VICTIM_HOST HOSTS |\n"
+	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "loss"))
+		return run_loss(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	fprintf(stderr, "usage: hosts_coll matrix [KIND,...] | allreduce MIB ITERS | loss VICTIM_HOST HOSTS [MARK] |\n"
 		"       scalable DIR\n");
 	return 2;
 }
