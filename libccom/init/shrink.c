@@ -34,6 +34,7 @@
 #include "bootstrap/rebuild.h"
 #include "core/comm.h"
 #include "init/init.h"
+#include "proxy/live.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "transport/shm.h"
@@ -436,6 +437,13 @@ ccomResult_t ccomCommGetFailedRanks(ccomComm_t comm, int *ranks, int *n)
 	/* Ranks of this host: a process that is gone now counts even before an op saw it. */
 	if (atomic_load(&comm->async_result) != ccomInProgress)
 		ccom_shm_note_dead_peers(comm->shm);
+	/*
+	 * A failed comm: remote hosts whose sockets are silent now count too
+	 * (a local peer that broke passed on only the first rank it saw fail).
+	 */
+	if (atomic_load(&comm->async_result) != ccomInProgress &&
+	    atomic_load(&comm->async_result) != ccomSuccess)
+		ccom_live_confirm(comm, true);
 	*n = ccom_proxy_failed_ranks(comm, ranks, cap);
 	return ccomSuccess;
 }

@@ -11,6 +11,7 @@
 
 #include "core/comm.h"
 #include "proxy/flight.h"
+#include "proxy/live.h"
 #include "proxy/proxy.h"
 #include "proxy/stream.h"
 #include "publish/publish.h"
@@ -20,6 +21,7 @@
 int ccom_proxy_create(struct ccomComm *comm)
 {
 	struct ccom_proxy *px = calloc(1, sizeof(*px));
+	int err;
 
 	if (!px)
 		return -ENOMEM;
@@ -30,6 +32,12 @@ int ccom_proxy_create(struct ccomComm *comm)
 	if (!px->failed) {
 		free(px);
 		return -ENOMEM;
+	}
+	err = ccom_live_create(comm, &px->live);
+	if (err) {
+		free(px->failed);
+		free(px);
+		return err;
 	}
 	atomic_init(&px->first_failed, -1);
 	comm->proxy = px;
@@ -57,6 +65,7 @@ void ccom_proxy_destroy(struct ccomComm *comm)
 		ccom_stream_queue_stop(comm);
 	ccom_stream_free(px->default_stream);
 	ccom_flight_destroy(comm);
+	ccom_live_destroy(px->live);
 	free(px->failed);
 	free(px);
 	comm->proxy = NULL;

@@ -23,6 +23,7 @@ struct ccom_stream_queue;
 struct ccomStream;
 struct ccom_wait_source;
 struct ccom_flight;
+struct ccom_live;
 
 /* Runs one operation on the calling (progress) thread: 0 or -errno. */
 typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
@@ -42,6 +43,7 @@ typedef int (*ccom_proxy_exec_fn)(struct ccomComm *comm, struct ccom_op *op);
  * @failed: nranks flags, set by ccom_proxy_note_failed() when a transport
  *	found that rank dead or aborted (ccomCommGetFailedRanks())
  * @first_failed: the first rank noted so, -1 before
+ * @live: the sockets whose silence means a lost host (live.h)
  */
 struct ccom_proxy {
 	struct ccom_stream_queue *queue;
@@ -54,6 +56,7 @@ struct ccom_proxy {
 	struct ccom_flight *flight;
 	atomic_uchar *failed;
 	atomic_int first_failed;
+	struct ccom_live *live;
 };
 
 /* Allocate comm->proxy (no thread yet); 0 or -ENOMEM. */

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/comm.h"
+#include "proxy/live.h"
 #include "proxy/proxy.h"
 #include "proxy/wait.h"
 #include "util/err.h"
@@ -57,6 +58,7 @@ void ccom_wait_init(struct ccom_wait *w, struct ccomComm *comm, const struct cco
 	w->no_yield = false;
 	w->ring_first = NULL;
 	w->next_check_us = 0;
+	w->live_at_us = 0;
 	w->deadline_us = deadline_us;
 	w->timeout_us = timeout_us;
 }
@@ -74,9 +76,21 @@ void ccom_wait_end(struct ccom_wait *w)
 	w->registered = false;
 }
 
+/*
+ * A peer failure or the deadline: a host found silent behind it is the
+ * cause to name (a local peer reports only the first rank it saw fail).
+ */
+static int with_lost_host(struct ccom_wait *w, int err)
+{
+	if ((err == -ECONNRESET || err == -ETIMEDOUT) && ccom_live_confirm(w->comm, false))
+		return -ECONNRESET;
+	return err;
+}
+
 int ccom_wait_check(struct ccom_wait *w)
 {
 	int64_t now = ccom_now_us();
+	int err;
 
 	if (ccom_comm_aborted(w->comm)) {
 		ccom_set_last_error("rank %d: the communicator %s", w->comm->rank,
@@ -86,14 +100,22 @@ int ccom_wait_check(struct ccom_wait *w)
 	if (w->deadline_us && now > w->deadline_us) {
 		ccom_set_last_error("rank %d: operation did not complete within CCOM_OP_TIMEOUT (%lld s); a peer is stuck or not calling the same collectives",
 				    w->comm->rank, (long long)(w->timeout_us / 1000000));
-		return -ETIMEDOUT;
+		return with_lost_host(w, -ETIMEDOUT);
+	}
+	/* Remote hosts' liveness once a wait is stuck (live.c spaces the looks). */
+	if (!w->live_at_us) {
+		w->live_at_us = now + CCOM_WAIT_LIVE_AFTER_US;
+	} else if (now >= w->live_at_us) {
+		err = ccom_live_check(w->comm);
+		if (err)
+			return err;
 	}
 	/* Peers are checked after 2 ms of waiting, then every 5 ms (a poll() each). */
 	if (w->src && !w->next_check_us) {
 		w->next_check_us = now + 2000;
 	} else if (w->src && now >= w->next_check_us) {
 		w->next_check_us = now + 5000;
-		return w->src->ops->check_peers(w->src->ctx);
+		return with_lost_host(w, w->src->ops->check_peers(w->src->ctx));
 	}
 	return 0;
 }

@@ -73,6 +73,9 @@ struct ccom_wait_source {
 	int yield_limit;
 };
 
+/* A wait stuck this long starts looking at the remote hosts' liveness (live.h). */
+#define CCOM_WAIT_LIVE_AFTER_US 200000
+
 /* A wait in progress. */
 struct ccom_wait {
 	struct ccomComm *comm;
@@ -84,6 +87,7 @@ struct ccom_wait {
 	bool registered;
 	uint32_t seq;
 	int64_t next_check_us;
+	int64_t live_at_us;		/* remote hosts' liveness looked at from then (live.h) */
 	int64_t deadline_us;		/* 0: none */
 	int64_t timeout_us;		/* CCOM_OP_TIMEOUT, for the message */
 	/*

@@ -47,6 +47,7 @@
 #include <sys/socket.h>
 
 #include "core/comm.h"
+#include "proxy/live.h"
 #include "proxy/proxy.h"
 #include "transport/net_ib.h"
 #include "transport/net_ib_abi.h"
@@ -103,6 +104,9 @@ static int wc_fail(struct ib_conn *c, const struct ccib_wc *wc)
 			    wc->opcode & 0x80 ? "receive" : "RDMA write",
 			    remote ? "that rank died, aborted or lost its RDMA port or network" :
 			    "a local RDMA error: check the device (ibv_devinfo, dmesg) and the locked-memory limit (ulimit -l)");
+	/* Retries exhausted: is its whole host silent?  Then name the host's ranks instead. */
+	if (remote)
+		ccom_live_confirm(c->comm, false);
 	return c->err;
 }
 

@@ -46,6 +46,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/comm.h"
+#include "proxy/live.h"
 #include "transport/net_ib_abi.h"
 #include "transport/net_ib_private.h"
 #include "transport/net_tclass.h"
@@ -147,8 +148,10 @@ static void conn_free(struct ib_conn *c)
 		ccom_ibv.dereg_mr(c->stage_mr);
 	if (c->cq)
 		ccom_ibv.destroy_cq(c->cq);
-	if (c->live_fd >= 0)
+	if (c->live_fd >= 0) {
+		ccom_live_unwatch(c->comm, c->live_fd);
 		close(c->live_fd);
+	}
 	slots_unmap(c->ring, (size_t)c->nslots * c->slot);
 	slots_unmap(c->stage, (size_t)c->nslots * c->slot);
 	free(c->rx_len);

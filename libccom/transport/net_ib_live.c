@@ -9,7 +9,9 @@
  * (ccom_bootstrap_data_mac()), covers sender, receiver and the receiver's
  * card nonce of this setup; the lower rank accepts several connections at
  * once, files each authenticated hello once and drops the rest (foreign,
- * replayed, silent), at most IB_PENDING_MAX waiting.
+ * replayed, silent), at most IB_PENDING_MAX waiting.  Each connection is
+ * also watched for its host's silence (proxy/live.h): a host that powers
+ * off closes nothing.
  */
 #include <errno.h>
 #include <poll.h>
@@ -24,6 +26,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "core/comm.h"
+#include "proxy/live.h"
 #include "transport/net_ib_private.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -121,6 +124,7 @@ static const char *live_file(struct ccomComm *comm, const int *peers, int npeers
 		if (to_ib(conns[i])->live_fd >= 0)
 			return "that peer's liveness connection is open already (a replayed hello)";
 		to_ib(conns[i])->live_fd = fd;
+		ccom_live_watch(comm, in->rank, fd);
 		return NULL;
 	}
 	return "it names no peer of this setup";
@@ -269,6 +273,8 @@ int ccom_ib_live_connect_all(struct ccomComm *comm, const int *peers, int npeers
 			ccom_bootstrap_data_mac(comm->bootstrap, m, sizeof(m), h.mac);
 			err = ccom_sock_send_all(fd, &h, sizeof(h), deadline, &comm->abort_flag);
 		}
+		if (!err)
+			ccom_live_watch(comm, peers[i], fd);
 		if (err) {
 			ccom_set_last_error("net_ib: rank %d cannot open its liveness connection to peer rank %d at %s: %s; check that the peer is alive and that CCOM_SOCKET_IFNAME selects an interface both hosts reach",
 					    comm->rank, peers[i],

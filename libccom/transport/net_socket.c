@@ -39,6 +39,7 @@
 #include <sys/socket.h>
 
 #include "core/comm.h"
+#include "proxy/live.h"
 #include "proxy/proxy.h"
 #include "proxy/xfer.h"
 #include "transport/net_socket.h"
@@ -135,6 +136,12 @@ ssize_t net_peer_gone(struct net_conn *c, const char *what, int err)
 		c->group->culprit = culprit;
 	ccom_proxy_note_failed(c->comm, culprit);
 	return -ECONNRESET;
+}
+
+void net_mark_ready(struct net_conn *c)
+{
+	atomic_store(&c->state, NET_READY);
+	ccom_live_watch(c->comm, c->base.peer, c->fds[c->nsocks]);
 }
 
 /* Move up to @size bytes into the striped stream of a READY conn. */
@@ -298,6 +305,7 @@ static void conn_free(struct net_conn *c)
 
 	if (!c)
 		return;
+	ccom_live_unwatch(c->comm, c->fds[c->nsocks]);
 	for (i = 0; i <= CCOM_NET_MAX_SOCKS; i++)
 		if (c->fds[i] >= 0)
 			close(c->fds[i]);

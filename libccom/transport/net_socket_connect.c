@@ -497,7 +497,7 @@ int net_lazy_progress(struct net_conn *c)
 			close(c->probe_fd);
 			c->probe_fd = -1;
 		}
-		atomic_store(&c->state, NET_READY);
+		net_mark_ready(c);
 		ccom_trace(CCOM_SUBSYS_NET, "net_socket: rank %d connected to peer rank %d", c->comm->rank,
 			   c->base.peer);
 		return 0;
@@ -705,7 +705,7 @@ int net_connect_eager(struct ccomComm *comm, const int *peers, int npeers,
 	if (err && err != -ENOMEM)
 		report_missing(comm, peers, npeers, conns, err);
 	for (i = 0; !err && i < npeers; i++)
-		atomic_store(&to_net(conns[i])->state, NET_READY);
+		net_mark_ready(to_net(conns[i]));
 	return err;
 }
 

@@ -242,6 +242,12 @@ static inline void moved(struct net_group *g)
 
 /* ---------------------------------------------------------------- net_socket.c */
 
+/*
+ * @c is connected: READY, and its control socket (idle: it carries only
+ * failure notes) watched for its host's silence (proxy/live.h).
+ */
+void net_mark_ready(struct net_conn *c);
+
 /* Move up to @size bytes into the striped stream of a READY conn. */
 ssize_t net_stream_send(struct net_conn *c, const void *buf, size_t size);
 
