@@ -15,12 +15,14 @@
 #   ccom  ccom-perf allreduce, one process per rank started on each guest
 #         by tools/vm/launch (CCOM_RANK/NRANKS/COMM_ID/COMM_SECRET_FILE
 #         only: ccom finds shm inside a guest and TCP between them)
-# then the median busbw (out-of-place, GB/s) per size and ccom/mpi.  Not a
-# test: it prints numbers.  TCG guests on a shared machine: compare the
-# ratio, not the absolute values.
+# then the median busbw per size (MB/s, out-of-place, from the time per
+# op: size / time * 2(n-1)/n, as both programs print GB/s with too few
+# digits for TCG) and ccom/mpi.  Not a test: it prints numbers.  TCG guests
+# on a shared machine: compare the ratio, not the absolute values.
 #
 # usage: bench/compare-hosts.sh [--kernel REL] [--reps N] [--iters N]
 #          [--warmup N] [--out DIR (inside the tree)]
+#        bench/compare-hosts.sh --summary DIR   (the table of a finished run)
 #   defaults: 6.12, 3 repetitions, -i 5 -w 1
 set -u
 
@@ -53,8 +55,45 @@ if [ "${1:-}" = --rsh ]; then
 	exit "$(cat "$dir/done.$id")"
 fi
 
+# summary DIR: the median busbw table of a run's outputs.
+summary()
+{
+	local f v
+	# Each table: size count type redop root time(us) ...; column 9 is
+	# the out-of-place #wrong in both programs.
+	for f in "$1"/mpi.*.txt "$1"/ccom.*/rank0.log; do
+		[ -f "$f" ] || continue
+		case $f in */mpi.*) v=mpi ;; *) v=ccom ;; esac
+		awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 && ($1 == 1048576 || $1 == 16777216) {
+			if ($9 != 0) print v, "WRONG", 0; else print v, $1, $1 / $6 * 1.5 }' "$f"
+	done > "$1/busbw.txt"
+	if grep -q WRONG "$1/busbw.txt"; then
+		echo "compare-hosts.sh: a run reported wrong results; see $1" >&2
+		return 1
+	fi
+	python3 - "$1/busbw.txt" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+print("%-8s %14s %14s %9s   (median busbw MB/s over the runs, out-of-place)" %
+      ("size", "mpi (runs)", "ccom (runs)", "ccom/mpi"))
+for size in (1048576, 16777216):
+    med = {}
+    for v in ("mpi", "ccom"):
+        x = [float(r[2]) for r in rows if r[0] == v and int(r[1]) == size]
+        med[v] = (statistics.median(x), len(x)) if x else (None, 0)
+    m, c = med["mpi"][0], med["ccom"][0]
+    print("%-8s %10s (%d) %10s (%d) %9s" % ("%d MiB" % (size >> 20),
+          "%.2f" % m if m else "-", med["mpi"][1], "%.2f" % c if c else "-", med["ccom"][1],
+          "%.2f" % (c / m) if m and c else "-"))
+    for v in ("mpi", "ccom"):
+        print("  %-5s each run: %s" % (v, " ".join("%.2f" % float(r[2]) for r in rows
+                                        if r[0] == v and int(r[1]) == size)))
+PY
+}
+
 while [ $# -gt 0 ]; do
 	case $1 in
+	--summary) summary "${2:?}"; exit ;;
 	--kernel) kernel=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--iters) iters=$2; shift 2 ;;
@@ -88,33 +127,7 @@ if [ "$mode" = host ]; then
 		--iters "$iters" --warmup "$warmup" > "$out/vm.log" 2>&1
 	rc=$?
 	echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg); logs in $out"
-	# Each table: size count type redop root time algbw busbw #wrong ...:
-	# column 8 is the out-of-place busbw in both programs.
-	for f in "$out"/mpi.*.txt "$out"/ccom.*/rank0.log; do
-		[ -f "$f" ] || continue
-		case $f in */mpi.*) v=mpi ;; *) v=ccom ;; esac
-		awk -v v=$v '$1 ~ /^[0-9]+$/ && NF >= 9 && ($1 == 1048576 || $1 == 16777216) {
-			if ($9 != 0) bad = 1; print v, $1, $8 } END { if (bad) print v, "WRONG", 0 }' "$f"
-	done > "$out/busbw.txt"
-	if grep -q WRONG "$out/busbw.txt"; then
-		echo "compare-hosts.sh: a run reported wrong results; see $out" >&2
-		rc=1
-	fi
-	python3 - "$out/busbw.txt" "$reps" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1]) if "WRONG" not in l]
-print("%-8s %12s %12s %10s   (median busbw GB/s over the runs found, of %s reps)" %
-      ("size", "mpi", "ccom", "ccom/mpi", sys.argv[2]))
-for size in (1048576, 16777216):
-    med = {}
-    for v in ("mpi", "ccom"):
-        x = [float(r[2]) for r in rows if r[0] == v and int(r[1]) == size]
-        med[v] = (statistics.median(x), len(x)) if x else (None, 0)
-    m, c = med["mpi"][0], med["ccom"][0]
-    print("%-8s %9s(%d) %9s(%d) %10s" % ("%d MiB" % (size >> 20),
-          "%.4f" % m if m else "-", med["mpi"][1], "%.4f" % c if c else "-", med["ccom"][1],
-          "%.2f" % (c / m) if m and c else "-"))
-PY
+	summary "$out" || rc=1
 	[ $rc -eq 0 ] || tail -n 30 "$out/vm.log"
 	exit $rc
 fi
