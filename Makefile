@@ -183,9 +183,9 @@ check-kmod: all ccomctl ccomd inspect-tests
 # each feature once (HOSTS_KMOD_TESTS: TCP and soft-RoCE matrices with the
 # topology dump, 2-id bootstrap, link and host loss, a multi-homed host);
 # check-hosts adds the forced hierarchical/flat schedules and the host loss
-# over net_ib (a second boot); check-hosts-all runs that on both kernels.
-# netem_loss runs only when named (run-hosts netem_loss).
-HOSTS_KMOD_TESTS ?= tcp_matrix scalable link_down ib_matrix multihomed host_loss
+# over net_ib (a second boot) and 30 % loss (netem_loss); check-hosts-all
+# runs that on both kernels.  ccomctl_job: ccomctl job across 2 ccomd.
+HOSTS_KMOD_TESTS ?= tcp_matrix scalable link_down ccomctl_job ib_matrix multihomed host_loss
 check-hosts: all
 	@mkdir -p $(LOGS)
 	selftests/libccom/hosts/run-hosts --build $(BUILD) --kernel 6.12 2>&1 | \

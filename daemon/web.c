@@ -131,6 +131,26 @@ static enum MHD_Result web_job(struct ccomd *d, struct MHD_Connection *conn, con
 	return web_send(conn, &b, MHD_HTTP_OK, "application/json");
 }
 
+/*
+ * The configured peers, so that `ccomctl job` on this host reaches the same
+ * hosts without being told them again (one list per host, in ccomd.conf).
+ */
+static enum MHD_Result web_peers(struct ccomd *d, struct MHD_Connection *conn)
+{
+	struct web_buf b;
+	struct pr p;
+	int i;
+
+	if (web_buf_open(&b))
+		return MHD_NO;
+	pr_init(&p, b.f, true, false);
+	pr_open_array(&p, NULL);
+	for (i = 0; i < d->cfg.npeers; i++)
+		pr_str(&p, NULL, "", d->cfg.peers[i].addr);
+	pr_close_array(&p);
+	return web_send(conn, &b, MHD_HTTP_OK, "application/json");
+}
+
 static int web_flight_one(const struct member *m, const struct member_op *ops, size_t n,
 			  void *arg)
 {
@@ -193,6 +213,8 @@ static enum MHD_Result web_handler(void *cls, struct MHD_Connection *conn, const
 		return web_job(d, conn, url + 8);
 	if (!strncmp(url, "/v1/flight/", 11))
 		return web_flight(d, conn, url + 11);
+	if (!strcmp(url, "/v1/peers"))
+		return web_peers(d, conn);
 	if (!strcmp(url, "/v1/events")) {
 		if (web_buf_open(&b))
 			return MHD_NO;
@@ -201,7 +223,7 @@ static enum MHD_Result web_handler(void *cls, struct MHD_Connection *conn, const
 		return web_send(conn, &b, MHD_HTTP_OK, "application/json");
 	}
 	return web_error(conn, MHD_HTTP_NOT_FOUND,
-			 "unknown path; try /metrics, /v1/comms, /v1/comm/HASH, /v1/job/HASH, /v1/flight/HASH, /v1/events");
+			 "unknown path; try /metrics, /v1/comms, /v1/comm/HASH, /v1/job/HASH, /v1/flight/HASH, /v1/peers, /v1/events");
 }
 
 /* "a.b.c.d:port" or "[v6]:port" into @ss; 0 or -EINVAL. */

@@ -24,7 +24,8 @@ static void usage(void)
 		"  -j          JSON output\n"
 		"  -p          pretty (indented) JSON\n"
 		"  -d DIR      directory of library-published state (default $CCOM_PUBLISH_DIR or %s)\n"
-		"  -s H:P      local ccomd for `job` (default 127.0.0.1:9464)\n"
+		"  -s H:P      local ccomd whose peers `job` asks when none are named\n"
+		"              (default 127.0.0.1:9464)\n"
 		"Run `ccomctl OBJECT help` for the commands of an object.\n"
 		"Exit: 0 ok, 1 usage/other error, 2 driver not loaded or operation unsupported,\n"
 		"      3 permission denied, 4 no such object, 5 netlink/ccomd communication failure\n",
@@ -187,6 +188,7 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			c.ccomd = optarg;
+			c.ccomd_given = true;
 			break;
 		case 'V':
 			printf("ccomctl 0.1.0 (netlink family %s version %d)\n", "nccom", 1);

@@ -23,6 +23,7 @@
  * @nl: netlink connection to the nccom family, opened on first use
  * @pubdir: directory of the library-published state
  * @ccomd: address of the local ccomd (host:port)
+ * @ccomd_given: @ccomd came from -s (so it must answer)
  * @peers: comma-separated ccomd peers for `job`
  * @timeout_ms: per-request timeout of ccomd queries
  */
@@ -33,6 +34,7 @@ struct ccomctl {
 	struct ctl_nl nl;
 	const char *pubdir;
 	const char *ccomd;
+	bool ccomd_given;
 	const char *peers;
 	int timeout_ms;
 };

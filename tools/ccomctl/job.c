@@ -3,9 +3,13 @@
  * job.c - `ccomctl job HASH [peers H:P,...] [timeout MS]`: the ranks of one
  * communicator over several hosts: this host's (driver and published
  * state) plus what each listed ccomd peer reports, with the missing ranks
- * and the ranks that are behind.  Exit 0 when every rank was found, 4 when
- * some are missing, 5 when a peer could not be queried.
+ * and the ranks that are behind.  Without `peers`, the peers are those the
+ * local ccomd (-s, default 127.0.0.1:9464) was configured with (its
+ * GET /v1/peers): one list per host, kept in ccomd.conf, serves both.
+ * Exit 0 when every rank was found, 4 when some are missing, 5 when a peer
+ * (or the ccomd named with -s) could not be queried.
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,7 +27,7 @@ static int job_show(struct ccomctl *c, const char *hash_arg)
 {
 	static struct job_peer peers[JOB_MAX_PEERS];
 	struct member_list l = { 0 };
-	int npeers = 0, i, rc, bad = 0;
+	int npeers = -1, i, rc, bad = 0;
 	const char *arg;
 	uint32_t ms;
 	uint64_t hash;
@@ -50,6 +54,20 @@ static int job_show(struct ccomctl *c, const char *hash_arg)
 			fprintf(stderr, "ccomctl: unknown job argument \"%s\"\n", arg);
 			return CTL_EUSAGE;
 		}
+	}
+	if (npeers < 0) {
+		/*
+		 * No ccomd on this host (the default address refuses) is a
+		 * single-host question: this host's ranks only, as before.
+		 */
+		npeers = job_ccomd_peers(c->ccomd, c->timeout_ms, peers);
+		if (npeers < 0 && c->ccomd_given) {
+			fprintf(stderr, "ccomctl: ccomd %s did not list its peers (GET /v1/peers: %s); start it there, or name the hosts with `peers HOST:PORT,...`\n",
+				c->ccomd, strerror(-npeers));
+			return CTL_EIO;
+		}
+		if (npeers < 0)
+			npeers = 0;
 	}
 	rc = comm_collect_local(&c->nl, c->pubdir, false, &l);
 	for (i = 0; i < npeers && !rc; i++) {

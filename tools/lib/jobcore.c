@@ -50,6 +50,40 @@ int job_parse_peers(const char *list, struct job_peer *peers)
 	return n;
 }
 
+int job_ccomd_peers(const char *ccomd, int timeout_ms, struct job_peer *peers)
+{
+	json_object *arr, *e;
+	const char *s;
+	int status, err, n = 0;
+	size_t i, len;
+	char *body;
+
+	err = http_get(ccomd, "/v1/peers", timeout_ms, &body, &status);
+	if (err)
+		return err;
+	arr = json_tokener_parse(body);
+	free(body);
+	if (!arr || !json_object_is_type(arr, json_type_array) ||
+	    json_object_array_length(arr) > JOB_MAX_PEERS) {
+		json_object_put(arr);
+		return -EPROTO;
+	}
+	for (i = 0; i < json_object_array_length(arr); i++) {
+		e = json_object_array_get_idx(arr, i);
+		s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+		len = s ? strlen(s) : 0;
+		if (!len || len >= sizeof(peers[0].addr) || !strchr(s, ':')) {
+			json_object_put(arr);
+			return -EPROTO;
+		}
+		memset(&peers[n], 0, sizeof(peers[n]));
+		memcpy(peers[n].addr, s, len);
+		n++;
+	}
+	json_object_put(arr);
+	return n;
+}
+
 static int64_t json_int(json_object *o, const char *key, int64_t def)
 {
 	json_object *v;

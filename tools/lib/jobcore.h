@@ -48,6 +48,17 @@ int job_parse_hash(const char *s, uint64_t *hash);
 int job_parse_peers(const char *list, struct job_peer *peers);
 
 /**
+ * job_ccomd_peers() - the peers a ccomd was configured with (GET /v1/peers)
+ * @ccomd: that ccomd's host:port
+ * @timeout_ms: deadline of the whole request
+ * @peers: array of %JOB_MAX_PEERS entries, filled with the addresses
+ *
+ * Return: the number of peers, or the -errno of http_get(), or -EPROTO (not
+ * an array of host:port strings of at most %JOB_MAX_PEERS entries).
+ */
+int job_ccomd_peers(const char *ccomd, int timeout_ms, struct job_peer *peers);
+
+/**
  * job_fetch_peer() - append @peer's members of @hash to @l (source "peer")
  * @peer: peer; @peer->err and @peer->members are set
  * @hash: communicator

@@ -28,6 +28,10 @@
  *	without CCOM_COMM_ID) and writes its id to DIR/id.<k>, a folder all
  *	hosts share; every rank reads both and initialises, then a checked
  *	AllReduce of 1 Mi + 5 elements.
+ *   hosts_coll stall RANK FILE   a stalled job for `ccomctl job`: every
+ *	rank runs a checked 1 MiB AllReduce, then rank RANK prints "stalled"
+ *	and does not call the next AllReduce until FILE exists (at most
+ *	300 s) while the others wait in it; then that one is checked too.
  *
  * Exit status: 0 pass, 1 wrong result or broken expectation, 2 bad usage
  * or setup, 3 (allreduce) a failure that names its peer, 4 (loss) the
@@ -312,6 +316,51 @@ static int run_loss(int victim, int hosts, const char *mark)
 	return named ? 0 : 4;
 }
 
+/*
+ * Rank @stalled holds the job back before AllReduce #1 until @release
+ * exists: the others issue it and wait, which is the hang `ccomctl job`
+ * must localise (op, collective, the rank that has not issued it).
+ */
+static int run_stall(int stalled, const char *release)
+{
+	size_t count = (1u << 20) / sizeof(float);
+	ccomComm_t comm;
+	ccomResult_t res;
+	int it, i, wrong;
+	float *buf;
+
+	if (hc_init(&comm))
+		return 2;
+	buf = malloc(count * sizeof(float));
+	if (!buf)
+		return 2;
+	for (it = 0; it < 2; it++) {
+		if (it == 1 && hc_rank == stalled) {
+			printf("stalled rank %d before AllReduce #1 until %s exists\n", hc_rank,
+			       release);
+			for (i = 0; i < 3000 && access(release, F_OK); i++)
+				usleep(100 * 1000);
+			if (i == 3000) {
+				printf("FAIL rank %d: %s did not appear within 300 s\n", hc_rank,
+				       release);
+				ccomCommAbort(comm);
+				return 1;
+			}
+		}
+		res = hc_allreduce(comm, buf, count, hc_rank, hc_n, &wrong);
+		if (res != ccomSuccess || wrong) {
+			printf("FAIL rank %d: AllReduce #%d: %s\n", hc_rank, it,
+			       res ? ccomGetLastError(comm) : "wrong result");
+			ccomCommAbort(comm);
+			return 1;
+		}
+		printf("ok rank %d: AllReduce #%d correct\n", hc_rank, it);
+	}
+	ccomCommDestroy(comm);
+	free(buf);
+	return 0;
+}
+
 /* Reads the @size bytes of @path once it exists, waiting up to 120 s. */
 static int hc_read_file(const char *path, void *buf, size_t size)
 {
@@ -402,7 +451,9 @@ int main(int argc, char **argv)
 		return run_scalable(argv[2]);
 	if ((argc == 4 || argc == 5) && !strcmp(argv[1], "loss"))
 		return run_loss(atoi(argv[2]), atoi(argv[3]), argc == 5 ? argv[4] : NULL);
+	if (argc == 4 && !strcmp(argv[1], "stall"))
+		return run_stall(atoi(argv[2]), argv[3]);
 	fprintf(stderr, "usage: hosts_coll matrix [KIND,...] | allreduce MIB ITERS | loss VICTIM_HOST HOSTS [MARK] |\n"
-		"       scalable DIR\n");
+		"       scalable DIR | stall RANK FILE\n");
 	return 2;
 }
