@@ -22,6 +22,7 @@
 #include "coll/channels.h"
 #include "coll/cma.h"
 #include "coll/coll.h"
+#include "coll/krace.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/flight.h"
@@ -333,116 +334,6 @@ static int coll_run_single(struct ccomComm *comm, struct ccom_op *op)
 	return 0;
 }
 
-/*
- * The kdev race's agreement (tune/kdev_race.c), at the start of an
- * operation every rank reaches at the same point of the same race: when
- * it is READY each rank publishes its medians (ns per KiB, two per word)
- * in its line of the host segment and all keep the slowest rank's; every
- * CCOM_KRACE_CHECKIN kept operations each rank's request to measure a
- * verdict again (the line's recheck, free: CMA is off with the driver) is
- * read by all.  Two barriers: nobody rewrites its line before all read it.
- */
-#define CCOM_KRACE_CHECKIN 16
-
-static uint64_t pack2(uint64_t a, uint64_t b)
-{
-	return (a > UINT32_MAX ? UINT32_MAX : a) | (b > UINT32_MAX ? UINT32_MAX : b) << 32;
-}
-
-static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
-{
-	struct ccom_tune_krace *kr = comm->tune->krace;
-	struct ccom_shm *s = comm->shm;
-	struct ccom_shm_cdesc *me = &s->hdr->cdesc[s->me];
-	bool deciding = ccom_race_state(r) == CCOM_RACE_READY;
-	uint64_t worst[CCOM_KPATH_NUM] = { 0 }, v[CCOM_KPATH_NUM];
-	int32_t mine = me->recheck, q;
-	int l, i, err;
-
-	if (deciding) {
-		atomic_store(&me->best_ns[0], pack2(ccom_race_median(r, 0), ccom_race_median(r, 1)));
-		atomic_store(&me->best_ns[1], pack2(ccom_race_median(r, 2), 0));
-	}
-	err = ccom_shm_barrier(s);
-	if (err)
-		return err;
-	for (l = 0; deciding && l < s->nlocal; l++) {
-		uint64_t w0 = atomic_load(&s->hdr->cdesc[l].best_ns[0]);
-		uint64_t w1 = atomic_load(&s->hdr->cdesc[l].best_ns[1]);
-
-		v[0] = w0 & UINT32_MAX;
-		v[1] = w0 >> 32;
-		v[2] = w1 & UINT32_MAX;
-		for (i = 0; i < CCOM_KPATH_NUM; i++)
-			worst[i] = v[i] > worst[i] ? v[i] : worst[i];
-	}
-	if (deciding)
-		ccom_tune_krace_decide(comm, op, worst);
-	for (l = 0; l < s->nlocal; l++) {
-		q = s->hdr->cdesc[l].recheck;
-		if (q > 0 && q <= CCOM_KRACE_KINDS * CCOM_KRACE_SIZES &&
-		    ccom_race_state(&kr->race[0][0] + (q - 1)) == CCOM_RACE_KEPT) {
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank each more than %dx slower than their price; measuring the kdev paths again",
-				  comm->rank, l, CCOM_RACE_SLOW_RUN,
-				  ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
-				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN, CCOM_RACE_SLOW_FACTOR);
-			ccom_race_restart(&kr->race[0][0] + (q - 1));
-		}
-	}
-	err = ccom_shm_barrier(s);
-	if (!err && mine && me->recheck == mine)
-		me->recheck = 0;
-	return err;
-}
-
-/*
- * Which kdev path @op runs (*@kpath, -1: not measured), after the race's
- * agreement if one is due: 0 or -errno.
- */
-static int krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race **rp,
-		       int *kpath)
-{
-	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op) : NULL;
-	enum ccom_race_state st;
-	int err;
-
-	*rp = r;
-	*kpath = -1;
-	if (!r)
-		return 0;
-	st = ccom_race_state(r);
-	if (st == CCOM_RACE_READY ||
-	    (st == CCOM_RACE_KEPT && (r->kept_ops + 1) % CCOM_KRACE_CHECKIN == 0)) {
-		err = krace_sync(comm, op, r);
-		if (err)
-			return err;
-	}
-	*kpath = ccom_tune_krace_kpath(comm->tune->krace, op->kind, ccom_race_next(r));
-	return 0;
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* The operation on the race's path took @ns on this rank. */
-static void krace_end(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
-		      uint64_t ns)
-{
-	size_t bytes = op->count * ccom_dtype_size(op->dtype);
-	struct ccom_tune_krace *kr = comm->tune->krace;
-	int slot = ccom_race_next(r);
-
-	if (ccom_race_state(r) == CCOM_RACE_TRIAL)
-		ccom_race_record(r, slot, bytes, ns);
-	else if (ccom_race_after(r, bytes, ns))
-		comm->shm->hdr->cdesc[comm->shm->me].recheck = (int32_t)(r - &kr->race[0][0]) + 1;
-}
-
 static int coll_dispatch_one(struct ccomComm *comm, struct ccom_op *op);
 
 /* One operation, timed for the kdev race when its path is measured. */
@@ -454,16 +345,16 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 
 	if (comm->kdev && comm->nranks > 1 && op->kind != CCOM_COLL_P2P_GROUP && op->count &&
 	    op->kind != CCOM_COLL_GATHER && op->kind != CCOM_COLL_SCATTER) {
-		err = krace_begin(comm, op, &r, &kpath);
+		err = ccom_krace_begin(comm, op, &r, &kpath);
 		if (err)
 			return err;
 		/* CCOM_KDEV_MAP=auto: the engine's copies unless the race runs the mapped path. */
 		comm->kdev->map_skip = comm->kdev->map_mode == 2 && kpath != CCOM_KPATH_MAPPED;
-		t0 = now_ns();
+		t0 = ccom_krace_now_ns();
 	}
 	err = coll_dispatch_one(comm, op);
 	if (!err && r)
-		krace_end(comm, op, r, now_ns() - t0);
+		ccom_krace_end(comm, op, r, ccom_krace_now_ns() - t0);
 	return err;
 }
 
