@@ -25,7 +25,8 @@
 #define NOPS 48
 #define ENGINE_LINE "kind 0 262144 elements: registrations"
 #define MAPPED_LINE "AllReduce 262144 elements from mapped grants"
-#define VERDICT_LINE "ccomAllReduce of 1048576 bytes per rank: "
+/* The kdev race's verdict (the CMA race's, with CCOM_KDEV=0, starts "CMA"). */
+#define VERDICT_LINE "ccomAllReduce of 1048576 bytes per rank: staged "
 
 static char logdir[96];
 
@@ -115,7 +116,7 @@ static int verdict(int rank, int *kept)
 		if (!p)
 			continue;
 		found++;
-		p += strlen(VERDICT_LINE);
+		p += strlen(VERDICT_LINE) - strlen("staged ");
 		for (k = 0; k < 3; k++) {
 			q = strstr(p, names[k]);
 			if (q && q < strstr(p, "("))
@@ -139,6 +140,7 @@ static int verdict(int rank, int *kept)
 		us[*kept], best, path);
 	printf("rank %d: staged %ld us, engine %ld us, mapped %ld us: %s kept\n", rank, us[0], us[1],
 	       us[2], names[*kept]);
+	fflush(stdout);	/* before the next job's fork */
 	return T_PASS;
 }
 

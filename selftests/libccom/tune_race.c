@@ -10,14 +10,21 @@
  * the kept path (the staged one included) is clearly wrong, the backoff
  * of re-checks that confirmed their verdict, and a cached verdict.  Then
  * the CMA verdict cache (tune/cma_cache.c): its default file is keyed by
- * boot id, user and local rank count, and round-trips a table.
+ * boot id, user and local rank count, and round-trips a table.  Last the
+ * kdev race's verdict cache (tune/kdev_race.c) on a fake communicator: a
+ * verdict stored under one driver-load key is read back under it, not
+ * under another key (a reloaded driver) nor another local rank count.
  */
 #include <sys/stat.h>
 
 #include "test_util.h"
 
+#include "core/comm.h"
+#include "core/op.h"
 #include "tune/cma_cache.h"
+#include "tune/kdev_race.h"
 #include "tune/race.h"
+#include "tune/tune.h"
 #include "util/misc.h"
 
 #define KB 1024u
@@ -249,10 +256,79 @@ static int test_cma_cache(void)
 	return T_PASS;
 }
 
+/* A communicator as far as tune/kdev_race.c reads it: the engine present, automatic. */
+static int fake_comm(struct ccomComm *c, struct ccom_tune *t, const char *key, int nlocal)
+{
+	memset(c, 0, sizeof(*c));
+	memset(t, 0, sizeof(*t));
+	c->tune = t;
+	c->nranks = nlocal;
+	t->paths.shm = true;
+	t->paths.engine.present = true;
+	t->paths.engine.nlocal = nlocal;
+	t->paths.engine.min_bytes = 65536;
+	t->paths.engine.map_feature = true;
+	snprintf(t->paths.engine.load_key, sizeof(t->paths.engine.load_key), "%s", key);
+	T_CHECK(ccom_tune_krace_init(c) == 0 && t->krace, "krace init");
+	return T_PASS;
+}
+
+static int test_kdev_cache(void)
+{
+	struct ccom_op op = { .kind = CCOM_COLL_ALLREDUCE, .count = 262144,
+			      .dtype = ccomFloat32 };	/* 1 MiB: log2 20 */
+	uint64_t worst[CCOM_KPATH_NUM] = { 1000, 900, 700 };	/* mapped fastest */
+	char key[64], want[256];
+	struct ccomComm c;
+	struct ccom_tune t;
+	struct ccom_race *r;
+
+	unsetenv("CCOM_KDEV_RACE_FILE");
+	snprintf(key, sizeof(key), "selftest%d-12-34.000000005", (int)getpid());
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	snprintf(want, sizeof(want), "/dev/shm/ccom-kdev-race-%u-%s-2", (unsigned)getuid(), key);
+	T_CHECK(!strcmp(t.krace->path, want), "cache %s, want %s", t.krace->path, want);
+	unlink(want);
+	r = ccom_tune_krace_of(&c, &op);
+	T_CHECK(r && r->npaths == 3, "AllReduce of 1 MiB: no 3-path race");
+	op.kind = CCOM_COLL_ALLGATHER;
+	T_CHECK(ccom_tune_krace_of(&c, &op)->npaths == 2, "AllGather raced the mapped path");
+	op.kind = CCOM_COLL_ALLREDUCE;
+	op.count = 1024;	/* 4 KiB: below CCOM_KDEV_MIN_BYTES */
+	T_CHECK(!ccom_tune_krace_of(&c, &op), "4 KiB raced");
+	op.count = 262144;
+	ccom_tune_krace_decide(&c, &op, worst);
+	T_CHECK(r->verdict == 2, "verdict %d, want mapped (2)", r->verdict);
+	free(t.krace);
+	/* Same boot and driver load: the verdict is read. */
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	r = ccom_tune_krace_of(&c, &op);
+	T_CHECK(t.krace->cached == 1 && ccom_race_state(r) == CCOM_RACE_KEPT && r->verdict == 2,
+		"the cached verdict was not read (%d cached)", t.krace->cached);
+	free(t.krace);
+	/* The driver reloaded (another inode/ctime in the key), or 3 local ranks: measured again. */
+	key[strlen(key) - 1] = '6';
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	T_CHECK(t.krace->cached == 0 &&
+		ccom_race_state(ccom_tune_krace_of(&c, &op)) == CCOM_RACE_TRIAL,
+		"a verdict of another driver load was read");
+	free(t.krace);
+	key[strlen(key) - 1] = '5';
+	if (fake_comm(&c, &t, key, 3))
+		return T_FAIL;
+	T_CHECK(t.krace->cached == 0, "a verdict of 2 local ranks was read by 3");
+	free(t.krace);
+	unlink(want);
+	return T_PASS;
+}
+
 int main(void)
 {
 	int (*tests[])(void) = { test_schedule, test_verdicts, test_rechecks, test_cached,
-				 test_cma_cache };
+				 test_kdev_cache, test_cma_cache };
 	int rc = T_PASS;
 
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
