@@ -36,11 +36,14 @@
  *
  * CCOM_CMA=1 forces the path for every collective it serves from
  * CMA_MIN_BYTES per rank; auto (the default) measures it against the
- * staged path on the operations themselves: per collective and power of
- * two of the size, the first CCOM_CMA_TRIALS operations of each path alternate
- * (timed on every rank), and the next one (run on CMA, all ranks in a
- * barrier) compares the slowest rank's best time of each and keeps the
- * faster for that collective and size from then on.
+ * staged path on the operations themselves (tune/race.c): per collective
+ * and power of two of the size, turns of a few consecutive operations of
+ * each path alternate (timed on every rank, the first of each turn
+ * dropped), and the next one (run to its first barrier, where every rank
+ * publishes its medians) keeps the path whose slowest rank's median is
+ * lower.  A kept path that runs clearly slower than its price (either
+ * path: a staged verdict passes the barrier every CMA_CHECKIN operations
+ * to hear such requests) is measured again.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -60,14 +63,14 @@
 #include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "tune/cma_cache.h"
+#include "tune/race.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/params.h"
 
 #define CMA_MIN_BYTES (64u << 10)	/* per rank; below, two barriers cost more */
 #define CMA_BLOCK (256u << 10)		/* bytes reduced per step, in cache */
-#define CMA_SLOW_FACTOR 4		/* an operation this much above its price is "slow" */
-#define CMA_SLOW_RUN 3			/* ... and this many in a row ask all ranks to measure again */
+#define CMA_CHECKIN 16			/* a staged verdict passes the barriers once per this many ops */
 #define CMA_MODE_DRIVER 3		/* published at init: /dev/nccom is in use, CMA stays off */
 
 static uint64_t now_ns(void)
@@ -228,12 +231,17 @@ _Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS && CCOM_COLL_GATHER < CC
 /* auto: the verdicts local rank 0 read from the cache (the same on every rank). */
 static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
 {
-	int k, b, n = 0;
+	int k, b, v, n = 0;
 
+	for (k = 0; k < CCOM_COLL_NKINDS; k++)
+		for (b = 0; b < CCOM_CMA_BUCKETS; b++)
+			ccom_race_init(&c->trial[k][b].race, 2);
 	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
 		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
-			c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict = s->hdr->cma_verdict[k][b];
-			n += s->hdr->cma_verdict[k][b] != 0;
+			v = s->hdr->cma_verdict[k][b];
+			if (v)
+				ccom_race_set(&c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race, v > 0);
+			n += v != 0;
 		}
 	c->cached = n;
 }
@@ -242,11 +250,15 @@ static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
 static void cache_store(struct ccom_cma *c, int nlocal)
 {
 	struct ccom_tune_cma_table t;
-	int k, b;
+	int k, b, v;
 
 	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
-		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++)
-			t.verdict[k][b] = (int8_t)c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].verdict;
+		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
+			v = c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race.verdict;
+			if (v < 0)	/* being measured again: the verdict before */
+				v = c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race.incumbent;
+			t.verdict[k][b] = (int8_t)(v < 0 ? 0 : v ? 1 : -1);
+		}
 	ccom_tune_cma_store(nlocal, &t);
 }
 
@@ -565,15 +577,22 @@ static int bucket_of(size_t bytes)
 	return b;
 }
 
+static uint64_t race_us(const struct ccom_op *op, uint64_t ns_per_kb)
+{
+	return (uint64_t)((double)ns_per_kb * (double)((op->count * ccom_dtype_size(op->dtype)) >> 10) /
+			  1e3);
+}
+
 /*
- * auto: after CCOM_CMA_TRIALS timed operations of each path, the slowest
- * rank's best time of each (every rank's, published in this operation's
- * first barrier) picks the path for this collective and size.
+ * auto: every turn of the race ran; the slowest rank's median of each
+ * path (every rank's, published in this operation's first barrier) picks
+ * the path for this collective and size (tune/race.c).
  */
 static void decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_cma_trial *t)
 {
 	struct ccom_shm *s = comm->shm;
 	uint64_t worst[2] = { 0, 0 }, v;
+	bool again = t->race.incumbent >= 0;
 	int l, k;
 
 	for (l = 0; l < s->nlocal; l++)
@@ -582,22 +601,23 @@ static void decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_
 			if (v > worst[k])
 				worst[k] = v;
 		}
-	t->verdict = worst[1] < worst[0] ? 1 : -1;
-	t->ns_per_byte = 0;
-	t->slow = 0;
+	ccom_race_decide(&t->race, worst);
+	t->staged_ops = 0;
 	comm->coll->cma->decided++;
 	if (s->me == 0 && op->kind < CCOM_TUNE_CMA_KINDS)
 		cache_store(comm->coll->cma, s->nlocal);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %.1f us, staged %.1f us (slowest rank's best of %d): %s from now on",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %llu us, staged %llu us (slowest rank's median of %d, turns of %d ops, the first %d dropped)%s: %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
-		  (double)worst[1] / 1e3, (double)worst[0] / 1e3, CCOM_CMA_TRIALS,
-		  t->verdict > 0 ? "CMA" : "staged");
+		  (unsigned long long)race_us(op, worst[1]), (unsigned long long)race_us(op, worst[0]),
+		  CCOM_RACE_SAMPLES, CCOM_RACE_RUN, CCOM_RACE_DROP, again ? " measured again" : "",
+		  t->race.verdict == 1 ? "CMA" : "staged");
 }
 
 /*
  * auto: after every rank passed an operation's first barrier, each reads
  * every rank's request to measure again (the same on every rank) and
- * forgets those verdicts; a rank's own request is then withdrawn.
+ * restarts those races; a rank's own request is withdrawn after the
+ * second barrier (recheck_done()).
  */
 static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
 {
@@ -611,46 +631,55 @@ static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
 		if (r <= 0 || r > CCOM_COLL_NKINDS * CCOM_CMA_BUCKETS)
 			continue;
 		t = &c->trial[(r - 1) / CCOM_CMA_BUCKETS][(r - 1) % CCOM_CMA_BUCKETS];
-		if (t->verdict) {
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank more than %dx slower than their best; measuring CMA and the staged path again",
-				  comm->rank, l, CMA_SLOW_RUN,
+		if (ccom_race_state(&t->race) == CCOM_RACE_KEPT) {
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank on the %s path each more than %dx slower than its price; measuring CMA and the staged path again",
+				  comm->rank, l, CCOM_RACE_SLOW_RUN,
 				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CCOM_CMA_BUCKETS)),
-				  (r - 1) % CCOM_CMA_BUCKETS, CMA_SLOW_FACTOR);
-			memset(t, 0, sizeof(*t));
+				  (r - 1) % CCOM_CMA_BUCKETS, t->race.verdict ? "CMA" : "staged",
+				  CCOM_RACE_SLOW_FACTOR);
+			ccom_race_restart(&t->race);
 		}
 	}
 	c->recheck_seen = s->hdr->cdesc[s->me].recheck;
 }
 
-/*
- * auto, after an operation on the CMA path of trial @t (index @idx) took
- * @dt ns: a trial's time, or against the best price seen since the
- * verdict; CMA_SLOW_RUN operations in a row CMA_SLOW_FACTOR above it ask
- * every rank (at the next operation's first barrier) to measure again.
- */
-static void cma_timed(struct ccom_cma *c, struct ccom_shm *s, struct ccom_cma_trial *t, int idx,
-		      size_t bytes, uint64_t dt)
+/* After an operation's second barrier: every rank has read my request. */
+static void recheck_done(struct ccom_cma *c, struct ccom_shm *s)
 {
-	double per = (double)dt / (double)bytes;
-
 	if (c->recheck_seen && s->hdr->cdesc[s->me].recheck == c->recheck_seen)
 		s->hdr->cdesc[s->me].recheck = 0;
 	c->recheck_seen = 0;
-	if (!t->verdict) {
-		if (!t->n[1]++ || dt < t->best_ns[1])
-			t->best_ns[1] = dt;
-		return;
-	}
-	if (t->ns_per_byte > 0 && per > CMA_SLOW_FACTOR * t->ns_per_byte)
-		t->slow++;
-	else
-		t->slow = 0;
-	if (t->ns_per_byte == 0 || per < t->ns_per_byte)
-		t->ns_per_byte = per;
-	if (t->slow >= CMA_SLOW_RUN) {
+}
+
+/*
+ * auto, after an operation on @path of trial @t (index @idx) took @dt ns:
+ * a sample of the race, or checked against the kept path's price; clearly
+ * wrong asks every rank (at the next operation's first barrier) to
+ * measure again.
+ */
+static void race_timed(struct ccom_shm *s, struct ccom_cma_trial *t, int idx, int path, size_t bytes,
+		       uint64_t dt)
+{
+	enum ccom_race_state st = ccom_race_state(&t->race);
+
+	ccom_trace(CCOM_SUBSYS_TUNE, "cma race: idx %d state %d op %u path %d %zu bytes %llu us",
+		   idx, (int)st, (unsigned)t->race.op, path, bytes, (unsigned long long)dt / 1000);
+	if (st == CCOM_RACE_TRIAL)
+		ccom_race_record(&t->race, path, bytes, dt);
+	else if (st == CCOM_RACE_KEPT && t->race.verdict == path &&
+		 ccom_race_after(&t->race, bytes, dt))
 		s->hdr->cdesc[s->me].recheck = idx + 1;
-		t->slow = 0;
-	}
+}
+
+/* auto: time this operation on the staged path (ccom_cma_staged_done()). */
+static int staged_pending(struct ccom_cma *c, struct ccom_cma_trial *t, int idx, size_t bytes,
+			  uint64_t t0)
+{
+	c->pending = t;
+	c->pending_t0 = t0;
+	c->pending_bytes = bytes;
+	c->pending_idx = idx;
+	return 1;
 }
 
 int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
@@ -660,23 +689,22 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	struct ccom_shm_cdesc *me;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	struct ccom_cma_trial *t = NULL;
-	bool deciding = false;
+	enum ccom_race_state st = CCOM_RACE_KEPT;
+	bool staged = false;
 	uint64_t t0;
-	int err;
+	int err, idx = 0;
 
 	if (!c || !c->on || !serves(op) || bytes < CMA_MIN_BYTES)
 		return 1;
 	t0 = now_ns();	/* only past the check: no clock read on ops CMA does not serve */
 	if (c->mode == 2) {
+		idx = (int)op->kind * CCOM_CMA_BUCKETS + bucket_of(bytes);
 		t = &c->trial[op->kind][bucket_of(bytes)];
-		if (t->verdict < 0)
-			return 1;
-		if (!t->verdict && t->n[1] > t->n[0]) {
-			c->pending = t;	/* a staged trial: ccom_cma_staged_done() times it */
-			c->pending_t0 = t0;
-			return 1;
-		}
-		deciding = !t->verdict && t->n[0] >= CCOM_CMA_TRIALS;
+		st = ccom_race_state(&t->race);
+		staged = st != CCOM_RACE_READY && ccom_race_next(&t->race) == 0;
+		/* A staged trial, or a staged verdict between its check-ins: no barrier. */
+		if (staged && (st == CCOM_RACE_TRIAL || ++t->staged_ops % CMA_CHECKIN))
+			return staged_pending(c, t, idx, bytes, t0);
 	}
 	if (!c->buf) {
 		c->buf = aligned_alloc(64, 3 * CMA_BLOCK);
@@ -687,9 +715,9 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	me->addr[0] = (uint64_t)(uintptr_t)op->sendbuff;
 	me->addr[1] = (uint64_t)(uintptr_t)op->recvbuff;
 	me->zcopy = zcopy_buffers(comm, op);
-	if (deciding) {
-		atomic_store(&me->best_ns[0], t->best_ns[0]);
-		atomic_store(&me->best_ns[1], t->best_ns[1]);
+	if (st == CCOM_RACE_READY) {
+		atomic_store(&me->best_ns[0], ccom_race_median(&t->race, 0));
+		atomic_store(&me->best_ns[1], ccom_race_median(&t->race, 1));
 	}
 	err = ccom_shm_barrier(s);
 	/* Every peer posted its call before the barrier: agree before touching their buffers. */
@@ -697,14 +725,22 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 		err = ccom_shm_sig_verify(s, true);
 	if (err)
 		return err;
-	if (deciding)
+	if (st == CCOM_RACE_READY) {
 		decide(comm, op, t);
+		staged = t->race.verdict == 0;
+	}
 	if (c->mode == 2)
 		recheck_take(comm, c);
-	if (!cma_applies(s, op)) {
+	if (t && ccom_race_state(&t->race) == CCOM_RACE_TRIAL)
+		staged = ccom_race_next(&t->race) == 0;	/* measured again from now */
+	if (staged || !cma_applies(s, op)) {
 		/* Nobody rewrites its line before every rank has read it. */
 		err = ccom_shm_barrier(s);
-		return err ? err : 1;
+		if (!err)
+			recheck_done(c, s);
+		if (err || !staged)
+			return err ? err : 1;
+		return staged_pending(c, t, idx, bytes, t0);
 	}
 	err = cma_work(comm, op);
 	if (err)
@@ -712,9 +748,10 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	c->ops++;
 	/* Nobody returns (and lets its buffers change) while a peer uses them. */
 	err = ccom_shm_barrier(s);
-	if (!err && t)
-		cma_timed(c, s, t, (int)op->kind * CCOM_CMA_BUCKETS + bucket_of(bytes), bytes,
-			  now_ns() - t0);
+	if (!err && t) {
+		recheck_done(c, s);
+		race_timed(s, t, idx, 1, bytes, now_ns() - t0);
+	}
 	return err;
 }
 
@@ -722,12 +759,9 @@ void ccom_cma_staged_done(struct ccomComm *comm)
 {
 	struct ccom_cma *c = comm->coll->cma;
 	struct ccom_cma_trial *t = c ? c->pending : NULL;
-	uint64_t ns;
 
 	if (!t)
 		return;
-	ns = now_ns() - c->pending_t0;
 	c->pending = NULL;
-	if (!t->n[0]++ || ns < t->best_ns[0])
-		t->best_ns[0] = ns;
+	race_timed(comm->shm, t, c->pending_idx, 0, c->pending_bytes, now_ns() - c->pending_t0);
 }

@@ -12,20 +12,25 @@
 #include <stdint.h>
 
 #include "core/op.h"
+#include "tune/race.h"
 
 struct ccomComm;
 struct ccom_p2p_hdr;
 
-#define CCOM_CMA_TRIALS 3		/* timed operations per path before auto decides */
+#define CCOM_CMA_TRIALS 3		/* Send/Recv: timed sends per path before auto decides */
 #define CCOM_CMA_BUCKETS 48		/* powers of two of the per-rank bytes */
 
-/* auto: one collective and size (power of two) measured on both paths. */
+/* auto, one collective and size (power of two): race path 0 the staged path, 1 CMA (tune/race.c). */
 struct ccom_cma_trial {
-	int n[2];			/* operations timed: [0] staged, [1] CMA */
+	struct ccom_race race;
+	uint32_t staged_ops;		/* operations of a staged verdict (for cma.c's check-ins) */
+};
+
+/* auto, one Send size (power of two): measured by the sender alone (cma_p2p.c). */
+struct ccom_cma_p2p_trial {
+	int n[2];			/* sends timed: [0] stream, [1] CMA */
 	uint64_t best_ns[2];
-	int verdict;			/* 0 undecided, 1 CMA, -1 staged */
-	double ns_per_byte;		/* CMA's best price seen since the verdict, 0: none */
-	int slow;			/* consecutive CMA operations far above that price */
+	int verdict;			/* 0 undecided, 1 CMA, -1 stream */
 };
 
 /* A communicator's CMA state (comm->coll->cma), shared by cma.c and cma_p2p.c. */
@@ -38,8 +43,11 @@ struct ccom_cma {
 	uint64_t p2p_ops;		/* Send/Recv messages moved by it (either side) */
 	size_t p2p_min;			/* CCOM_CMA_P2P_MIN_BYTES: smaller sends stay on the stream */
 	struct ccom_cma_trial trial[CCOM_COLL_NKINDS][CCOM_CMA_BUCKETS];
-	struct ccom_cma_trial *pending;	/* a staged trial running now (auto) */
+	struct ccom_cma_p2p_trial p2p_trial[CCOM_CMA_BUCKETS];
+	struct ccom_cma_trial *pending;	/* a staged operation timed now (auto) */
 	uint64_t pending_t0;		/* when it started */
+	size_t pending_bytes;
+	int pending_idx;
 	int cached;			/* verdicts taken from the cache at init */
 	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
 	uint64_t decided;		/* verdicts measured by this communicator */

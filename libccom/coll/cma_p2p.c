@@ -65,13 +65,13 @@ static int bucket_of(size_t bytes)
 int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool trial)
 {
 	struct ccom_cma *c = comm->coll->cma;
-	struct ccom_cma_trial *t;
+	struct ccom_cma_p2p_trial *t;
 
 	if (!c || !c->on || peer == comm->rank || bytes < c->p2p_min || bytes == 0)
 		return CCOM_P2P_PATH_STREAM;
 	if (c->mode == 1)
 		return CCOM_P2P_PATH_CMA;
-	t = &c->trial[CCOM_COLL_SEND][bucket_of(bytes)];
+	t = &c->p2p_trial[bucket_of(bytes)];
 	if (t->verdict)
 		return t->verdict > 0 ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
 	/* Undecided: measure groups of this send alone, alternating (CMA first). */
@@ -83,12 +83,12 @@ int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool tria
 void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns)
 {
 	struct ccom_cma *c = comm->coll->cma;
-	struct ccom_cma_trial *t;
+	struct ccom_cma_p2p_trial *t;
 	int k = path == CCOM_P2P_PATH_CMA;
 
 	if (!c || !c->on || c->mode != 2 || bytes < c->p2p_min || bytes == 0)
 		return;
-	t = &c->trial[CCOM_COLL_SEND][bucket_of(bytes)];
+	t = &c->p2p_trial[bucket_of(bytes)];
 	if (t->verdict)
 		return;
 	if (!t->n[k]++ || ns < t->best_ns[k])

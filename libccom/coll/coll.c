@@ -22,6 +22,7 @@
 #include "coll/channels.h"
 #include "coll/cma.h"
 #include "coll/coll.h"
+#include "coll/krace.h"
 #include "core/comm.h"
 #include "core/op.h"
 #include "proxy/flight.h"
@@ -32,6 +33,7 @@
 #include "transport/kdev/kdev.h"
 #include "transport/shm.h"
 #include "transport/transport.h"
+#include "tune/kdev_race.h"
 #include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -180,6 +182,9 @@ static void coll_tune_paths(const struct ccomComm *comm, const struct ccom_coll_
 	p->engine.slow = kd->engine_slow;
 	p->engine.nlocal = kd->nlocal;
 	p->engine.min_bytes = kd->min_bytes;
+	p->engine.map_feature = (kd->info.out_features & NCCOM_FEAT_DMABUF_MMAP) != 0;
+	if (ccom_kdev_load_key(p->engine.load_key, sizeof(p->engine.load_key)))
+		p->engine.load_key[0] = '\0';
 }
 
 static int coll_init_locked(struct ccomComm *comm, struct ccom_coll_state *cs)
@@ -365,7 +370,31 @@ static void coll_pick(struct ccomComm *comm, const struct ccom_op *op, int *algo
 	m->proto = *proto;
 }
 
+static int coll_dispatch_one(struct ccomComm *comm, struct ccom_op *op);
+
+/* One operation, timed for the kdev race when its path is measured. */
 static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
+{
+	struct ccom_race *r = NULL;
+	uint64_t t0 = 0;
+	int kpath = -1, err;
+
+	if (comm->kdev && comm->nranks > 1 && op->kind != CCOM_COLL_P2P_GROUP && op->count &&
+	    op->kind != CCOM_COLL_GATHER && op->kind != CCOM_COLL_SCATTER) {
+		err = ccom_krace_begin(comm, op, &r, &kpath);
+		if (err)
+			return err;
+		/* CCOM_KDEV_MAP=auto: the engine's copies unless the race runs the mapped path. */
+		comm->kdev->map_skip = comm->kdev->map_mode == 2 && kpath != CCOM_KPATH_MAPPED;
+		t0 = ccom_krace_now_ns();
+	}
+	err = coll_dispatch_one(comm, op);
+	if (!err && r)
+		ccom_krace_end(comm, op, r, ccom_krace_now_ns() - t0);
+	return err;
+}
+
+static int coll_dispatch_one(struct ccomComm *comm, struct ccom_op *op)
 {
 	int algo, proto, err;
 

@@ -47,7 +47,7 @@ bool ccom_kdev_mapped_usable(const struct ccom_kdev *kd, const struct ccom_op *o
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 	int l, i;
 
-	if (!kd->map || op->kind != CCOM_COLL_ALLREDUCE || !bytes)
+	if (!kd->map || kd->map_skip || op->kind != CCOM_COLL_ALLREDUCE || !bytes)
 		return false;
 	for (l = 0; l < kd->nlocal; l++)
 		for (i = 0; i < CCOM_KDEV_NPUB; i++)

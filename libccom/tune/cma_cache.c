@@ -2,12 +2,15 @@
 /*
  * cma_cache.c - the CMA path's verdicts cached per boot (tune/).
  *
- * File: CCOM_CMA_CALIB_FILE, else /dev/shm/ccom-cma-calib-UID-BOOTID-N
+ * File: CCOM_CMA_CALIB_FILE, else /dev/shm/ccom-cma-calib2-UID-BOOTID-N
  * (N local ranks: the verdict depends on how many ranks share the
  * memory).  One line per measured collective and size: "kind log2 v",
  * kind an enum ccom_coll_kind value below CCOM_TUNE_CMA_KINDS, log2 of
  * the per-rank bytes, v 1 (CMA) or -1 (staged).  A new boot has a new
- * boot id, so a new file: the machine is measured again.
+ * boot id, so a new file: the machine is measured again.  "calib2":
+ * verdicts of the race in tune/race.c; the first method's (best of 3
+ * alternating single operations, which kept the staged path where CMA
+ * was faster) are not read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,7 +35,7 @@ static int cache_path(int nlocal, char *buf, size_t len)
 	ccom_boot_id(boot, sizeof(boot));
 	if (!boot[0])
 		return -ENOENT;
-	snprintf(buf, len, "/dev/shm/ccom-cma-calib-%u-%s-%d", (unsigned)getuid(), boot, nlocal);
+	snprintf(buf, len, "/dev/shm/ccom-cma-calib2-%u-%s-%d", (unsigned)getuid(), boot, nlocal);
 	return 0;
 }
 

@@ -3,7 +3,8 @@
  * engine.c - the nccom engine as a candidate of the tuner (tune/): the
  * automatic choice between the engine's descriptor schedules
  * (coll/kdev_sched.c, coll/kdev_p2p.c) and the host algorithms, from
- * tables measured in bench-vm (Documentation/libccom/kdev.rst), and the
+ * tables measured in bench-vm (Documentation/libccom/kdev.rst) below
+ * the sizes kdev_race.c measures on the operations themselves, and the
  * vote a rank casts in the engine's exchange.  CCOM_KDEV=1 forces the
  * engine, CCOM_KDEV_MIN_BYTES raises every threshold; an engine that
  * calibrated slower than memcpy on this machine (transport/kdev/
@@ -17,6 +18,7 @@
 
 #include "core/comm.h"
 #include "core/op.h"
+#include "tune/kdev_race.h"
 #include "tune/tune.h"
 #include "util/log.h"
 
@@ -91,6 +93,7 @@ static const struct ccom_tune_engine *engine_of(const struct ccomComm *comm)
 bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 {
 	const struct ccom_tune_engine *e = engine_of(comm);
+	struct ccom_race *r;
 
 	if (!e || op->kind > CCOM_COLL_ALLTOALL || e->p2p_only)
 		return false;	/* no engine; send/recv: ccom_tune_engine_p2p_wants(); several hosts */
@@ -102,6 +105,14 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 	}
 	if (!e->forced && e->slow)
 		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
+	if (!e->forced && (r = ccom_tune_krace_of(comm, op))) {
+		/* Measured: the race's trial or verdict (coll/coll.c decided a READY race). */
+		if (ccom_tune_krace_kpath(comm->tune->krace, op->kind, ccom_race_next(r)) ==
+		    CCOM_KPATH_STAGED)
+			return false;
+		log_first_engine_pick(comm, op);
+		return true;
+	}
 	if (!e->forced && ccom_op_bytes(comm, op) < kdev_auto_min(e, op->kind))
 		return false;
 	log_first_engine_pick(comm, op);

@@ -33,6 +33,7 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "reduce/reduce.h"
+#include "tune/kdev_race.h"
 #include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
@@ -129,11 +130,13 @@ int ccom_tune_init(struct ccomComm *comm, const struct ccom_tune_paths *paths)
 	if (cs->force_algo == CCOM_ALGO_DIRECT && !cs->direct_ok)
 		ccom_info(CCOM_SUBSYS_TUNE, "CCOM_ALGO=direct needs every rank on one host; using ring");
 	hier_init(comm, cs);
-	return 0;
+	return ccom_tune_krace_init(comm);
 }
 
 void ccom_tune_fini(struct ccomComm *comm)
 {
+	if (comm->tune)
+		free(comm->tune->krace);
 	free(comm->tune);
 	comm->tune = NULL;
 }

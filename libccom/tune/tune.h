@@ -65,6 +65,10 @@ enum ccom_proto {
  *	copy slower than memcpy() on some rank: never chosen automatically
  * @nlocal: ranks on this host
  * @min_bytes: CCOM_KDEV_MIN_BYTES (0: unset)
+ * @map_feature: the driver maps grants (NCCOM_FEAT_DMABUF_MMAP): the
+ *	mapped path is a candidate of AllReduce (kdev_race.c)
+ * @load_key: boot id and driver load ("" unknown): the key of the cache
+ *	of kdev_race.c's verdicts
  */
 struct ccom_tune_engine {
 	bool present;
@@ -74,6 +78,8 @@ struct ccom_tune_engine {
 	bool slow;
 	int nlocal;
 	int64_t min_bytes;
+	bool map_feature;
+	char load_key[128];
 };
 
 /**
@@ -125,6 +131,8 @@ struct ccom_tune_paths {
  *	each is logged once
  * @engine_logged: collective kinds whose first engine pick was logged
  * @engine_fp_told: the engine's lack of floating-point reductions was logged
+ * @krace: the measured choice between the staged, engine and mapped
+ *	paths (kdev_race.c), NULL when not automatic
  */
 struct ccom_tune {
 	struct ccom_tune_paths paths;
@@ -140,6 +148,7 @@ struct ccom_tune {
 	uint64_t picks_seen[(CCOM_TUNE_NPICKS + 63) / 64];
 	uint32_t engine_logged;
 	bool engine_fp_told;
+	struct ccom_tune_krace *krace;
 };
 
 /*

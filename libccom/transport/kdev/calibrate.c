@@ -52,8 +52,7 @@
 #define CALIB_CONFIRM 2
 #define CALIB_SLOW_FACTOR 2
 
-/* The cache file's name, or -errno when the key cannot be read. */
-static int calib_path(char *buf, size_t len)
+int ccom_kdev_load_key(char *buf, size_t len)
 {
 	char boot[64];
 	struct stat st;
@@ -61,9 +60,19 @@ static int calib_path(char *buf, size_t len)
 	ccom_boot_id(boot, sizeof(boot));
 	if (!boot[0] || stat("/dev/nccom", &st))
 		return -ENOENT;
-	snprintf(buf, len, "/dev/shm/ccom-kdev-calib-%u-%s-%llu-%lld.%09ld", (unsigned)getuid(),
-		 boot, (unsigned long long)st.st_ino, (long long)st.st_ctim.tv_sec,
-		 st.st_ctim.tv_nsec);
+	snprintf(buf, len, "%s-%llu-%lld.%09ld", boot, (unsigned long long)st.st_ino,
+		 (long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	return 0;
+}
+
+/* The cache file's name, or -errno when the key cannot be read. */
+static int calib_path(char *buf, size_t len)
+{
+	char key[128];
+
+	if (ccom_kdev_load_key(key, sizeof(key)))
+		return -ENOENT;
+	snprintf(buf, len, "/dev/shm/ccom-kdev-calib-%u-%s", (unsigned)getuid(), key);
 	return 0;
 }
 

@@ -282,25 +282,36 @@ static int kdev_mode(void)
 
 /*
  * CCOM_KDEV_MAP=1: map peers' grants and run AllReduce from them in
- * userspace (coll/kdev_mapped.c).  Per rank: the schedules of both paths
- * read and write the same buffers at the same semaphore values.
+ * userspace (coll/kdev_mapped.c); auto (the default): map them, and the
+ * tuner's race (tune/kdev_race.c) picks the mapped path or the engine
+ * per collective and size (kd->map_skip, per op).  Per rank: the
+ * schedules of both paths read and write the same buffers at the same
+ * semaphore values.
  */
 static void kdev_map_mode(struct ccom_kdev *kd)
 {
-	int64_t v = ccom_param_int("CCOM_KDEV_MAP");
+	const char *s = ccom_param_str("CCOM_KDEV_MAP");
+	int v = !s || !s[0] || !strcmp(s, "auto") ? 2 : !strcmp(s, "1") ? 1 :
+		!strcmp(s, "0") ? 0 : -1;
 
-	if (v != 0 && v != 1)
-		ccom_warn("CCOM_KDEV_MAP=%lld is not 0 or 1; treating it as 0", (long long)v);
-	if (v != 1)
+	if (v < 0) {
+		ccom_warn("CCOM_KDEV_MAP=%s is not 0, 1 or auto; treating it as 0", s);
+		v = 0;
+	}
+	if (!v)
 		return;
 	if (!(kd->info.out_features & NCCOM_FEAT_DMABUF_MMAP)) {
-		ccom_warn("rank %d: CCOM_KDEV_MAP=1 but this nccom.ko cannot mmap grants (no NCCOM_FEAT_DMABUF_MMAP); load a newer driver. The engine does the copies",
-			  kd->comm->rank);
+		if (v == 1)
+			ccom_warn("rank %d: CCOM_KDEV_MAP=1 but this nccom.ko cannot mmap grants (no NCCOM_FEAT_DMABUF_MMAP); load a newer driver. The engine does the copies",
+				  kd->comm->rank);
 		return;
 	}
 	kd->map = true;
-	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: AllReduce reads peers' buffers through mapped grants (CCOM_KDEV_MAP=1)",
-		  kd->comm->rank);
+	kd->map_mode = v;
+	kd->map_skip = v == 2;	/* until the tuner picks the mapped path for an op */
+	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: AllReduce %s peers' buffers through mapped grants (CCOM_KDEV_MAP=%s)",
+		  kd->comm->rank, v == 1 ? "reads" : "may read (where it measures faster)",
+		  v == 1 ? "1" : "auto");
 }
 
 /* All-gather the probes; 0 if every rank can use kdev, else the first failing rank. */

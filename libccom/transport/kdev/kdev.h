@@ -77,7 +77,9 @@ struct ccom_kdev {
 	size_t scratch_size;
 	bool warned_fallback;		/* coll/kdev_sched.c: a registration fallback was logged */
 	bool engine_slow;		/* calibrate.c, any rank: the automatic choice never picks the engine */
-	bool map;			/* CCOM_KDEV_MAP=1: peers' grants are mmap()ed (mapped single copy) */
+	bool map;			/* CCOM_KDEV_MAP=1|auto: peers' grants are mmap()ed (mapped single copy) */
+	int map_mode;			/* CCOM_KDEV_MAP: 0, 1, 2 auto (the tuner's race picks per op) */
+	bool map_skip;			/* auto: this op runs the engine's copies (set by coll/coll.c) */
 	bool warned_map;		/* grant.c: an mmap failure was logged */
 };
 
@@ -98,6 +100,8 @@ int ccom_kdev_comm_init(struct ccomComm *comm);
  * than 2x slower.  0, or -errno when the engine's copy failed.
  */
 int ccom_kdev_calibrate(struct ccom_kdev *kd, bool *slow);
+/* "BOOTID-INODE-CTIME" of the loaded driver (/dev/nccom), a key of per-load caches; 0 or -ENOENT. */
+int ccom_kdev_load_key(char *buf, size_t len);
 /* Close everything (not collective, never blocks on peers). */
 void ccom_kdev_comm_fini(struct ccomComm *comm);
 /* From ccomCommAbort (any thread): nothing to do but let waits see the flag. */

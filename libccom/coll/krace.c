@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * krace.c - the kdev race's side in the data path (coll/): coll_dispatch()
+ * asks it which path an operation runs when the automatic choice measures
+ * the staged, engine and mapped paths (tune/kdev_race.c), makes the ranks
+ * agree where a verdict or a re-check is due, and hands it each timed
+ * operation.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "coll/krace.h"
+#include "core/comm.h"
+#include "core/op.h"
+#include "transport/shm.h"
+#include "tune/kdev_race.h"
+#include "tune/tune.h"
+#include "util/log.h"
+
+/*
+ * The kdev race's agreement (tune/kdev_race.c), at the start of an
+ * operation every rank reaches at the same point of the same race: when
+ * it is READY each rank publishes its medians (ns per KiB, two per word)
+ * in its line of the host segment and all keep the slowest rank's; every
+ * CCOM_KRACE_CHECKIN kept operations each rank's request to measure a
+ * verdict again (the line's recheck, free: CMA is off with the driver) is
+ * read by all.  Two barriers: nobody rewrites its line before all read it.
+ */
+#define CCOM_KRACE_CHECKIN 16
+
+static uint64_t pack2(uint64_t a, uint64_t b)
+{
+	return (a > UINT32_MAX ? UINT32_MAX : a) | (b > UINT32_MAX ? UINT32_MAX : b) << 32;
+}
+
+static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
+{
+	struct ccom_tune_krace *kr = comm->tune->krace;
+	struct ccom_shm *s = comm->shm;
+	struct ccom_shm_cdesc *me = &s->hdr->cdesc[s->me];
+	bool deciding = ccom_race_state(r) == CCOM_RACE_READY;
+	uint64_t worst[CCOM_KPATH_NUM] = { 0 }, v[CCOM_KPATH_NUM];
+	struct ccom_race *rq;
+	int32_t mine = me->recheck, q;
+	int l, i, err;
+
+	if (deciding) {
+		atomic_store(&me->best_ns[0], pack2(ccom_race_median(r, 0), ccom_race_median(r, 1)));
+		atomic_store(&me->best_ns[1], pack2(ccom_race_median(r, 2), 0));
+	}
+	err = ccom_shm_barrier(s);
+	if (err)
+		return err;
+	for (l = 0; deciding && l < s->nlocal; l++) {
+		uint64_t w0 = atomic_load(&s->hdr->cdesc[l].best_ns[0]);
+		uint64_t w1 = atomic_load(&s->hdr->cdesc[l].best_ns[1]);
+
+		v[0] = w0 & UINT32_MAX;
+		v[1] = w0 >> 32;
+		v[2] = w1 & UINT32_MAX;
+		for (i = 0; i < CCOM_KPATH_NUM; i++)
+			worst[i] = v[i] > worst[i] ? v[i] : worst[i];
+	}
+	if (deciding)
+		ccom_tune_krace_decide(comm, op, worst);
+	for (l = 0; l < s->nlocal; l++) {
+		q = s->hdr->cdesc[l].recheck;
+		if (q <= 0 || q > CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)
+			continue;
+		rq = &kr->race[(q - 1) / CCOM_KRACE_SIZES][(q - 1) % CCOM_KRACE_SIZES];
+		if (ccom_race_state(rq) == CCOM_RACE_KEPT) {
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank each more than %dx slower than their price; measuring the kdev paths again",
+				  comm->rank, l, CCOM_RACE_SLOW_RUN,
+				  ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
+				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN, CCOM_RACE_SLOW_FACTOR);
+			ccom_race_restart(rq);
+		}
+	}
+	err = ccom_shm_barrier(s);
+	if (!err && mine && me->recheck == mine)
+		me->recheck = 0;
+	return err;
+}
+
+/*
+ * Which kdev path @op runs (*@kpath, -1: not measured), after the race's
+ * agreement if one is due: 0 or -errno.
+ */
+int ccom_krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race **rp,
+		       int *kpath)
+{
+	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op) : NULL;
+	enum ccom_race_state st;
+	int err;
+
+	*rp = r;
+	*kpath = -1;
+	if (!r)
+		return 0;
+	st = ccom_race_state(r);
+	if (st == CCOM_RACE_READY ||
+	    (st == CCOM_RACE_KEPT && (r->kept_ops + 1) % CCOM_KRACE_CHECKIN == 0)) {
+		err = krace_sync(comm, op, r);
+		if (err)
+			return err;
+	}
+	*kpath = ccom_tune_krace_kpath(comm->tune->krace, op->kind, ccom_race_next(r));
+	return 0;
+}
+
+uint64_t ccom_krace_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* The operation on the race's path took @ns on this rank. */
+void ccom_krace_end(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
+		      uint64_t ns)
+{
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	struct ccom_tune_krace *kr = comm->tune->krace;
+	int slot = ccom_race_next(r);
+
+	if (ccom_race_state(r) == CCOM_RACE_TRIAL)
+		ccom_race_record(r, slot, bytes, ns);
+	else if (ccom_race_after(r, bytes, ns))	/* 1 + the race's index in kr->race */
+		comm->shm->hdr->cdesc[comm->shm->me].recheck =
+			(int32_t)(((const char *)r - (const char *)kr->race) / (ptrdiff_t)sizeof(*r)) + 1;
+}

@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * kdev_race.c - with nccom.ko loaded and CCOM_KDEV unset, which of the
+ * staged shm path, the engine's in-kernel copies and the mapped single
+ * copy runs a collective (tune/kdev_race.h).
+ *
+ * Why measured: the tables of tune/engine.c were measured in one guest;
+ * in another the engine made 16-64 MiB AllReduces 0.35-0.73x slower than
+ * the staged path (issue 27), and the per-boot calibration (one engine
+ * COPY against memcpy, transport/kdev/calibrate.c) did not see it: it
+ * does not time what the operation does.  So from CCOM_KDEV_MIN_BYTES on,
+ * each collective and power of two of the size races its candidate paths
+ * on the operations themselves (tune/race.c: turns per path, medians of
+ * the slowest rank), keeps the fastest, and measures again when the kept
+ * path runs clearly slower than its price.  An engine the calibration
+ * found slow is not a candidate (it stays the cheap first filter).  The
+ * mapped path is a candidate of AllReduce when the driver maps grants.
+ *
+ * Verdicts are cached in /dev/shm/ccom-kdev-race-UID-KEY-N (KEY: boot id
+ * and /dev/nccom's inode and change time, which a reload renews; N local
+ * ranks), lines "kind log2 path"; CCOM_KDEV_RACE_FILE names another file.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/comm.h"
+#include "core/op.h"
+#include "tune/kdev_race.h"
+#include "tune/tune.h"
+#include "util/log.h"
+#include "util/params.h"
+
+const char *ccom_kpath_name(int path)
+{
+	static const char *const names[CCOM_KPATH_NUM] = { "staged", "engine", "mapped" };
+
+	return path >= 0 && path < CCOM_KPATH_NUM ? names[path] : "?";
+}
+
+/* Race slots of @kind: 0 staged, then the engine (if a candidate), then mapped (AllReduce). */
+static int slots(const struct ccom_tune_krace *kr, int kind, int *kpath)
+{
+	int n = 0;
+
+	kpath[n++] = CCOM_KPATH_STAGED;
+	if (kr->engine_ok)
+		kpath[n++] = CCOM_KPATH_ENGINE;
+	if (kr->mapped && kind == CCOM_COLL_ALLREDUCE)
+		kpath[n++] = CCOM_KPATH_MAPPED;
+	return n;
+}
+
+static int slot_of(const struct ccom_tune_krace *kr, int kind, int kpath)
+{
+	int kp[CCOM_KPATH_NUM], n = slots(kr, kind, kp), i;
+
+	for (i = 0; i < n; i++)
+		if (kp[i] == kpath)
+			return i;
+	return -1;
+}
+
+int ccom_tune_krace_kpath(const struct ccom_tune_krace *kr, int kind, int slot)
+{
+	int kp[CCOM_KPATH_NUM], n = slots(kr, kind, kp);
+
+	return slot >= 0 && slot < n ? kp[slot] : CCOM_KPATH_STAGED;
+}
+
+static void cache_load(struct ccom_tune_krace *kr)
+{
+	char line[128];
+	int k, lg, p, s, n = 0;
+	FILE *f;
+
+	if (!kr->path[0])
+		return;
+	f = fopen(kr->path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		n++;
+		if (sscanf(line, "%d %d %d", &k, &lg, &p) != 3 || k < 0 || k >= CCOM_KRACE_KINDS ||
+		    lg < CCOM_KRACE_LOG_MIN || lg >= CCOM_KRACE_LOG_MIN + CCOM_KRACE_SIZES ||
+		    (s = slot_of(kr, k, p)) < 0) {
+			ccom_info(CCOM_SUBSYS_TUNE, "kdev path cache %s: line %d is not \"kind log2 path\" with a path this communicator has; the cache is ignored and the paths measured again (delete the file if it stays)",
+				  kr->path, n);
+			for (k = 0; k < CCOM_KRACE_KINDS; k++)
+				for (s = 0; s < CCOM_KRACE_SIZES; s++)
+					ccom_race_set(&kr->race[k][s], -1);
+			kr->cached = 0;
+			break;
+		}
+		ccom_race_set(&kr->race[k][lg - CCOM_KRACE_LOG_MIN], s);
+		kr->cached++;
+	}
+	fclose(f);
+}
+
+static void cache_store(const struct ccom_tune_krace *kr)
+{
+	char tmp[300];
+	const struct ccom_race *r;
+	int k, s, v, err = 0;
+	FILE *f;
+
+	if (!kr->path[0])
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", kr->path, (int)getpid());
+	f = fopen(tmp, "we");
+	if (!f) {
+		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the kdev path verdicts in %s: %s", tmp,
+			  strerror(errno));
+		return;
+	}
+	for (k = 0; k < CCOM_KRACE_KINDS; k++)
+		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
+			r = &kr->race[k][s];
+			v = r->verdict >= 0 ? r->verdict : r->incumbent;
+			if (v >= 0)
+				fprintf(f, "%d %d %d\n", k, s + CCOM_KRACE_LOG_MIN,
+					ccom_tune_krace_kpath(kr, k, v));
+		}
+	if (fclose(f))
+		err = errno;
+	if (!err && rename(tmp, kr->path))
+		err = errno;
+	if (err) {
+		unlink(tmp);
+		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the kdev path verdicts in %s: %s",
+			  kr->path, strerror(err));
+	}
+}
+
+int ccom_tune_krace_init(struct ccomComm *comm)
+{
+	const struct ccom_tune_engine *e = &comm->tune->paths.engine;
+	struct ccom_tune_krace *kr;
+	const char *p = ccom_param_str("CCOM_KDEV_RACE_FILE");
+	int k, s, kp[CCOM_KPATH_NUM];
+
+	if (!e->present || e->forced || e->p2p_only || !comm->tune->paths.shm)
+		return 0;
+	kr = calloc(1, sizeof(*kr));
+	if (!kr)
+		return -ENOMEM;
+	kr->engine_ok = !e->slow;
+	kr->mapped = e->map_feature;
+	for (k = 0; k < CCOM_KRACE_KINDS; k++)
+		for (s = 0; s < CCOM_KRACE_SIZES; s++)
+			ccom_race_init(&kr->race[k][s], slots(kr, k, kp));
+	if (p && p[0])
+		snprintf(kr->path, sizeof(kr->path), "%s", p);
+	else if (e->load_key[0])
+		snprintf(kr->path, sizeof(kr->path), "/dev/shm/ccom-kdev-race-%u-%s-%d",
+			 (unsigned)getuid(), e->load_key, e->nlocal);
+	/* One reader per host would be tidier; every rank reads the same file at init. */
+	cache_load(kr);
+	comm->tune->krace = kr;
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: kdev automatic choice: staged%s%s measured per collective and size from %lld bytes (%d verdicts cached in %s)",
+		  comm->rank, kr->engine_ok ? ", engine" : "", kr->mapped ? ", mapped (AllReduce)" : "",
+		  (long long)(e->min_bytes > 0 ? e->min_bytes : 0), kr->cached,
+		  kr->path[0] ? kr->path : "no file");
+	return 0;
+}
+
+static int log2_of(size_t b)
+{
+	int l = 0;
+
+	while (l < 62 && ((size_t)2 << l) <= b)
+		l++;
+	return l;
+}
+
+struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op *op)
+{
+	struct ccom_tune_krace *kr = comm->tune ? comm->tune->krace : NULL;
+	size_t bytes = op->count * ccom_dtype_size(op->dtype);
+	int64_t min = comm->tune ? comm->tune->paths.engine.min_bytes : 0;
+	int lg = log2_of(bytes), kp[CCOM_KPATH_NUM];
+
+	if (!kr || op->kind >= CCOM_KRACE_KINDS || bytes < ((size_t)1 << CCOM_KRACE_LOG_MIN) ||
+	    (min > 0 && ccom_op_bytes(comm, op) < (size_t)min) ||
+	    lg >= CCOM_KRACE_LOG_MIN + CCOM_KRACE_SIZES)
+		return NULL;
+	/* One candidate (the engine found slow, no mapping): the staged path, no race. */
+	return slots(kr, op->kind, kp) >= 2 ? &kr->race[op->kind][lg - CCOM_KRACE_LOG_MIN] : NULL;
+}
+
+void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
+			    const uint64_t worst[CCOM_KPATH_NUM])
+{
+	struct ccom_tune_krace *kr = comm->tune->krace;
+	struct ccom_race *r = ccom_tune_krace_of(comm, op);
+	size_t kb = (op->count * ccom_dtype_size(op->dtype)) >> 10;
+	char what[160];
+	int i, n = 0, v;
+
+	if (!r)
+		return;
+	v = ccom_race_decide(r, worst);
+	kr->decided++;
+	for (i = 0; i < r->npaths && n < (int)sizeof(what); i++)
+		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s %llu us", i ? ", " : "",
+			      ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, i)),
+			      (unsigned long long)(worst[i] * kb / 1000));
+	if (comm->local_rank == 0)
+		cache_store(kr);
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median of %d, turns of %d ops, the first %d dropped): %s from now on",
+		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
+		  what, CCOM_RACE_SAMPLES, CCOM_RACE_RUN, CCOM_RACE_DROP,
+		  ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, v)));
+}

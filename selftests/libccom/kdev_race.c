@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the measured kdev choice (libccom/tune/kdev_race.c) on 2
+ * ranks with nccom.ko loaded.  CCOM_KDEV and CCOM_KDEV_MAP unset, a fresh
+ * verdict cache: 48 AllReduces of 1 MiB, each result checked; the ranks
+ * log one verdict, which must be the path their log says measured fastest
+ * (or the staged default within the 3 % margin: no timing is asserted,
+ * only that the choice follows the measurement), the trials and every
+ * operation after the verdict must have run on the paths the race named
+ * (counted in the KDEV trace: engine schedules, mapped AllReduces), and
+ * the verdict must land in the cache.  A second job reads it: all 48 on
+ * that path.  Then the forced settings win over the race: CCOM_KDEV=0 (no
+ * kdev operation), CCOM_KDEV=1 with CCOM_KDEV_MAP=0 (48 engine
+ * operations) and with CCOM_KDEV_MAP=1 (48 mapped).  Skips (77) without
+ * a usable /dev/nccom.
+ */
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "kdev_util.h"
+
+#include "tune/race.h"
+
+#define COUNT (256 * 1024)	/* floats: 1 MiB per rank */
+#define NOPS 48
+#define ENGINE_LINE "kind 0 262144 elements: registrations"
+#define MAPPED_LINE "AllReduce 262144 elements from mapped grants"
+/* The kdev race's verdict (the CMA race's, with CCOM_KDEV=0, starts "CMA"). */
+#define VERDICT_LINE "ccomAllReduce of 1048576 bytes per rank: staged "
+
+static char logdir[96];
+
+static int race_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	float *a = malloc(COUNT * sizeof(float)), *b = malloc(COUNT * sizeof(float));
+	char path[160];
+	ccomComm_t comm;
+	size_t i;
+
+	(void)n;
+	T_CHECK(a && b, "malloc");
+	ct_setenv(j);
+	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
+	setenv("CCOM_DEBUG_FILE", path, 1);
+	T_CCOM(ccomCommInitRank(&comm, 2, j->id, rank), ccomSuccess);
+	for (int op = 0; op < NOPS; op++) {
+		for (i = 0; i < COUNT; i++)
+			a[i] = (float)(rank + 1 + (i + (size_t)op) % 5);
+		T_CCOM(ccomAllReduce(a, b, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+		for (i = 0; i < COUNT; i++)
+			T_CHECK(b[i] == (float)(3 + 2 * ((i + (size_t)op) % 5)), "op %d [%zu] = %g", op,
+				i, b[i]);
+	}
+	ccomCommDestroy(comm);
+	free(a);
+	free(b);
+	return T_PASS;
+}
+
+/* One 2-rank job with @env ("NAME=value", NULL-ended, at most 3) in a child process. */
+static int run_job(const char *tag, const char *const *env)
+{
+	struct ct_job j = { .nranks = 2 };
+	int codes[2], status, k;
+	pid_t pid;
+
+	snprintf(logdir, sizeof(logdir), "/tmp/kdev_race.%d.%s", (int)getpid(), tag);
+	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
+	j.env[0] = "CCOM_DEBUG=TRACE";
+	for (k = 0; env[k] && k < 3; k++)
+		j.env[k + 1] = env[k];
+	setenv("CCOM_DEBUG_SUBSYS", "KDEV,TUNE", 1);
+	pid = fork();
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		if (t_fork_ranks_id(2, race_rank, &j, codes, 300, &j.id) == 0)
+			_exit(T_PASS);
+		fprintf(stderr, "FAIL kdev_race %s: ranks exited with %d %d\n", tag, codes[0],
+			codes[1]);
+		_exit(T_FAIL);
+	}
+	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		WEXITSTATUS(status) == T_PASS, "job %s failed (%#x)", tag, status);
+	return T_PASS;
+}
+
+static int count(int rank, const char *s)
+{
+	char path[160];
+
+	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
+	return t_file_count(path, s);
+}
+
+/*
+ * The verdict line of rank @rank: "staged A us, engine B us[, mapped C
+ * us] (...): P from now on".  *@kept: P's index (0 staged, 1 engine,
+ * 2 mapped); checks that P measured fastest, or is the staged default
+ * within the margin.
+ */
+static int verdict(int rank, int *kept)
+{
+	static const char *const names[3] = { "staged", "engine", "mapped" };
+	char path[160], line[1024], *p, *q;
+	long us[3] = { -1, -1, -1 }, best = -1;
+	FILE *f;
+	int k, found = 0;
+
+	snprintf(path, sizeof(path), "%s/rank%d.log", logdir, rank);
+	f = fopen(path, "r");
+	T_CHECK(f, "no log %s", path);
+	while (fgets(line, sizeof(line), f)) {
+		p = strstr(line, VERDICT_LINE);
+		if (!p)
+			continue;
+		found++;
+		p += strlen(VERDICT_LINE) - strlen("staged ");
+		for (k = 0; k < 3; k++) {
+			q = strstr(p, names[k]);
+			if (q && q < strstr(p, "("))
+				us[k] = strtol(q + strlen(names[k]), NULL, 10);
+		}
+		q = strstr(p, "): ");
+		T_CHECK(q, "verdict line without a path: %s", line);
+		for (k = 0, *kept = -1; k < 3; k++)
+			if (!strncmp(q + 3, names[k], strlen(names[k])))
+				*kept = k;
+	}
+	fclose(f);
+	T_CHECK(found == 1, "rank %d: %d verdict lines, want 1 (log %s)", rank, found, path);
+	T_CHECK(*kept >= 0 && us[*kept] >= 0, "rank %d: verdict %d without its time", rank, *kept);
+	for (k = 0; k < 3; k++)
+		if (us[k] >= 0 && (best < 0 || us[k] < best))
+			best = us[k];
+	/* us are rounded: 1 us of slack; the staged default keeps a 1/32 tie. */
+	T_CHECK(us[*kept] <= best + 1 || (*kept == 0 && us[0] <= best + best / 32 + 1),
+		"rank %d kept %s at %ld us, but %ld us was measured (log %s)", rank, names[*kept],
+		us[*kept], best, path);
+	printf("rank %d: staged %ld us, engine %ld us, mapped %ld us: %s kept\n", rank, us[0], us[1],
+	       us[2], names[*kept]);
+	fflush(stdout);	/* before the next job's fork */
+	return T_PASS;
+}
+
+static int forced(const char *tag, const char *const *env, int engine, int mapped)
+{
+	if (run_job(tag, env))
+		return T_FAIL;
+	for (int r = 0; r < 2; r++) {
+		T_CHECK(count(r, ENGINE_LINE) == engine && count(r, MAPPED_LINE) == mapped,
+			"%s, rank %d: %d engine and %d mapped operations, want %d and %d (log %s)", tag,
+			r, count(r, ENGINE_LINE), count(r, MAPPED_LINE), engine, mapped, logdir);
+		T_CHECK(count(r, VERDICT_LINE) == 0, "%s, rank %d: a race ran although forced", tag, r);
+	}
+	return T_PASS;
+}
+
+int main(void)
+{
+	const char *auto_env[] = { NULL, NULL };
+	const char *k0[] = { "CCOM_KDEV=0", NULL };
+	const char *k1m0[] = { "CCOM_KDEV=1", "CCOM_KDEV_MAP=0", NULL };
+	const char *k1m1[] = { "CCOM_KDEV=1", "CCOM_KDEV_MAP=1", NULL };
+	char race[160], env_race[200], line[64];
+	int kept[2], nslots, trials, want[3] = { 0 }, r;
+	FILE *f;
+
+	KT_REQUIRE(2);
+	unsetenv("CCOM_KDEV");
+	unsetenv("CCOM_KDEV_MAP");
+	unsetenv("CCOM_KDEV_MIN_BYTES");
+	snprintf(race, sizeof(race), "/tmp/kdev_race.%d.cache", (int)getpid());
+	unlink(race);
+	snprintf(env_race, sizeof(env_race), "CCOM_KDEV_RACE_FILE=%s", race);
+	auto_env[0] = env_race;
+	if (run_job("auto", auto_env))
+		return T_FAIL;
+	for (r = 0; r < 2; r++)
+		if (verdict(r, &kept[r]))
+			return T_FAIL;
+	T_CHECK(kept[0] == kept[1], "the ranks kept different paths (%d, %d)", kept[0], kept[1]);
+	/* Slots: staged, engine, and mapped when the driver maps grants (the log names it). */
+	nslots = count(0, "mapped (AllReduce) measured") == 1 ? 3 : 2;
+	trials = nslots * CCOM_RACE_TURNS * CCOM_RACE_RUN;
+	want[1] = trials / nslots + (kept[0] == 1 ? NOPS - trials : 0);
+	want[2] = nslots == 3 ? trials / nslots + (kept[0] == 2 ? NOPS - trials : 0) : 0;
+	for (r = 0; r < 2; r++)
+		T_CHECK(count(r, ENGINE_LINE) == want[1] && count(r, MAPPED_LINE) == want[2],
+			"rank %d: %d engine and %d mapped operations, want %d and %d (log %s)", r,
+			count(r, ENGINE_LINE), count(r, MAPPED_LINE), want[1], want[2], logdir);
+	f = fopen(race, "r");
+	T_CHECK(f, "the verdict was not cached in %s", race);
+	T_CHECK(fgets(line, sizeof(line), f), "empty cache %s", race);
+	fclose(f);
+	T_CHECK(atoi(line) == 0 && atoi(strchr(line, ' ') + 1) == 20 &&
+		atoi(strrchr(line, ' ') + 1) == kept[0], "cache line '%s', want '0 20 %d'", line,
+		kept[0]);
+	/* The cached verdict: every operation on it, no race. */
+	if (forced("cached", auto_env, kept[0] == 1 ? NOPS : 0, kept[0] == 2 ? NOPS : 0))
+		return T_FAIL;
+	if (forced("kdev0", k0, 0, 0) || forced("kdev1-map0", k1m0, NOPS, 0) ||
+	    forced("kdev1-map1", k1m1, nslots == 3 ? 0 : NOPS, nslots == 3 ? NOPS : 0))
+		return T_FAIL;
+	unlink(race);
+	printf("PASS: kdev_race\n");
+	return kt_counters_zero("after the measured-choice cases");
+}

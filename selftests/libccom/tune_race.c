@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Description: the decision logic of the automatic path choice
+ * (libccom/tune/race.c, used by CCOM_CMA=auto) on fake timings, no
+ * ranks: the trial schedule (turns of consecutive operations per path,
+ * alternating, the same on every rank), the dropped warm-up operations of
+ * each turn, the median (one bad turn does not decide), the margin (a
+ * near tie keeps the default path), no re-check on noise nor on a machine
+ * that got slower for every path, a re-check and a flipped verdict when
+ * the kept path (the staged one included) is clearly wrong, the backoff
+ * of re-checks that confirmed their verdict, and a cached verdict.  Then
+ * the CMA verdict cache (tune/cma_cache.c): its default file is keyed by
+ * boot id, user and local rank count, and round-trips a table.  Last the
+ * kdev race's verdict cache (tune/kdev_race.c) on a fake communicator: a
+ * verdict stored under one driver-load key is read back under it, not
+ * under another key (a reloaded driver) nor another local rank count.
+ */
+#include <sys/stat.h>
+
+#include "test_util.h"
+
+#include "core/comm.h"
+#include "core/op.h"
+#include "tune/cma_cache.h"
+#include "tune/kdev_race.h"
+#include "tune/race.h"
+#include "tune/tune.h"
+#include "util/misc.h"
+
+#define KB 1024u
+#define BYTES (4096u * KB)	/* 4 MiB: ns per KiB = ns / 4096 */
+
+/* Deterministic noise in [0, 1). */
+static double noise(unsigned *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (double)((*s >> 8) & 0xffff) / 65536.0;
+}
+
+/*
+ * Run a whole race: path p's operation i of its turn takes cost[p] ns per
+ * KiB, times warm (x5) for the first CCOM_RACE_DROP of a turn, times
+ * @bad_turn_factor in path @bad_path's turn @bad_turn.
+ */
+static int run_race(struct ccom_race *r, const uint64_t *cost, int bad_path, int bad_turn,
+		    double bad_turn_factor)
+{
+	int turn_of[CCOM_RACE_MAX_PATHS] = { 0 }, guard = 0, p, in_turn;
+	uint64_t ns;
+
+	while (ccom_race_state(r) == CCOM_RACE_TRIAL && guard++ < 1000) {
+		p = ccom_race_next(r);
+		in_turn = r->op % CCOM_RACE_RUN;
+		ns = cost[p] * (BYTES / KB);
+		if (in_turn < CCOM_RACE_DROP)
+			ns *= 5;
+		if (p == bad_path && turn_of[p] == bad_turn)
+			ns = (uint64_t)((double)ns * bad_turn_factor);
+		ccom_race_record(r, p, BYTES, ns);
+		if (in_turn == CCOM_RACE_RUN - 1)
+			turn_of[p]++;
+	}
+	T_CHECK(ccom_race_state(r) == CCOM_RACE_READY, "race never ready (state %d after %d ops)",
+		ccom_race_state(r), guard);
+	return T_PASS;
+}
+
+static int decide_local(struct ccom_race *r)
+{
+	uint64_t m[CCOM_RACE_MAX_PATHS] = { 0 };
+
+	for (int p = 0; p < r->npaths; p++)
+		m[p] = ccom_race_median(r, p);
+	return ccom_race_decide(r, m);
+}
+
+static int test_schedule(void)
+{
+	struct ccom_race r;
+
+	for (int np = 2; np <= 3; np++) {
+		int n = 0;
+
+		ccom_race_init(&r, np);
+		T_CHECK(ccom_race_state(&r) == CCOM_RACE_TRIAL, "a new race measures");
+		while (ccom_race_state(&r) == CCOM_RACE_TRIAL) {
+			int want = (n / CCOM_RACE_RUN) % np;
+
+			T_CHECK(ccom_race_next(&r) == want, "%d paths: op %d runs path %d, want %d",
+				np, n, ccom_race_next(&r), want);
+			/* A record for another path (a rank out of step) is ignored. */
+			ccom_race_record(&r, (want + 1) % np, BYTES, 1);
+			T_CHECK(r.op == n, "a foreign record counted");
+			ccom_race_record(&r, want, BYTES, 1000000);
+			n++;
+		}
+		T_CHECK(n == np * CCOM_RACE_TURNS * CCOM_RACE_RUN, "%d ops for %d paths", n, np);
+		for (int p = 0; p < np; p++)
+			T_CHECK(r.n[p] == CCOM_RACE_SAMPLES, "path %d kept %d samples", p, r.n[p]);
+	}
+	return T_PASS;
+}
+
+static int test_verdicts(void)
+{
+	struct ccom_race r;
+	uint64_t faster[2] = { 1000, 800 }, tie[2] = { 1000, 985 }, three[3] = { 1000, 900, 700 };
+
+	/* CMA 20 % faster: kept, although the warm-up ops of every turn are 5x. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, faster, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(ccom_race_median(&r, 0) == 1000 && ccom_race_median(&r, 1) == 800,
+		"medians %llu %llu: the warm-up ops were kept",
+		(unsigned long long)ccom_race_median(&r, 0),
+		(unsigned long long)ccom_race_median(&r, 1));
+	T_CHECK(decide_local(&r) == 1, "20 %% faster path not kept");
+	T_CHECK(ccom_race_state(&r) == CCOM_RACE_KEPT && ccom_race_next(&r) == 1, "verdict not run");
+	/* One bad turn (4x) of the faster path: the median ignores it. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, faster, 1, 1, 4))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 1, "one bad turn decided");
+	/* A 1.5 % difference is a tie: the default (staged) stays. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, tie, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 0, "a near tie left the default path");
+	/* Three paths (staged, engine, mapped): the fastest. */
+	ccom_race_init(&r, 3);
+	if (run_race(&r, three, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 2, "3 paths: the fastest not kept");
+	T_CHECK(r.rival == 900, "rival %llu, want the runner-up's 900", (unsigned long long)r.rival);
+	return T_PASS;
+}
+
+/* Kept path at @price with rival @rival: @n ops of noise; returns how many re-checks fired. */
+static int noisy_ops(struct ccom_race *r, int n, double lo, double hi, int spike_every)
+{
+	unsigned s = 12345;
+	int fired = 0;
+
+	for (int i = 0; i < n; i++) {
+		double f = lo + (hi - lo) * noise(&s);
+
+		if (spike_every && i % spike_every == 0)
+			f = 20;	/* an isolated stall: the process descheduled */
+		fired += ccom_race_after(r, BYTES, (uint64_t)(f * 1000 * (BYTES / KB)));
+	}
+	return fired;
+}
+
+static int test_rechecks(void)
+{
+	struct ccom_race r;
+	uint64_t staged_wins[2] = { 1000, 1200 }, cma_wins[2] = { 1000, 600 };
+	uint64_t cma_far[2] = { 1000, 300 };
+	int fired = 0, i;
+
+	/* Staged kept (price 1000, rival 1200): noise up to 2.5x and isolated stalls. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, staged_wins, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 0, "staged not kept");
+	T_CHECK(noisy_ops(&r, 20000, 1.0, 2.5, 7) == 0, "noise asked for a re-check");
+	T_CHECK(!ccom_race_after(&r, BYTES, 1000ull * (BYTES / KB)), "an op at its price fired");
+	/* Clearly wrong: the staged path now 5x its price for good (a staged verdict is re-checked). */
+	for (i = 0; i < 100 && !fired; i++)
+		fired = ccom_race_after(&r, BYTES, 5000ull * (BYTES / KB));
+	T_CHECK(fired && i == CCOM_RACE_SLOW_RUN, "re-check after %d slow ops, want %d", i,
+		CCOM_RACE_SLOW_RUN);
+	ccom_race_restart(&r);
+	T_CHECK(ccom_race_state(&r) == CCOM_RACE_TRIAL && r.incumbent == 0, "restart");
+	if (run_race(&r, cma_wins, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 1, "the re-check did not flip to the faster path");
+	T_CHECK(r.backoff == 0, "a flipped verdict backs off");
+
+	/*
+	 * A machine 3-5x slower for every path: far above the kept path's
+	 * price (300), not above 1.5x its rival's (1000): no re-check.
+	 */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, cma_far, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 1, "CMA not kept");
+	T_CHECK(noisy_ops(&r, 1000, 0.95, 1.45, 0) == 0,
+		"kept path at 3-5x its price but under 1.5x the rival re-checked");
+
+	/* A loaded machine that keeps firing: each confirming race doubles the wait. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, staged_wins, -1, 0, 1))
+		return T_FAIL;
+	decide_local(&r);
+	for (int round = 0; round < 3; round++) {
+		int ops = 0;
+
+		fired = 0;
+		while (!fired && ops < 100000) {
+			fired = ccom_race_after(&r, BYTES, 10000ull * (BYTES / KB));
+			ops++;
+		}
+		T_CHECK(fired && ops == (CCOM_RACE_RECHECK_OPS << round),
+			"round %d: re-check after %d ops, want %d", round, ops,
+			CCOM_RACE_RECHECK_OPS << round);
+		ccom_race_restart(&r);
+		if (run_race(&r, staged_wins, -1, 0, 1))
+			return T_FAIL;
+		T_CHECK(decide_local(&r) == 0 && r.backoff == round + 1, "backoff %d after round %d",
+			r.backoff, round);
+	}
+	return T_PASS;
+}
+
+static int test_cached(void)
+{
+	struct ccom_race r;
+
+	ccom_race_init(&r, 2);
+	ccom_race_set(&r, 1);
+	T_CHECK(ccom_race_state(&r) == CCOM_RACE_KEPT && ccom_race_next(&r) == 1, "cached verdict");
+	/* No price yet: the first operations set it, nothing fires. */
+	T_CHECK(!ccom_race_after(&r, BYTES, 900ull * 4096) && r.price == 900, "price %llu",
+		(unsigned long long)r.price);
+	ccom_race_set(&r, 7);
+	T_CHECK(ccom_race_state(&r) == CCOM_RACE_TRIAL, "an out-of-range cached verdict measures");
+	return T_PASS;
+}
+
+/* The CMA cache file: keyed by boot id, uid and local ranks; a table round-trips. */
+static int test_cma_cache(void)
+{
+	struct ccom_tune_cma_table t = { 0 }, back;
+	char boot[64], path[256];
+	struct stat st;
+	int nlocal = 97;	/* no real job has 97 local ranks here */
+
+	unsetenv("CCOM_CMA_CALIB_FILE");
+	ccom_boot_id(boot, sizeof(boot));
+	if (!boot[0])
+		return t_skip("no /proc/sys/kernel/random/boot_id: the cache is off");
+	snprintf(path, sizeof(path), "/dev/shm/ccom-cma-calib2-%u-%s-%d", (unsigned)getuid(), boot,
+		 nlocal);
+	unlink(path);
+	T_CHECK(ccom_tune_cma_load(nlocal, &back) == -ENOENT, "a cache before any store");
+	t.verdict[0][22 - CCOM_TUNE_CMA_LOG_MIN] = 1;
+	t.verdict[5][16 - CCOM_TUNE_CMA_LOG_MIN] = -1;
+	ccom_tune_cma_store(nlocal, &t);
+	T_CHECK(stat(path, &st) == 0, "the cache is not %s", path);
+	T_CHECK(ccom_tune_cma_load(nlocal, &back) == 0 && !memcmp(&t, &back, sizeof(t)),
+		"the table did not round-trip");
+	T_CHECK(ccom_tune_cma_load(nlocal + 1, &back) == -ENOENT,
+		"another local rank count read this cache");
+	unlink(path);
+	return T_PASS;
+}
+
+/* A communicator as far as tune/kdev_race.c reads it: the engine present, automatic. */
+static int fake_comm(struct ccomComm *c, struct ccom_tune *t, const char *key, int nlocal)
+{
+	memset(c, 0, sizeof(*c));
+	memset(t, 0, sizeof(*t));
+	c->tune = t;
+	c->nranks = nlocal;
+	t->paths.shm = true;
+	t->paths.engine.present = true;
+	t->paths.engine.nlocal = nlocal;
+	t->paths.engine.min_bytes = 65536;
+	t->paths.engine.map_feature = true;
+	snprintf(t->paths.engine.load_key, sizeof(t->paths.engine.load_key), "%s", key);
+	T_CHECK(ccom_tune_krace_init(c) == 0 && t->krace, "krace init");
+	return T_PASS;
+}
+
+static int test_kdev_cache(void)
+{
+	struct ccom_op op = { .kind = CCOM_COLL_ALLREDUCE, .count = 262144,
+			      .dtype = ccomFloat32 };	/* 1 MiB: log2 20 */
+	uint64_t worst[CCOM_KPATH_NUM] = { 1000, 900, 700 };	/* mapped fastest */
+	char key[64], want[256];
+	struct ccomComm c;
+	struct ccom_tune t;
+	struct ccom_race *r;
+
+	unsetenv("CCOM_KDEV_RACE_FILE");
+	snprintf(key, sizeof(key), "selftest%d-12-34.000000005", (int)getpid());
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	snprintf(want, sizeof(want), "/dev/shm/ccom-kdev-race-%u-%s-2", (unsigned)getuid(), key);
+	T_CHECK(!strcmp(t.krace->path, want), "cache %s, want %s", t.krace->path, want);
+	unlink(want);
+	r = ccom_tune_krace_of(&c, &op);
+	T_CHECK(r && r->npaths == 3, "AllReduce of 1 MiB: no 3-path race");
+	op.kind = CCOM_COLL_ALLGATHER;
+	T_CHECK(ccom_tune_krace_of(&c, &op)->npaths == 2, "AllGather raced the mapped path");
+	op.kind = CCOM_COLL_ALLREDUCE;
+	op.count = 1024;	/* 4 KiB: below CCOM_KDEV_MIN_BYTES */
+	T_CHECK(!ccom_tune_krace_of(&c, &op), "4 KiB raced");
+	op.count = 262144;
+	ccom_tune_krace_decide(&c, &op, worst);
+	T_CHECK(r->verdict == 2, "verdict %d, want mapped (2)", r->verdict);
+	free(t.krace);
+	/* Same boot and driver load: the verdict is read. */
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	r = ccom_tune_krace_of(&c, &op);
+	T_CHECK(t.krace->cached == 1 && ccom_race_state(r) == CCOM_RACE_KEPT && r->verdict == 2,
+		"the cached verdict was not read (%d cached)", t.krace->cached);
+	free(t.krace);
+	/* The driver reloaded (another inode/ctime in the key), or 3 local ranks: measured again. */
+	key[strlen(key) - 1] = '6';
+	if (fake_comm(&c, &t, key, 2))
+		return T_FAIL;
+	T_CHECK(t.krace->cached == 0 &&
+		ccom_race_state(ccom_tune_krace_of(&c, &op)) == CCOM_RACE_TRIAL,
+		"a verdict of another driver load was read");
+	free(t.krace);
+	key[strlen(key) - 1] = '5';
+	if (fake_comm(&c, &t, key, 3))
+		return T_FAIL;
+	T_CHECK(t.krace->cached == 0, "a verdict of 2 local ranks was read by 3");
+	free(t.krace);
+	unlink(want);
+	return T_PASS;
+}
+
+int main(void)
+{
+	int (*tests[])(void) = { test_schedule, test_verdicts, test_rechecks, test_cached,
+				 test_kdev_cache, test_cma_cache };
+	int rc = T_PASS;
+
+	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
+		int r = tests[i]();
+
+		if (r == T_FAIL)
+			rc = T_FAIL;
+		else if (r == T_SKIP && rc == T_PASS && i == sizeof(tests) / sizeof(tests[0]) - 1)
+			rc = T_SKIP;
+	}
+	if (rc == T_PASS)
+		printf("PASS: tune_race\n");
+	return rc;
+}
