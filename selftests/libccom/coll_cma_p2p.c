@@ -14,7 +14,7 @@
  * off from init on every rank, nothing moved on CMA, all correct);
  * CCOM_CMA_P2P_MIN_BYTES of 64 KiB on rank 0 and 1 MiB on rank 1 (the
  * sender's choice travels in its header: only rank 0's 128 KiB sends move
- * on CMA); CCOM_CMA=auto on 2 ranks (12 exchanges and 12 Gathers of 1 MiB
+ * on CMA); CCOM_CMA=auto on 2 ranks (12 exchanges and 26 Gathers of 1 MiB
  * correct, both sizes decided, the Gather verdict cached as "6 20 1|-1"); and a receive expecting more than the CMA send
  * carries, and one whose receiver installed a seccomp filter after init
  * (both ranks fail, the receiver naming the sizes or process_vm_readv;
@@ -27,6 +27,10 @@
 
 #include "coll/cma.h"
 #include "core/comm.h"
+
+/* Gathers until auto decides: every turn of the race on both paths, and one more. */
+#define AUTO_GATHERS (2 * CCOM_RACE_TURNS * CCOM_RACE_RUN + 2)
+_Static_assert(AUTO_GATHERS == 26, "the header and the job's title say 26");
 
 #define MIN_BYTES (64u << 10)
 #define GS_COUNT 65549u		/* >= 64 KiB per rank even for int8 */
@@ -292,15 +296,18 @@ static int p2p_rank(int rank, int n, void *arg)
 	case M_AUTO:
 		for (k = 0, rc = T_PASS; k < 12 && !rc; k++)
 			rc = ring(comm, rank, n, ccomFloat32, (1u << 20) / 4, sb, rb, &moved);
-		/* Gather is measured (and cached) like the other collectives. */
-		for (k = 0; k < 12 && !rc; k++) {
+		/*
+		 * Gather is measured (and cached) like the other collectives: the
+		 * race's turns on both paths, then the operation that decides.
+		 */
+		for (k = 0; k < AUTO_GATHERS && !rc; k++) {
 			struct ct_case c = { K_GA, 0, 0, ccomFloat32, ccomSum, (1u << 20) / 4 };
 
 			rc = ct_case_run(comm, &c, rank, n, sb, rb, bufsz);
 		}
 		if (!rc && ccom_cma_decided(comm) < 2) {
-			fprintf(stderr, "rank %d: CCOM_CMA=auto decided %llu sizes in 12 sends and 12 Gathers of 1 MiB, want 2\n",
-				rank, (unsigned long long)ccom_cma_decided(comm));
+			fprintf(stderr, "rank %d: CCOM_CMA=auto decided %llu sizes in 12 sends and %d Gathers of 1 MiB, want 2\n",
+				rank, (unsigned long long)ccom_cma_decided(comm), AUTO_GATHERS);
 			rc = T_FAIL;
 		}
 		break;
@@ -379,7 +386,7 @@ int main(void)
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-p2p-%d", (int)getpid());
 	j.ct.env[2] = cache;
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
-	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges and 12 Gathers of 1 MiB correct, both decided"))
+	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges and 26 Gathers of 1 MiB correct, both decided"))
 		return T_FAIL;
 	T_CHECK(gather_cached(cache + strlen("CCOM_CMA_CALIB_FILE=")), "Gather verdict not cached");
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
