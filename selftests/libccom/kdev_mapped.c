@@ -2,7 +2,8 @@
 /*
  * Description: the mapped single-copy path (CCOM_KDEV=1 CCOM_KDEV_MAP=1)
  * for every collective the kdev schedule serves (AllReduce, Broadcast,
- * Reduce, AllGather, ReduceScatter, AlltoAll) on malloc'd buffers, 2 and
+ * Reduce, AllGather, ReduceScatter, AlltoAll) and for grouped Send/Recv
+ * above the engine's threshold (kdev_p2p.c) on malloc'd buffers, 2 and
  * 3 ranks, in and out of place, every result checked against
  * coll_matrix.h's reference with canaries past the output: each
  * collective at 256 Ki + 3 elements (fp32 sum and int8 max: uneven slices,
@@ -27,8 +28,9 @@
 #include "coll_matrix.h"
 #include "kdev_util.h"
 
-static const int kinds[] = { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A };
-#define NKINDS 6
+/* K_SR: a ring of grouped Send/Recv, on the engine from 64 KiB (256 KiB above 2 ranks). */
+static const int kinds[] = { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_SR };
+#define NKINDS 7
 #define BIG ((256u << 10) + 3)	/* elements: several 64 KiB reduce blocks even for int8 */
 #define SWEEP_RED 2053		/* elements: every dtype x op of the reductions */
 #define SWEEP_COPY 1031		/* elements: each element size of the copies */
@@ -95,7 +97,7 @@ static int run_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_
 
 	for (k = 0; k < NKINDS; k++)
 		for (i = 0; i < 2; i++)
-			for (ip = 0; ip < 2; ip++) {
+			for (ip = 0; ip < (kinds[k] == K_SR ? 1 : 2); ip++) {
 				c = (struct ct_case){ kinds[k], ip, (i + ip) % n, big[i].dt, big[i].op,
 						      ct_blocked(kinds[k]) ? BIG / (size_t)n + 1 : BIG };
 				if (run_case(comm, &c, rank, n, sb, rb, bufsz, st))
@@ -107,7 +109,7 @@ static int run_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_
 
 		for (dt = 0; dt < (red ? ccomNumTypes : 4); dt++)
 			for (op = 0; op < (red ? ccomNumOps : 1); op++) {
-				ip = (dt + op + k) % 2;
+				ip = kinds[k] == K_SR ? 0 : (dt + op + k) % 2;
 				c = (struct ct_case){ kinds[k], ip, (dt + op) % n,
 						      red ? (ccomDataType_t)dt : copy_dts[dt],
 						      (ccomRedOp_t)op, red ? SWEEP_RED : SWEEP_COPY };
@@ -124,8 +126,9 @@ static int check_share(const struct kstat *st, int n, int map)
 	for (int k = 0; k < NKINDS; k++) {
 		long long e = st->eng[kinds[k]], o = st->out[kinds[k]];
 
-		printf("%d ranks, CCOM_KDEV_MAP=%d: %-10s engine bytes %lld for %lld bytes of output\n",
-		       n, map, k_names[kinds[k]], e, o);
+		printf("%d ranks, %s: %-13s engine bytes %lld for %lld bytes of output\n", n,
+		       map == 1 ? "CCOM_KDEV_MAP=1" : map == 0 ? "CCOM_KDEV_MAP=0" : "odd ranks mapped",
+		       k_names[kinds[k]], e, o);
 		if (map == 1)
 			T_CHECK(e < o / 16,
 				"%d ranks, CCOM_KDEV_MAP=1: %s: the engines copied %lld bytes for %lld bytes of output: the mapped path did not run",

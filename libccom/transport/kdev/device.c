@@ -281,8 +281,8 @@ static int kdev_mode(void)
 }
 
 /*
- * CCOM_KDEV_MAP=1: map peers' grants and run AllReduce from them in
- * userspace (coll/kdev_mapped.c).  Per rank: the schedules of both paths
+ * CCOM_KDEV_MAP=1: map peers' grants and run the collectives and Send/Recv
+ * from them in userspace (coll/kdev_mapped.c, coll/kdev_p2p.c).  Per rank: the schedules of both paths
  * read and write the same buffers at the same semaphore values.
  */
 static void kdev_map_mode(struct ccom_kdev *kd)
@@ -299,7 +299,7 @@ static void kdev_map_mode(struct ccom_kdev *kd)
 		return;
 	}
 	kd->map = true;
-	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: AllReduce reads peers' buffers through mapped grants (CCOM_KDEV_MAP=1)",
+	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: collectives and Send/Recv read peers' buffers through mapped grants (CCOM_KDEV_MAP=1)",
 		  kd->comm->rank);
 }
 

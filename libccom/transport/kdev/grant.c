@@ -208,6 +208,20 @@ int ccom_kdev_grant_import(struct ccom_kdev *kd, int l, uint64_t id, int fd, uin
 	return 0;
 }
 
+const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, uint64_t off,
+				uint64_t len)
+{
+	struct ccom_kdev_imports *im = &kd->imports[l];
+	int i;
+
+	for (i = 0; i < im->n; i++)
+		if (im->v[i].handle == handle)
+			return im->v[i].map && off <= im->v[i].maplen &&
+					       len <= im->v[i].maplen - off ?
+				       im->v[i].map + off : NULL;
+	return NULL;
+}
+
 void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n)
 {
 	int i;
