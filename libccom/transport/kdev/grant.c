@@ -212,13 +212,17 @@ const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, ui
 				uint64_t len)
 {
 	struct ccom_kdev_imports *im = &kd->imports[l];
+	struct kdev_import *x;
 	int i;
 
-	for (i = 0; i < im->n; i++)
-		if (im->v[i].handle == handle)
-			return im->v[i].map && off <= im->v[i].maplen &&
-					       len <= im->v[i].maplen - off ?
-				       im->v[i].map + off : NULL;
+	for (i = 0; i < im->n; i++) {
+		x = &im->v[i];
+		if (x->handle != handle)
+			continue;
+		if (!x->map || off > x->maplen || len > x->maplen - off)
+			return NULL;
+		return x->map + off;
+	}
 	return NULL;
 }
 
