@@ -10,10 +10,8 @@
  * every collective x op x in/out-of-place x counts {1, 7, 1023} for six
  * dtypes covering every element size and float format, plus the 1 Mi + 3
  * cases -- the emulated VM is too slow for the full matrix three times.
- * After each job the driver's counters must be back to zero.  With
- * CCOM_KDEV_MAP=1 (the mapped single copy) only 2 and 3 ranks run (see
- * main).  SKIPs without /dev/nccom (run it with
- * selftests/libccom/kdev/run-vm).
+ * After each job the driver's counters must be back to zero.  SKIPs
+ * without /dev/nccom (run it with selftests/libccom/kdev/run-vm).
  */
 #include "coll_matrix.h"
 #include "kdev_util.h"
@@ -49,20 +47,11 @@ int main(void)
 {
 	static const int sizes[] = { 2, 3, 4 };
 	struct ct_job j = { .env = { "CCOM_KDEV=1" }, .big = 1 };
-	const char *map = getenv("CCOM_KDEV_MAP");
-	/*
-	 * With CCOM_KDEV_MAP=1 (run-vm's second run) the CPU does every copy:
-	 * emulated AVX under TCG, where the engine's kernel copy is a fast rep
-	 * movs.  In a 6.12 guest at load 17-20 the 4-rank job ran past
-	 * run-vm's 400 s after 2 and 3 ranks took 244 s; 4 ranks add no
-	 * schedule case that 3 do not have, so this run stops at 3.
-	 */
-	int nsizes = map && !strcmp(map, "1") ? 2 : 3;
 	double t0;
 	int i;
 
 	KT_REQUIRE(4);
-	for (i = 0; i < nsizes; i++) {
+	for (i = 0; i < 3; i++) {
 		t0 = t_now();
 		if (ct_run(&j, sizes[i], kt_matrix_rank, 400))
 			return T_FAIL;
