@@ -10,15 +10,17 @@
 #         running bench/mpi_colls.c
 #   auto  ccom-perf with CCOM_KDEV unset (the automatic choice)
 #   kdev  ccom-perf with CCOM_KDEV=1 (every collective on the engine)
+#   map   ccom-perf with CCOM_KDEV=1 CCOM_KDEV_MAP=1 (the mapped single
+#         copy: the CPU reads peers' buffers through mmap()ed grants)
 #   shm   ccom-perf with CCOM_KDEV=0 (ccom's shm path)
 # then the median busbw (from the median time per op, out-of-place) and the
-# ratios against Open MPI and against shm, and the issue-16 goals checked
+# ratios against Open MPI and against shm (map also against kdev), and the issue-16 goals checked
 # per row.  Not a test: it prints numbers.  Compare only inside one guest.
 #
 # usage: bench/compare-vm.sh [--kernels "6.1 6.12"] [--reps N] [--ns "2 4"]
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
-#          [--variants "mpi auto kdev shm"] (a subset: e.g. no mpi at 256M)
+#          [--variants "mpi auto kdev map shm"] (a subset: e.g. no mpi at 256M)
 #          [--mpi-iters N] (Open MPI's -i; default --iters: it takes ~1.4 s
 #          per op at 16 MiB in the guest)
 #          [--tcg single|multi] (tools/vm/run --tcg-thread; multi: one host
@@ -34,7 +36,7 @@ set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace=""
+variants="mpi auto kdev map shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -92,7 +94,8 @@ if [ -n "$in_guest" ]; then
 					auto) env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout "$run_timeout" \
 						"$perf" "$coll" -n "$n" -b "$min" \
 						-e "$max" -f "$factor" -w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
-					kdev|shm) CCOM_KDEV=$([ $v = kdev ] && echo 1 || echo 0) timeout "$run_timeout" \
+					kdev|map|shm) CCOM_KDEV=$([ "$v" = shm ] && echo 0 || echo 1) \
+						CCOM_KDEV_MAP=$([ "$v" = map ] && echo 1 || echo 0) timeout "$run_timeout" \
 						"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" \
 						-w "$warmup" -i "$iters" -c 0 > "$f" 2>&1 ;;
 					esac
@@ -113,22 +116,23 @@ summarize()
 		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
 		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), ${inplace:+ccom IN-PLACE, mpi }out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
-		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, shm = CCOM_KDEV=0"
+		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, map = CCOM_KDEV=1 CCOM_KDEV_MAP=1, shm = CCOM_KDEV=0"
+		echo "# m:s, m/s.b, m/k.b: map against shm (as k:s below), best-repetition ratios map/shm and map/kdev"
 		echo "# goals: kdev/mpi >= 3 from 1 MiB (allreduce allgather alltoall); kdev/shm >= 1.3 from 16 MiB; auto/shm >= 1 (0.9: noise)"
 		echo "# path: what auto ran (eng = the engine, host = shm; from its TUNE log); spread: the largest"
 		echo "#   max/min time over the repetitions among auto, kdev and shm (the noise of the row)"
 		echo "# k:s, a:s: kdev resp. auto against shm over the repetitions: > every run faster than every"
 		echo "#   shm run, < every run slower, ~ the ranges overlap (noise cannot tell); .b: the ratio"
 		echo "#   of the best (fastest) repetitions (the host's load only adds time)"
-		printf "%-10s %2s %9s %8s %8s %8s %8s %7s %7s %7s %7s %4s %6s %3s %3s %6s %6s  %s\n" coll n bytes mpi auto kdev shm \
-			kdev/mpi auto/mpi kdev/shm auto/shm path spread k:s a:s k/s.b a/s.b goals
+		printf "%-10s %2s %9s %8s %8s %8s %8s %8s %7s %7s %7s %7s %7s %4s %6s %3s %3s %3s %6s %6s %6s %6s  %s\n" coll n bytes mpi auto kdev map shm \
+			kdev/mpi auto/mpi kdev/shm auto/shm map/shm path spread k:s a:s m:s k/s.b a/s.b m/s.b m/k.b goals
 		for coll in $colls; do
 			for n in $ns; do
 				eng=$(cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null |
 					sed -n 's/.* of \([0-9]*\) bytes on .* -> engine\/.*/\1/p' | sort -n | head -n 1)
 				# No TUNE log at all (a run from before it was recorded): path unknown.
 				cat "$out"/raw-$coll-n$n-auto-rep*.txt 2>/dev/null | grep -q ' CCOM INFO ' || eng=-1
-				for v in mpi auto kdev shm; do
+				for v in mpi auto kdev map shm; do
 					cat "$out"/raw-$coll-n$n-$v-rep*.txt 2>/dev/null | grep -v '^#' |
 						awk -v v=$v -v ip="$inplace" '$1 ~ /^[0-9]+$/ && NF >= 9 { print v, $1, ((ip != "" && v != "mpi" && NF >= 13) ? $10 : $6) }'
 				done | awk -v coll=$coll -v n=$n -v eng="${eng:-0}" '
@@ -164,6 +168,7 @@ summarize()
 						for (s in sizes) {
 							m = bw(s, med(t["mpi", s])); a = bw(s, med(t["auto", s]))
 							k = bw(s, med(t["kdev", s])); h = bw(s, med(t["shm", s]))
+							mp = bw(s, med(t["map", s]))
 							g = ""
 							if (s + 0 >= 1048576 && coll != "broadcast" && m > 0) g = g (r(k, m) >= 3 ? " x3mpi:ok" : " x3mpi:MISS")
 							if (s + 0 >= 16777216 && k > 0 && h > 0) g = g (r(k, h) >= 1.3 ? " x1.3shm:ok" : " x1.3shm:MISS")
@@ -171,9 +176,11 @@ summarize()
 							p = eng + 0 < 0 ? "?" : eng + 0 > 0 && s + 0 >= eng + 0 ? "eng" : "host"
 							sp = spread(t["auto", s]); if (spread(t["kdev", s]) > sp) sp = spread(t["kdev", s])
 							if (spread(t["shm", s]) > sp) sp = spread(t["shm", s])
-							ta = t["auto", s]; tk = t["kdev", s]; th = t["shm", s]
+							if (spread(t["map", s]) > sp) sp = spread(t["map", s])
+							ta = t["auto", s]; tk = t["kdev", s]; th = t["shm", s]; tm = t["map", s]
 							kb = r(tmin(th), tmin(tk)); ab = r(tmin(th), tmin(ta))
-							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %3s %3s %6.2f %6.2f %s\n", coll, n, s, m, a, k, h, r(k, m), r(a, m), r(k, h), r(a, h), p, sp, sep(tk, th), sep(ta, th), (tk == "" || th == "") ? 0 : kb, (ta == "" || th == "") ? 0 : ab, g
+							mb = r(tmin(th), tmin(tm)); mk = r(tmin(tk), tmin(tm))
+							printf "%-10s %2d %9d %8.4f %8.4f %8.4f %8.4f %8.4f %7.2f %7.2f %7.2f %7.2f %7.2f %4s %6.1f %3s %3s %3s %6.2f %6.2f %6.2f %6.2f %s\n", coll, n, s, m, a, k, mp, h, r(k, m), r(a, m), r(k, h), r(a, h), r(mp, h), p, sp, sep(tk, th), sep(ta, th), sep(tm, th), (tk == "" || th == "") ? 0 : kb, (ta == "" || th == "") ? 0 : ab, (tm == "" || th == "") ? 0 : mb, (tm == "" || tk == "") ? 0 : mk, g
 						}
 					}' | sort -k3,3n
 			done

@@ -1,25 +1,35 @@
 // SPDX-License-Identifier: MIT
 /*
- * kdev_mapped.c - AllReduce on user buffers straight from the local peers'
- * pages mapped through their nccom grants (coll/, CCOM_KDEV_MAP=1): the
- * mapped single-copy path, XPMEM-style.
+ * kdev_mapped.c - every collective of the kdev schedule (kdev_sched.c) on
+ * user buffers straight from the local peers' pages mapped through their
+ * nccom grants (coll/, CCOM_KDEV_MAP=1): the mapped single-copy path,
+ * XPMEM-style.
  *
  * It keeps kdev_sched.c's three-phase shape and semaphore values, with the
- * CPU doing what the engine's descriptors would:
+ * CPU doing what the engine's descriptors would, on the same buffers:
  *
- *   phase A   reduce my slice from every rank's input (peers' through the
- *             read-only mappings, AVX kernels of reduce/) into my output;
+ *   phase A   AllReduce/Reduce: reduce my slice from every rank's input
+ *             (peers' through the read-only mappings, AVX kernels of
+ *             reduce/) into my output (a non-root Reduce: the scratch);
+ *             ReduceScatter: my block; AllGather/AlltoAll/Broadcast: copy
+ *             from peers' inputs into my output (an AlltoAll whose buffers
+ *             overlap: into the scratch; in place: the pairwise trade of
+ *             kdev_sched.c's alltoall_inplace_a);
  *   SIGNAL v1 (SEM_SIGNAL ioctl)
- *   phase B   for each peer: wait for its v1, copy its reduced slice out of
- *             its output (mapped) into mine;
+ *   phase B   AllReduce and the Reduce root: for each peer, wait for its
+ *             v1 and copy its reduced slice out of its output (mapped);
+ *             AlltoAll: the scratch into place;
  *   SIGNAL v2; WAIT every peer >= v2; SIGNAL v3
  *
- * Both paths read and write the same buffers at the same values, so a rank
- * on this path and a peer on the engine interoperate.  The grants were
- * validated by the registration cache's probe of this collective; an owner
- * that unmaps a buffer while a collective on it is running gets its peers a
- * SIGBUS (the driver revokes the mapping), which is that owner's bug, as
- * with any buffer freed during an operation.
+ * Reductions go in the engine's order (mine first, then the peers in
+ * rank order), and each element is computed by one rank only, so a rank
+ * on this path and a peer on the engine interoperate and every rank gets
+ * the same answer.  The grants were validated by the registration
+ * cache's probe of this collective (a buffer unmapped or remapped since
+ * is registered and granted again, and its old mapping dropped); an owner
+ * that unmaps a buffer while a collective on it is running gets its peers
+ * a SIGBUS (the driver revokes the mapping), which is that owner's bug,
+ * as with any buffer freed during an operation.
  */
 #include <errno.h>
 #include <string.h>
@@ -41,20 +51,81 @@
 #define MAPPED_SLICE_ALIGN 64		/* elements, as kdev_sched.c's slices */
 #define MAPPED_WAIT_SLICE_NS 20000000ull
 
+struct mplan {
+	struct ccomComm *comm;
+	struct ccom_kdev *kd;
+	const struct ccom_op *op;
+	const struct ccom_kdev_view *v;	/* [l * NPUB]: input, [l * NPUB + 1]: output/scratch */
+	char *dst, *tmp;
+	int n, me;
+	size_t esz, bytes;		/* element size; bytes of one block (count elements) */
+	bool nt;			/* outputs this large are written with streaming stores */
+	uint64_t v1;			/* peers' phase A done */
+	struct ccom_wait w;
+};
+
+bool ccom_kdev_mapped_serves(enum ccom_coll_kind kind)
+{
+	return kind == CCOM_COLL_ALLREDUCE || kind == CCOM_COLL_BROADCAST ||
+	       kind == CCOM_COLL_REDUCE || kind == CCOM_COLL_ALLGATHER ||
+	       kind == CCOM_COLL_REDUCESCATTER || kind == CCOM_COLL_ALLTOALL;
+}
+
+/* View @i of local rank @l is mapped over at least @len bytes. */
+static bool mapped(const struct ccom_kdev_view *v, int l, int i, uint64_t len)
+{
+	const struct ccom_kdev_view *x = &v[l * CCOM_KDEV_NPUB + i];
+
+	return x->cpu && x->cpu_len >= len;
+}
+
 bool ccom_kdev_mapped_usable(const struct ccom_kdev *kd, const struct ccom_op *op,
 			     const struct ccom_kdev_view *v)
 {
-	size_t bytes = op->count * ccom_dtype_size(op->dtype);
-	int l, i;
+	uint64_t bytes = (uint64_t)op->count * ccom_dtype_size(op->dtype);
+	uint64_t all = bytes * (uint64_t)kd->nlocal;
+	int l, root;
 
-	if (!kd->map || kd->map_skip || op->kind != CCOM_COLL_ALLREDUCE || !bytes)
+	if (!kd->map || kd->map_skip || !ccom_kdev_mapped_serves(op->kind) || !bytes)
 		return false;
-	for (l = 0; l < kd->nlocal; l++)
-		for (i = 0; i < CCOM_KDEV_NPUB; i++)
-			if (!v[l * CCOM_KDEV_NPUB + i].cpu ||
-			    v[l * CCOM_KDEV_NPUB + i].cpu_len < bytes)
+	switch (op->kind) {
+	case CCOM_COLL_BROADCAST:
+		root = kd->comm->rank_to_local[op->root];
+		return (root == kd->me && op->sendbuff == op->recvbuff) || mapped(v, root, 0, bytes);
+	case CCOM_COLL_ALLTOALL:
+		/* In place (a scratch published): phase B reads the lower ranks' scratch. */
+		for (l = 0; l < kd->nlocal; l++)
+			if (!mapped(v, l, 0, all) ||
+			    (l < kd->me && v[l * CCOM_KDEV_NPUB + 1].handle && !mapped(v, l, 1, all)))
 				return false;
+		return true;
+	case CCOM_COLL_REDUCESCATTER:
+		bytes = all;
+		break;
+	default:
+		break;
+	}
+	for (l = 0; l < kd->nlocal; l++) {
+		if (!mapped(v, l, 0, bytes))
+			return false;
+		/* Phase B of AllReduce and of the Reduce root reads the peers' outputs. */
+		if (l != kd->me && (op->kind == CCOM_COLL_ALLREDUCE ||
+				    (op->kind == CCOM_COLL_REDUCE &&
+				     kd->comm->rank_to_local[op->root] == kd->me)) &&
+		    !mapped(v, l, 1, bytes))
+			return false;
+	}
 	return true;
+}
+
+static const char *in_cpu(const struct mplan *mp, int l)
+{
+	return mp->v[l * CCOM_KDEV_NPUB].cpu;
+}
+
+static const char *out_cpu(const struct mplan *mp, int l)
+{
+	return mp->v[l * CCOM_KDEV_NPUB + 1].cpu;
 }
 
 static void mslice(size_t len, int n, int p, size_t *lo, size_t *hi)
@@ -67,16 +138,19 @@ static void mslice(size_t len, int n, int p, size_t *lo, size_t *hi)
 		*hi = *lo;
 }
 
+/* Publishes everything written before it: streaming stores are fenced first. */
 static int sem_signal(struct ccom_kdev *kd, uint64_t value)
 {
 	struct nccom_sem_signal ss = { .size = sizeof(ss), .handle = kd->sem, .value = value };
 
+	ccom_copy_stream_fence();
 	return ccom_kdev_ioctl(kd, NCCOM_IOC_SEM_SIGNAL, &ss);
 }
 
 /* Wait for local peer @l's semaphore to reach @value; abort and CCOM_OP_TIMEOUT apply. */
-static int sem_wait_peer(struct ccom_kdev *kd, int l, uint64_t value, struct ccom_wait *w)
+static int sem_wait_peer(struct mplan *mp, int l, uint64_t value)
 {
+	struct ccom_kdev *kd = mp->kd;
 	struct nccom_sem_wait sw = { .size = sizeof(sw), .handle = kd->peer_sem[l], .value = value };
 	struct timespec ts;
 	int err;
@@ -89,74 +163,164 @@ static int sem_wait_peer(struct ccom_kdev *kd, int l, uint64_t value, struct cco
 		if (!err && sw.out_value >= value)
 			return 0;
 		if (err == -EPIPE) {
-			ccom_set_last_error("kdev: rank %d: local peer rank %d is gone (its /dev/nccom file closed) during a mapped AllReduce",
-					    kd->comm->rank, kd->comm->local_to_rank[l]);
+			ccom_set_last_error("kdev: rank %d: local peer rank %d is gone (its /dev/nccom file closed) during a mapped %s",
+					    kd->comm->rank, kd->comm->local_to_rank[l],
+					    ccom_coll_kind_name(mp->op->kind));
 			return err;
 		}
 		if (err && err != -ETIMEDOUT && err != -EINTR)
 			return err;
-		err = ccom_wait_check(w);
+		err = ccom_wait_check(&mp->w);
 		if (err)
 			return err;
 	}
 }
 
-/* My slice: dst = in[0] OP in[1] OP ... (rank order), block by block. */
-static void phase_a(struct ccomComm *comm, const struct ccom_op *op, const struct ccom_kdev_view *v,
-		    int n, char *dst, size_t lo, size_t hi)
+static void copy(struct mplan *mp, char *dst, const char *src, size_t len)
 {
-	struct ccom_channels *ch = comm->coll->channels;
-	size_t esz = ccom_dtype_size(op->dtype), per = MAPPED_BLOCK / esz, off, len, b;
-	char *acc;
-	int p;
+	if (len)
+		ccom_ch_copy(mp->comm->coll->channels, dst, src, len, mp->nt);
+}
 
-	for (off = lo; off < hi; off += len) {
-		len = hi - off < per ? hi - off : per;
-		b = off * esz;
-		/* Two ranks: each element is read from both inputs before it is written (in place is safe). */
-		acc = n == 2 ? dst + b : comm->coll->tmp;
-		ccom_ch_reduce2(ch, acc, v[0].cpu + b, v[CCOM_KDEV_NPUB].cpu + b, len, op->dtype,
-				op->op);
-		for (p = 2; p < n; p++)
-			ccom_ch_reduce2(ch, acc, acc, v[p * CCOM_KDEV_NPUB].cpu + b, len, op->dtype,
-					op->op);
-		ccom_reduce_finish(acc, len, op->dtype, op->op, comm->nranks);
-		if (acc != dst + b)
-			ccom_ch_copy(ch, dst + b, acc, len * esz, false);
+/*
+ * dst[0..count) = mine OP peer 0 OP peer 1 ... over every rank's input
+ * at byte offset @in_off, block by block so that the n - 1 passes over a
+ * block hit the cache.  In place (@dst is my input there), each element
+ * is read before it is written.
+ */
+static void reduce_range(struct mplan *mp, size_t in_off, char *dst, size_t count)
+{
+	struct ccom_channels *ch = mp->comm->coll->channels;
+	const struct ccom_op *op = mp->op;
+	size_t per = MAPPED_BLOCK / mp->esz, off, len, b;
+	int l, first;
+
+	for (off = 0; off < count; off += len) {
+		len = count - off < per ? count - off : per;
+		b = off * mp->esz;
+		first = 1;
+		for (l = 0; l < mp->n; l++) {
+			if (l == mp->me)
+				continue;
+			ccom_ch_reduce2(ch, dst + b, first ? in_cpu(mp, mp->me) + in_off + b : dst + b,
+					in_cpu(mp, l) + in_off + b, len, op->dtype, op->op);
+			first = 0;
+		}
+		ccom_reduce_finish(dst + b, len, op->dtype, op->op, mp->comm->nranks);
 	}
 }
 
-int ccom_kdev_mapped_allreduce(struct ccomComm *comm, struct ccom_kdev *kd, struct ccom_op *op,
-			       const struct ccom_kdev_view *v, uint64_t v1, uint64_t v2, uint64_t v3)
+/* kdev_sched.c's alltoall_inplace_a: stage my blocks p > me, take block me of each p. */
+static void alltoall_inplace_a(struct mplan *mp)
 {
-	size_t esz = ccom_dtype_size(op->dtype), lo, hi;
-	char *dst = op->recvbuff;
-	struct ccom_wait w;
+	size_t bytes = mp->bytes;
+	int p;
+
+	for (p = mp->me + 1; p < mp->n; p++) {
+		copy(mp, mp->tmp + (size_t)p * bytes, mp->dst + (size_t)p * bytes, bytes);
+		copy(mp, mp->dst + (size_t)p * bytes, in_cpu(mp, p) + (size_t)mp->me * bytes, bytes);
+	}
+}
+
+static void phase_a(struct mplan *mp)
+{
+	const struct ccom_op *op = mp->op;
+	size_t esz = mp->esz, bytes = mp->bytes, lo, hi;
+	int l, root;
+
+	switch (op->kind) {
+	case CCOM_COLL_ALLREDUCE:
+	case CCOM_COLL_REDUCE:
+		mslice(op->count, mp->n, mp->me, &lo, &hi);
+		reduce_range(mp, lo * esz, mp->dst + lo * esz, hi - lo);
+		break;
+	case CCOM_COLL_REDUCESCATTER:
+		reduce_range(mp, (size_t)mp->me * bytes, mp->dst, op->count);
+		break;
+	case CCOM_COLL_BROADCAST:
+		root = mp->comm->rank_to_local[op->root];
+		if (mp->me != root || op->sendbuff != op->recvbuff)
+			copy(mp, mp->dst, in_cpu(mp, root), bytes);
+		break;
+	case CCOM_COLL_ALLGATHER:
+		for (l = 0; l < mp->n; l++)
+			if (l != mp->me || (const char *)op->sendbuff != mp->dst + (size_t)l * bytes)
+				copy(mp, mp->dst + (size_t)l * bytes, in_cpu(mp, l), bytes);
+		break;
+	case CCOM_COLL_ALLTOALL:
+		if (mp->tmp && op->sendbuff == op->recvbuff) {
+			alltoall_inplace_a(mp);
+			break;
+		}
+		for (l = 0; l < mp->n; l++)
+			copy(mp, (mp->tmp ? mp->tmp : mp->dst) + (size_t)l * bytes,
+			     in_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
+		break;
+	default:
+		break;
+	}
+}
+
+static int phase_b(struct mplan *mp)
+{
+	const struct ccom_op *op = mp->op;
+	size_t esz = mp->esz, bytes = mp->bytes, lo, hi;
+	int l, err = 0;
+
+	if (op->kind == CCOM_COLL_ALLREDUCE ||
+	    (op->kind == CCOM_COLL_REDUCE && mp->comm->rank_to_local[op->root] == mp->me)) {
+		for (l = 0; !err && l < mp->n; l++) {
+			if (l == mp->me)
+				continue;
+			mslice(op->count, mp->n, l, &lo, &hi);
+			if (hi == lo)
+				continue;
+			err = sem_wait_peer(mp, l, mp->v1);
+			if (!err)
+				copy(mp, mp->dst + lo * esz, out_cpu(mp, l) + lo * esz, (hi - lo) * esz);
+		}
+	} else if (op->kind == CCOM_COLL_ALLTOALL && mp->tmp && op->sendbuff == op->recvbuff) {
+		/* The higher rank of each pair: l staged my block in its scratch before its v1. */
+		for (l = 0; !err && l < mp->me; l++) {
+			err = sem_wait_peer(mp, l, mp->v1);
+			if (!err)
+				copy(mp, mp->dst + (size_t)l * bytes,
+				     out_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
+		}
+	} else if (op->kind == CCOM_COLL_ALLTOALL && mp->tmp) {
+		/* Partly overlapping buffers: peers read my input until their v1. */
+		for (l = 0; !err && l < mp->n; l++)
+			if (l != mp->me)
+				err = sem_wait_peer(mp, l, mp->v1);
+		if (!err)
+			copy(mp, mp->dst, mp->tmp, bytes * (size_t)mp->n);
+	}
+	return err;
+}
+
+int ccom_kdev_mapped_run(struct ccomComm *comm, struct ccom_kdev *kd, struct ccom_op *op,
+			 const struct ccom_kdev_view *v, char *dst, char *tmp, uint64_t v1,
+			 uint64_t v2, uint64_t v3)
+{
+	struct mplan mp = { .comm = comm, .kd = kd, .op = op, .v = v, .dst = dst, .tmp = tmp,
+			    .n = kd->nlocal, .me = kd->me, .esz = ccom_dtype_size(op->dtype), .v1 = v1 };
 	int l, err;
 
-	mslice(op->count, kd->nlocal, kd->me, &lo, &hi);
-	phase_a(comm, op, v, kd->nlocal, dst, lo, hi);
+	mp.bytes = op->count * mp.esz;
+	mp.nt = mp.bytes >= CCOM_STREAM_COPY_MIN;
+	phase_a(&mp);
 	err = sem_signal(kd, v1);
-	ccom_wait_begin(&w, comm);
-	for (l = 0; !err && l < kd->nlocal; l++) {
-		if (l == kd->me)
-			continue;
-		mslice(op->count, kd->nlocal, l, &lo, &hi);
-		if (hi == lo)
-			continue;
-		err = sem_wait_peer(kd, l, v1, &w);
-		if (!err)
-			ccom_ch_copy(comm->coll->channels, dst + lo * esz,
-				     v[l * CCOM_KDEV_NPUB + 1].cpu + lo * esz, (hi - lo) * esz, false);
-	}
+	ccom_wait_begin(&mp.w, comm);
+	if (!err)
+		err = phase_b(&mp);
 	if (!err)
 		err = sem_signal(kd, v2);
 	/* Nobody returns while a peer still reads its buffers. */
 	for (l = 0; !err && l < kd->nlocal; l++)
 		if (l != kd->me)
-			err = sem_wait_peer(kd, l, v2, &w);
+			err = sem_wait_peer(&mp, l, v2);
 	if (!err)
 		err = sem_signal(kd, v3);
-	ccom_wait_end(&w);
+	ccom_wait_end(&mp.w);
 	return err;
 }

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "coll/algo.h"
+#include "coll/channels.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
@@ -92,6 +93,7 @@ struct p2p_xfer {
 	bool peer_ok;		/* the peer's vote for it */
 	uint32_t src_h;		/* receive: the import of the sender's buffer */
 	uint64_t src_off;
+	bool mapped;		/* receive: copied by the CPU from the mapped grant */
 };
 
 /* Build and send my packet of this round to local peer @l. */
@@ -231,6 +233,29 @@ static int p2p_recv_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 	return err;
 }
 
+/*
+ * CCOM_KDEV_MAP=1: the receiver copies out of the sender's mapped grant
+ * itself (single copy on the CPU, no descriptor) when the import is
+ * mapped over the transfer; the SIGNAL that follows is the same, so the
+ * sender cannot tell the two apart.  True if it copied.  Only when
+ * forced: under auto (the default) nothing has measured this path for
+ * Send/Recv, so the engine copies.
+ */
+static bool p2p_mapped_copy(struct ccom_kdev *kd, struct p2p_xfer *x)
+{
+	const char *src;
+
+	if (!kd->map || kd->map_mode != 1 || !x->bytes)
+		return false;
+	src = ccom_kdev_grant_cpu(kd, x->l, x->src_h, x->src_off, x->bytes);
+	if (!src)
+		return false;
+	ccom_ch_copy(kd->comm->coll->channels, (void *)x->req.addr, src, x->bytes,
+		     x->bytes >= CCOM_STREAM_COPY_MIN);
+	x->mapped = true;
+	return true;
+}
+
 /* Register, exchange, copy, wait: one round.  @x is sorted by op index. */
 static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *done)
 {
@@ -267,11 +292,14 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 	for (i = 0; !err && i < nx; i++) {
 		if (x[i].send || !x[i].req.reg || !x[i].peer_ok)
 			continue;
-		err = ccom_kdev_emit_copy(kd, x[i].req.reg->handle,
-					  (uintptr_t)x[i].req.addr - x[i].req.reg->start, x[i].src_h,
-					  x[i].src_off, x[i].bytes, x[i].l);
+		if (!p2p_mapped_copy(kd, &x[i]))
+			err = ccom_kdev_emit_copy(kd, x[i].req.reg->handle,
+						  (uintptr_t)x[i].req.addr - x[i].req.reg->start,
+						  x[i].src_h, x[i].src_off, x[i].bytes, x[i].l);
 		sig[x[i].l]++;
 	}
+	/* The signals below publish what the CPU copied with streaming stores. */
+	ccom_copy_stream_fence();
 	for (i = 0; !err && i < nx; i++)
 		if (x[i].send && x[i].req.reg && x[i].peer_ok)
 			wait[x[i].l]++;
@@ -300,9 +328,9 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 		if (!x[i].req.reg || !x[i].peer_ok)
 			continue;
 		done[x[i].op] = true;
-		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: p2p %s rank %d %zu bytes on the engine",
+		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: p2p %s rank %d %zu bytes %s",
 			   x[i].send ? "send to" : "recv from", comm->local_to_rank[x[i].l],
-			   x[i].bytes);
+			   x[i].bytes, x[i].mapped ? "from the mapped grant" : "on the engine");
 	}
 	for (i = 0; !err && i < nx; i++)
 		if (!done[x[i].op])

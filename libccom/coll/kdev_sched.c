@@ -496,10 +496,11 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	kp.v2 = kp.v3 - 1;
 	kp.v1 = kp.v3 - 2;
 	if (ccom_kdev_mapped_usable(kd, op, views)) {
-		err = ccom_kdev_mapped_allreduce(comm, kd, op, views, kp.v1, kp.v2, kp.v3);
-		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu AllReduce %zu elements from mapped grants: registrations %lld us, exchange %lld us, reduce %lld us",
-			   (unsigned long long)kd->coll_seq, op->count, (long long)(t1 - t0),
-			   (long long)(t2 - t1), (long long)(ccom_now_us() - t2));
+		err = ccom_kdev_mapped_run(comm, kd, op, views, kp.dst,
+					   nreq == 3 ? (char *)reqs[2].addr : NULL, kp.v1, kp.v2, kp.v3);
+		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu %s %zu elements from mapped grants: registrations %lld us, exchange %lld us, copies %lld us",
+			   (unsigned long long)kd->coll_seq, ccom_coll_kind_name(op->kind), op->count,
+			   (long long)(t1 - t0), (long long)(t2 - t1), (long long)(ccom_now_us() - t2));
 		return err ? ccom_kdev_fail(kd, err) : 0;
 	}
 	phase_a(&kp);

@@ -8,8 +8,13 @@
  * back the same address), (d) does the same with the receive buffer, and
  * writes new values each time; every allreduce/allgather result must be
  * computed from the new contents (a stale registration would read the old
- * pinned pages and leave the new buffer untouched).  Afterwards the
- * driver's counters must be zero.  SKIPs without /dev/nccom.
+ * pinned pages and leave the new buffer untouched).  After (a), (b) and
+ * (c) the same buffer is also the input of a ReduceScatter, an AlltoAll,
+ * a Reduce and a Broadcast, so that each collective the kdev path serves
+ * meets a re-registered buffer; run-vm runs this test again with
+ * CCOM_KDEV_MAP=1, where a stale grant would be a stale mapping in the
+ * peers.  Afterwards the driver's counters must be zero.  SKIPs without
+ * /dev/nccom.
  */
 #include <sys/mman.h>
 
@@ -48,6 +53,45 @@ static int allreduce(ccomComm_t comm, const void *s, void *r)
 	return T_PASS;
 }
 
+/* Values of @b (generation @gen) reach every other collective's output, sampled every 61st. */
+static int other_colls(ccomComm_t comm, int rank, int n, int32_t *b, int32_t *out, int gen,
+		       const char *what)
+{
+	size_t cnt = N / (size_t)n, i;
+	int root = gen % n, p;
+	int32_t want;
+
+	fill(b, rank, gen);
+	T_CCOM(ccomReduceScatter(b, out, cnt, ccomInt32, ccomSum, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < cnt; i += 61) {
+		for (want = 0, p = 0; p < n; p++)
+			want += val(p, (size_t)rank * cnt + i, gen);
+		T_CHECK(out[i] == want, "reducescatter %s: element %zu is %d, want %d", what, i,
+			out[i], want);
+	}
+	T_CCOM(ccomAlltoAll(b, out, cnt, ccomInt32, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (p = 0; p < n; p++)
+		for (i = 0; i < cnt; i += 61)
+			T_CHECK(out[(size_t)p * cnt + i] == val(p, (size_t)rank * cnt + i, gen),
+				"alltoall %s: block %d element %zu", what, p, i);
+	T_CCOM(ccomReduce(b, out, N, ccomInt32, ccomSum, root, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; rank == root && i < N; i += 61) {
+		for (want = 0, p = 0; p < n; p++)
+			want += val(p, i, gen);
+		T_CHECK(out[i] == want, "reduce %s: element %zu is %d, want %d", what, i, out[i],
+			want);
+	}
+	T_CCOM(ccomBroadcast(b, out, N, ccomInt32, root, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (i = 0; i < N; i += 61)
+		T_CHECK(out[i] == val(root, i, gen), "broadcast %s: element %zu is %d, want %d",
+			what, i, out[i], val(root, i, gen));
+	return T_PASS;
+}
+
 static int inval_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
@@ -78,11 +122,16 @@ static int inval_rank(int rank, int n, void *arg)
 	for (int p = 0; p < n; p++)
 		for (size_t i = 0; i < N; i += 997)
 			T_CHECK(ag[(size_t)p * N + i] == val(p, i, 5), "allgather block %d element %zu", p, i);
+	if (other_colls(comm, rank, n, b, ag, 8, "after munmap + mmap"))
+		return T_FAIL;
 
 	/* (b) pages dropped: the same range now maps fresh zero pages */
 	T_CHECK(madvise(b, bytes, MADV_DONTNEED) == 0, "madvise");
 	fill(b, rank, 3);
 	if (allreduce(comm, b, b) || check_sum(b, n, 3, "allreduce after MADV_DONTNEED"))
+		return T_FAIL;
+	T_CHECK(madvise(b, bytes, MADV_DONTNEED) == 0, "madvise");
+	if (other_colls(comm, rank, n, b, ag, 9, "after MADV_DONTNEED"))
 		return T_FAIL;
 	munmap(b, bytes);
 
@@ -98,6 +147,11 @@ static int inval_rank(int rank, int n, void *arg)
 	T_CHECK(s, "malloc");
 	fill(s, rank, 6);
 	if (allreduce(comm, s, r) || check_sum(r, n, 6, "allreduce after free + malloc of the send buffer"))
+		return T_FAIL;
+	free(s);
+	s = malloc(bytes);
+	T_CHECK(s, "malloc");
+	if (other_colls(comm, rank, n, s, ag, 10, "after free + malloc of the send buffer"))
 		return T_FAIL;
 
 	/* (d) the same with the receive buffer */

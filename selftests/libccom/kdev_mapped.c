@@ -1,23 +1,44 @@
 // SPDX-License-Identifier: MIT
 /*
- * Description: the mapped single-copy AllReduce (CCOM_KDEV=1
- * CCOM_KDEV_MAP=1) on malloc'd buffers, 2 and 3 ranks: int32 sum, fp32
- * max, fp64 avg, in and out of place, sizes that do not divide evenly
- * into the slices, every result checked; and proof that the path ran:
- * the engines' byte counter (GET_INFO) grows by less than 1/16 of the data
- * with the mapped path, and by at least the data with CCOM_KDEV_MAP=0 in
- * the same test (so the check can fail).  Afterwards the driver's
- * counters must be zero.  SKIPs without /dev/nccom or without
- * NCCOM_FEAT_DMABUF_MMAP.
+ * Description: the mapped single-copy path (CCOM_KDEV=1 CCOM_KDEV_MAP=1)
+ * for every collective the kdev schedule serves (AllReduce, Broadcast,
+ * Reduce, AllGather, ReduceScatter, AlltoAll) and for grouped Send/Recv
+ * above the engine's threshold (kdev_p2p.c) on malloc'd buffers, 2 and
+ * 3 ranks, in and out of place, every result checked against
+ * coll_matrix.h's reference with canaries past the output: each
+ * collective at 256 Ki + 3 elements (fp32 sum and int8 max: uneven slices,
+ * several 64 KiB reduce blocks), the reductions for every dtype x op at
+ * 2053 elements and the copies for each element size at 1031 (in and out
+ * of place alternating over that grid; kdev_matrix with CCOM_KDEV_MAP=1
+ * runs the whole matrix and the 4 MiB streaming-store sizes).  Proof that
+ * the path ran, per collective: rank 0 reads the engines' byte counter
+ * (GET_INFO) around each of its collectives; with CCOM_KDEV_MAP=1 the
+ * engines must copy less than 1/16 of the output, and the 256 Ki cases
+ * with CCOM_KDEV_MAP=0 must make them copy at least 1/4 of it (so the
+ * check can fail: those cases ran on the kdev path, not on shm).  A third
+ * job runs the 256 Ki cases with the odd ranks on the mapped path and the
+ * even ones on the engine (the two paths must interoperate).  Afterwards
+ * the driver's counters must be zero.  SKIPs without /dev/nccom or
+ * without NCCOM_FEAT_DMABUF_MMAP.
  */
-#include <math.h>
 #include <stdbool.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 
+#include "coll_matrix.h"
 #include "kdev_util.h"
 
-#define COUNT ((1u << 20) + 77)	/* elements */
-#define ITERS 3
+/* K_SR: a ring of grouped Send/Recv, on the engine from 64 KiB (256 KiB above 2 ranks). */
+static const int kinds[] = { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_SR };
+#define NKINDS 7
+#define BIG ((256u << 10) + 3)	/* elements: several 64 KiB reduce blocks even for int8 */
+#define SWEEP_RED 2053		/* elements: every dtype x op of the reductions */
+#define SWEEP_COPY 1031		/* elements: each element size of the copies */
+
+/* Engine bytes and output bytes per collective kind, seen by rank 0. */
+struct kstat {
+	long long eng[K_N], out[K_N];
+};
 
 /* Sum of the engines' destination bytes over every device. */
 static long long engine_bytes(void)
@@ -40,98 +61,119 @@ static long long engine_bytes(void)
 	return sum;
 }
 
-static double in_val(int rank, size_t i)
+/*
+ * One case; rank 0 adds the engines' bytes during it and its output size.
+ * Every copy and reduction of a collective is done before any rank
+ * returns from it (the final semaphore wait), and none of the next one
+ * starts before rank 0 enters it, so rank 0's two readings frame it.
+ */
+static int run_case(ccomComm_t comm, const struct ct_case *c, int rank, int n, char *sb,
+		    char *rb, size_t bufsz, struct kstat *st)
 {
-	return (double)((i * 7 + (size_t)rank * 13) % 1000);
-}
+	long long e0 = rank == 0 ? engine_bytes() : 0;
 
-static int run_i32_sum(ccomComm_t comm, int rank, int n, bool inplace)
-{
-	int32_t *s = malloc(COUNT * sizeof(*s)), *r = inplace ? s : malloc(COUNT * sizeof(*r));
+	if (ct_case_run(comm, c, rank, n, sb, rb, bufsz))
+		return T_FAIL;
+	if (rank == 0) {
+		long long e1 = engine_bytes();
 
-	T_CHECK(s && r, "malloc");
-	for (size_t i = 0; i < COUNT; i++)
-		s[i] = (int32_t)in_val(rank, i);
-	T_CCOM(ccomAllReduce(s, r, COUNT, ccomInt32, ccomSum, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (size_t i = 0; i < COUNT; i++) {
-		int32_t want = 0;
-
-		for (int p = 0; p < n; p++)
-			want += (int32_t)in_val(p, i);
-		T_CHECK(r[i] == want, "rank %d int32 sum%s: element %zu is %d, want %d", rank,
-			inplace ? " in place" : "", i, r[i], want);
+		T_CHECK(e0 >= 0 && e1 >= 0, "GET_INFO device counters");
+		st->eng[c->kind] += e1 - e0;
+		st->out[c->kind] += (long long)(c->count * ct_size(c->dt) *
+						(size_t)ct_blocks_out(c->kind, n));
 	}
-	if (!inplace)
-		free(r);
-	free(s);
 	return T_PASS;
 }
 
-static int run_f32_max(ccomComm_t comm, int rank, int n)
+static int run_cases(ccomComm_t comm, int rank, int n, char *sb, char *rb, size_t bufsz,
+		     struct kstat *st, bool sweep)
 {
-	float *s = malloc(COUNT * sizeof(*s)), *r = malloc(COUNT * sizeof(*r));
+	static const struct { ccomDataType_t dt; ccomRedOp_t op; } big[] = {
+		{ ccomFloat32, ccomSum }, { ccomInt8, ccomMax },
+	};
+	static const ccomDataType_t copy_dts[] = { ccomInt8, ccomFloat16, ccomFloat32, ccomFloat64 };
+	struct ct_case c;
+	int k, i, dt, op, ip;
 
-	T_CHECK(s && r, "malloc");
-	for (size_t i = 0; i < COUNT; i++)
-		s[i] = (float)in_val(rank, i) - 500.0f;
-	T_CCOM(ccomAllReduce(s, r, COUNT, ccomFloat32, ccomMax, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (size_t i = 0; i < COUNT; i++) {
-		float want = -1e9f;
+	for (k = 0; k < NKINDS; k++)
+		for (i = 0; i < 2; i++)
+			for (ip = 0; ip < (kinds[k] == K_SR ? 1 : 2); ip++) {
+				c = (struct ct_case){ kinds[k], ip, (i + ip) % n, big[i].dt, big[i].op,
+						      ct_blocked(kinds[k]) ? BIG / (size_t)n + 1 : BIG };
+				if (run_case(comm, &c, rank, n, sb, rb, bufsz, st))
+					return T_FAIL;
+			}
+	/* In and out of place alternate over the dtype x op grid (the emulated VM is slow). */
+	for (k = 0; sweep && k < NKINDS; k++) {
+		bool red = ct_is_reduction(kinds[k]);
 
-		for (int p = 0; p < n; p++)
-			want = fmaxf(want, (float)in_val(p, i) - 500.0f);
-		T_CHECK(r[i] == want, "rank %d fp32 max: element %zu is %g, want %g", rank, i,
-			r[i], want);
+		for (dt = 0; dt < (red ? ccomNumTypes : 4); dt++)
+			for (op = 0; op < (red ? ccomNumOps : 1); op++) {
+				ip = kinds[k] == K_SR ? 0 : (dt + op + k) % 2;
+				c = (struct ct_case){ kinds[k], ip, (dt + op) % n,
+						      red ? (ccomDataType_t)dt : copy_dts[dt],
+						      (ccomRedOp_t)op, red ? SWEEP_RED : SWEEP_COPY };
+				if (run_case(comm, &c, rank, n, sb, rb, bufsz, st))
+					return T_FAIL;
+			}
 	}
-	free(s);
-	free(r);
 	return T_PASS;
 }
 
-static int run_f64_avg(ccomComm_t comm, int rank, int n)
+/* Rank 0's verdict: the engines' share of the output with the path on (1) or off (0). */
+static int check_share(const struct kstat *st, int n, int map)
 {
-	double *b = malloc(COUNT * sizeof(*b));
+	for (int k = 0; k < NKINDS; k++) {
+		long long e = st->eng[kinds[k]], o = st->out[kinds[k]];
 
-	T_CHECK(b, "malloc");
-	for (size_t i = 0; i < COUNT; i++)
-		b[i] = in_val(rank, i);
-	T_CCOM(ccomAllReduce(b, b, COUNT, ccomFloat64, ccomAvg, comm, NULL), ccomSuccess);
-	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-	for (size_t i = 0; i < COUNT; i++) {
-		double want = 0;
-
-		for (int p = 0; p < n; p++)
-			want += in_val(p, i);
-		want /= n;
-		T_CHECK(fabs(b[i] - want) < 1e-9, "rank %d fp64 avg: element %zu is %g, want %g",
-			rank, i, b[i], want);
+		printf("%d ranks, %s: %-13s engine bytes %lld for %lld bytes of output\n", n,
+		       map == 1 ? "CCOM_KDEV_MAP=1" : map == 0 ? "CCOM_KDEV_MAP=0" : "odd ranks mapped",
+		       k_names[kinds[k]], e, o);
+		if (map == 1)
+			T_CHECK(e < o / 16,
+				"%d ranks, CCOM_KDEV_MAP=1: %s: the engines copied %lld bytes for %lld bytes of output: the mapped path did not run",
+				n, k_names[kinds[k]], e, o);
+		else if (map == 0)
+			T_CHECK(e >= o / 4,
+				"%d ranks, CCOM_KDEV_MAP=0: %s: the engines copied only %lld bytes for %lld bytes of output: the counter cannot tell the paths apart",
+				n, k_names[kinds[k]], e, o);
 	}
-	free(b);
+	fflush(stdout);
 	return T_PASS;
+}
+
+/* The mixed job: odd ranks map their peers' grants, even ranks use the engine. */
+static void mixed_env(int rank)
+{
+	setenv("CCOM_KDEV_MAP", rank % 2 ? "1" : "0", 1);
 }
 
 static int mapped_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
+	size_t bufsz = ((size_t)BIG + 8) * 4 + 4096;
+	const char *env;
+	struct kstat st = { { 0 }, { 0 } };
 	ccomComm_t comm;
+	char *sb, *rb;
+	int map;
 
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
-	for (int it = 0; it < ITERS; it++)
-		if (run_i32_sum(comm, rank, n, false) || run_i32_sum(comm, rank, n, true) ||
-		    run_f32_max(comm, rank, n) || run_f64_avg(comm, rank, n))
-			return T_FAIL;
+	env = getenv("CCOM_KDEV_MAP");
+	map = j->at_init ? -1 : (env && !strcmp(env, "1"));
+	sb = malloc(bufsz);
+	rb = malloc(bufsz);
+	T_CHECK(sb && rb, "malloc");
+	if (run_cases(comm, rank, n, sb, rb, bufsz, &st, map == 1))
+		return T_FAIL;
+	if (rank == 0 && check_share(&st, n, map))
+		return T_FAIL;
 	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
 	ccomCommDestroy(comm);
+	free(sb);
+	free(rb);
 	return T_PASS;
-}
-
-/* Bytes of AllReduce output the ranks computed in one job. */
-static long long job_bytes(int n)
-{
-	return (long long)ITERS * n * (long long)COUNT * (4 + 4 + 4 + 8);
 }
 
 int main(void)
@@ -139,8 +181,9 @@ int main(void)
 	struct ct_job on = { .env = { "CCOM_KDEV=1", "CCOM_KDEV_MAP=1", "CCOM_DEBUG=INFO",
 				      "CCOM_DEBUG_SUBSYS=KDEV" } };
 	struct ct_job off = { .env = { "CCOM_KDEV=1", "CCOM_KDEV_MAP=0" } };
+	struct ct_job mixed = { .env = { "CCOM_KDEV=1" }, .at_init = mixed_env };
 	struct nccom_info info = { .size = sizeof(info) };
-	long long b0, b1, b2;
+	double t0;
 	int fd;
 
 	KT_REQUIRE(3);
@@ -150,23 +193,17 @@ int main(void)
 	if (!(info.out_features & NCCOM_FEAT_DMABUF_MMAP))
 		return t_skip("nccom.ko has no NCCOM_FEAT_DMABUF_MMAP");
 	for (int n = 2; n <= 3; n++) {
-		b0 = engine_bytes();
-		if (ct_run(&on, n, mapped_rank, 300))
+		t0 = t_now();
+		if (ct_run(&on, n, mapped_rank, 400) || ct_run(&off, n, mapped_rank, 400))
 			return T_FAIL;
-		b1 = engine_bytes();
-		if (ct_run(&off, n, mapped_rank, 300))
+		printf("%d ranks: every collective correct with CCOM_KDEV_MAP=1 and 0 (%.1f s)\n", n,
+		       t_now() - t0);
+		t0 = t_now();
+		if (ct_run(&mixed, n, mapped_rank, 400))
 			return T_FAIL;
-		b2 = engine_bytes();
-		T_CHECK(b0 >= 0 && b1 >= 0 && b2 >= 0, "GET_INFO device counters");
-		printf("%d ranks: results correct; engine bytes: %lld with CCOM_KDEV_MAP=1, %lld with 0, %lld bytes of output\n",
-		       n, b1 - b0, b2 - b1, job_bytes(n));
-		T_CHECK(b1 - b0 < job_bytes(n) / 16,
-			"CCOM_KDEV_MAP=1: the engines copied %lld bytes for %lld bytes of output: the mapped path did not run",
-			b1 - b0, job_bytes(n));
-		T_CHECK(b2 - b1 >= job_bytes(n) / 2,
-			"CCOM_KDEV_MAP=0: the engines copied only %lld bytes for %lld bytes of output: the counter cannot tell the paths apart",
-			b2 - b1, job_bytes(n));
-		if (kt_counters_zero("after the mapped AllReduces"))
+		printf("%d ranks: correct with odd ranks mapped, even ranks on the engine (%.1f s)\n", n,
+		       t_now() - t0);
+		if (kt_counters_zero("after the mapped collectives"))
 			return T_FAIL;
 	}
 	return T_PASS;

@@ -281,12 +281,13 @@ static int kdev_mode(void)
 }
 
 /*
- * CCOM_KDEV_MAP=1: map peers' grants and run AllReduce from them in
- * userspace (coll/kdev_mapped.c); auto (the default): map them, and the
- * tuner's race (tune/kdev_race.c) picks the mapped path or the engine
- * per collective and size (kd->map_skip, per op).  Per rank: the
- * schedules of both paths read and write the same buffers at the same
- * semaphore values.
+ * CCOM_KDEV_MAP=1: map peers' grants and run the collectives and Send/Recv
+ * from them in userspace (coll/kdev_mapped.c, coll/kdev_p2p.c); auto (the
+ * default): map them, and the tuner's race (tune/kdev_race.c) picks the
+ * mapped path or the engine per size for AllReduce, the one collective it
+ * races the mapped path on (kd->map_skip, per op; the other collectives
+ * take the engine under auto).  Per rank: the schedules of both paths
+ * read and write the same buffers at the same semaphore values.
  */
 static void kdev_map_mode(struct ccom_kdev *kd)
 {
@@ -309,9 +310,9 @@ static void kdev_map_mode(struct ccom_kdev *kd)
 	kd->map = true;
 	kd->map_mode = v;
 	kd->map_skip = v == 2;	/* until the tuner picks the mapped path for an op */
-	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: AllReduce %s peers' buffers through mapped grants (CCOM_KDEV_MAP=%s)",
-		  kd->comm->rank, v == 1 ? "reads" : "may read (where it measures faster)",
-		  v == 1 ? "1" : "auto");
+	ccom_info(CCOM_SUBSYS_KDEV, "kdev: rank %d: %s peers' buffers through mapped grants (CCOM_KDEV_MAP=%s)",
+		  kd->comm->rank, v == 1 ? "collectives and Send/Recv read" :
+		  "AllReduce may read (where it measures faster)", v == 1 ? "1" : "auto");
 }
 
 /* All-gather the probes; 0 if every rank can use kdev, else the first failing rank. */

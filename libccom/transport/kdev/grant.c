@@ -208,6 +208,24 @@ int ccom_kdev_grant_import(struct ccom_kdev *kd, int l, uint64_t id, int fd, uin
 	return 0;
 }
 
+const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, uint64_t off,
+				uint64_t len)
+{
+	struct ccom_kdev_imports *im = &kd->imports[l];
+	struct kdev_import *x;
+	int i;
+
+	for (i = 0; i < im->n; i++) {
+		x = &im->v[i];
+		if (x->handle != handle)
+			continue;
+		if (!x->map || off > x->maplen || len > x->maplen - off)
+			return NULL;
+		return x->map + off;
+	}
+	return NULL;
+}
+
 void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n)
 {
 	int i;

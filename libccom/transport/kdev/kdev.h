@@ -312,6 +312,13 @@ int ccom_kdev_exchange(struct ccom_kdev *kd, const struct ccom_kdev_sig *sig, in
 int ccom_kdev_grant_export(struct ccom_kdev *kd, struct ccom_kdev_reg *r, int *fd);
 int ccom_kdev_grant_import(struct ccom_kdev *kd, int l, uint64_t id, int fd, uint32_t *handle);
 void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n);
+/*
+ * kd->map: the CPU address of bytes [@off, @off + @len) of local peer @l's
+ * import @handle (its read-only mapping), or NULL when it is not mapped
+ * that far (then the engine copies).  Valid until the import is dropped.
+ */
+const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, uint64_t off,
+				uint64_t len);
 
 /*
  * Like ccom_kdev_cache_get() for @n requests of any number, but a request
