@@ -397,7 +397,8 @@ static int coll_dispatch(struct ccomComm *comm, struct ccom_op *op)
 			return err;
 		/* CCOM_KDEV_MAP=auto: the engine's copies unless the race runs the mapped path. */
 		comm->kdev->map_skip = comm->kdev->map_mode == 2 && kpath != CCOM_KPATH_MAPPED;
-		t0 = ccom_krace_now_ns();
+		if (r)	/* no clock read for an operation no race times */
+			t0 = ccom_krace_now_ns();
 	}
 	err = coll_dispatch_one(comm, op);
 	if (!err && r)
