@@ -31,6 +31,7 @@
 #include "core/comm.h"
 #include "topo/topo.h"
 #include "util/err.h"
+#include "util/fault_guard.h"
 #include "util/log.h"
 #include "util/params.h"
 
@@ -39,6 +40,7 @@
 struct ch_task {
 	bool reduce;
 	bool nt;
+	bool guard;		/* a source may be a peer's grant: SIGBUS fails the task */
 	char *dst;
 	char *out;		/* reduce: copy of the finished result, or NULL */
 	int nranks;		/* reduce: ccom_reduce_finish() over this many, or 0 */
@@ -61,6 +63,7 @@ struct ccom_channels {
 	_Atomic int next;		/* next part of the current task to claim */
 	_Atomic int done;		/* parts of the current task finished */
 	_Atomic bool stop;
+	_Atomic bool faulted;		/* a guarded part hit a revoked mapping */
 	struct ch_task task;
 	struct ch_worker w[CCOM_MAX_CHANNELS];
 };
@@ -114,6 +117,30 @@ static void ch_run_part(const struct ch_task *t, int p, int n)
 		memcpy(t->dst + off, t->a + off, hi - lo);
 }
 
+struct ch_part {
+	const struct ch_task *t;
+	int p, n;
+};
+
+static void ch_part_thunk(void *arg)
+{
+	const struct ch_part *x = arg;
+
+	ch_run_part(x->t, x->p, x->n);
+}
+
+/* Part @p of @t, under the fault guard if @t asks for it: 0 or -EFAULT. */
+static int ch_run_part_guarded(const struct ch_task *t, int p, int n)
+{
+	struct ch_part x = { t, p, n };
+
+	if (!t->guard) {
+		ch_run_part(t, p, n);
+		return 0;
+	}
+	return ccom_fault_guard(ch_part_thunk, &x);
+}
+
 /*
  * Run parts of the current task until none is left.  A part claimed from
  * @next (acquire) sees the task written before @next was reset (release),
@@ -124,7 +151,8 @@ static void ch_claim_parts(struct ccom_channels *ch)
 	int p;
 
 	while ((p = atomic_fetch_add_explicit(&ch->next, 1, memory_order_acq_rel)) < ch->n) {
-		ch_run_part(&ch->task, p, ch->n);
+		if (ch_run_part_guarded(&ch->task, p, ch->n))
+			atomic_store_explicit(&ch->faulted, true, memory_order_relaxed);
 		if (ch->task.nt)
 			ccom_copy_stream_fence();
 		atomic_fetch_add_explicit(&ch->done, 1, memory_order_release);
@@ -156,16 +184,16 @@ static void *ch_worker_main(void *arg)
 	}
 }
 
-static void ch_run(struct ccom_channels *ch, const struct ch_task *t)
+/* 0, or -EFAULT if a guarded task touched a revoked mapping (the parts all ran). */
+static int ch_run(struct ccom_channels *ch, const struct ch_task *t)
 {
 	int spins = 0;
 
-	if (!ch || ch->n == 1 || t->n * t->esz < CCOM_CHANNEL_MIN_BYTES) {
-		ch_run_part(t, 0, 1);
-		return;
-	}
+	if (!ch || ch->n == 1 || t->n * t->esz < CCOM_CHANNEL_MIN_BYTES)
+		return ch_run_part_guarded(t, 0, 1);
 	/* Every part of the previous task is done: no worker touches these now. */
 	atomic_store_explicit(&ch->done, 0, memory_order_relaxed);
+	atomic_store_explicit(&ch->faulted, false, memory_order_relaxed);
 	ch->task = *t;
 	atomic_store_explicit(&ch->next, 0, memory_order_release);
 	atomic_fetch_add(&ch->gen, 1);
@@ -178,6 +206,7 @@ static void ch_run(struct ccom_channels *ch, const struct ch_task *t)
 		else
 			sched_yield();
 	}
+	return atomic_load_explicit(&ch->faulted, memory_order_relaxed) ? -EFAULT : 0;
 }
 
 void ccom_ch_copy(struct ccom_channels *ch, void *dst, const void *src, size_t bytes, bool nt)
@@ -185,6 +214,22 @@ void ccom_ch_copy(struct ccom_channels *ch, void *dst, const void *src, size_t b
 	struct ch_task t = { .nt = nt, .dst = dst, .a = src, .n = bytes, .esz = 1 };
 
 	ch_run(ch, &t);
+}
+
+int ccom_ch_copy_mapped(struct ccom_channels *ch, void *dst, const void *src, size_t bytes, bool nt)
+{
+	struct ch_task t = { .nt = nt, .guard = true, .dst = dst, .a = src, .n = bytes, .esz = 1 };
+
+	return ch_run(ch, &t);
+}
+
+int ccom_ch_reduce2_mapped(struct ccom_channels *ch, void *dst, const void *a, const void *b,
+			   size_t n, ccomDataType_t dt, ccomRedOp_t op)
+{
+	struct ch_task t = { .reduce = true, .guard = true, .dst = dst, .a = a, .b = b, .n = n,
+			     .esz = ccom_dtype_size(dt), .dt = dt, .op = op };
+
+	return ch_run(ch, &t);
 }
 
 void ccom_ch_reduce2(struct ccom_channels *ch, void *dst, const void *a, const void *b, size_t n,

@@ -47,6 +47,16 @@ void ccom_ch_copy(struct ccom_channels *ch, void *dst, const void *src, size_t b
 void ccom_ch_reduce2(struct ccom_channels *ch, void *dst, const void *a, const void *b, size_t n,
 		     ccomDataType_t dt, ccomRedOp_t op);
 /*
+ * ccom_ch_copy() and ccom_ch_reduce2() where a source may be a local
+ * peer's grant mapped through nccom (coll/kdev_mapped.c, kdev_p2p.c):
+ * under util/fault_guard.h on every channel, so that a grant its owner
+ * revoked (unmapped, or exited) meanwhile returns -EFAULT instead of
+ * raising SIGBUS.  0 or -EFAULT; after -EFAULT @dst holds garbage.
+ */
+int ccom_ch_copy_mapped(struct ccom_channels *ch, void *dst, const void *src, size_t bytes, bool nt);
+int ccom_ch_reduce2_mapped(struct ccom_channels *ch, void *dst, const void *a, const void *b,
+			   size_t n, ccomDataType_t dt, ccomRedOp_t op);
+/*
  * The last reduction of a slice: ccom_reduce2(dst, a, b, n, dt, op), then
  * ccom_reduce_finish(dst, n, dt, op, nranks) (none for @nranks 0), then a
  * copy of the result to @out (none for NULL; non-temporal stores if @nt,

@@ -26,10 +26,11 @@
  * on this path and a peer on the engine interoperate and every rank gets
  * the same answer.  The grants were validated by the registration
  * cache's probe of this collective (a buffer unmapped or remapped since
- * is registered and granted again, and its old mapping dropped); an owner
- * that unmaps a buffer while a collective on it is running gets its peers
- * a SIGBUS (the driver revokes the mapping), which is that owner's bug,
- * as with any buffer freed during an operation.
+ * is registered and granted again, and its old mapping dropped).  A peer
+ * that aborts and frees its buffers, or exits, while this rank reads them
+ * revokes the mapping (the driver zaps it): every copy from a peer runs
+ * under util/fault_guard.h, so this rank fails with the peer's abort or
+ * death named instead of dying of SIGBUS.
  */
 #include <errno.h>
 #include <string.h>
@@ -176,10 +177,10 @@ static int sem_wait_peer(struct mplan *mp, int l, uint64_t value)
 	}
 }
 
-static void copy(struct mplan *mp, char *dst, const char *src, size_t len)
+/* 0, or -EFAULT when a peer's grant was revoked under the copy (channels.h). */
+static int copy(struct mplan *mp, char *dst, const char *src, size_t len)
 {
-	if (len)
-		ccom_ch_copy(mp->comm->coll->channels, dst, src, len, mp->nt);
+	return len ? ccom_ch_copy_mapped(mp->comm->coll->channels, dst, src, len, mp->nt) : 0;
 }
 
 /*
@@ -188,12 +189,12 @@ static void copy(struct mplan *mp, char *dst, const char *src, size_t len)
  * block hit the cache.  In place (@dst is my input there), each element
  * is read before it is written.
  */
-static void reduce_range(struct mplan *mp, size_t in_off, char *dst, size_t count)
+static int reduce_range(struct mplan *mp, size_t in_off, char *dst, size_t count)
 {
 	struct ccom_channels *ch = mp->comm->coll->channels;
 	const struct ccom_op *op = mp->op;
 	size_t per = MAPPED_BLOCK / mp->esz, off, len, b;
-	int l, first;
+	int l, first, err;
 
 	for (off = 0; off < count; off += len) {
 		len = count - off < per ? count - off : per;
@@ -202,63 +203,67 @@ static void reduce_range(struct mplan *mp, size_t in_off, char *dst, size_t coun
 		for (l = 0; l < mp->n; l++) {
 			if (l == mp->me)
 				continue;
-			ccom_ch_reduce2(ch, dst + b, first ? in_cpu(mp, mp->me) + in_off + b : dst + b,
-					in_cpu(mp, l) + in_off + b, len, op->dtype, op->op);
+			err = ccom_ch_reduce2_mapped(ch, dst + b,
+						     first ? in_cpu(mp, mp->me) + in_off + b : dst + b,
+						     in_cpu(mp, l) + in_off + b, len, op->dtype, op->op);
+			if (err)
+				return err;
 			first = 0;
 		}
 		ccom_reduce_finish(dst + b, len, op->dtype, op->op, mp->comm->nranks);
 	}
+	return 0;
 }
 
 /* kdev_sched.c's alltoall_inplace_a: stage my blocks p > me, take block me of each p. */
-static void alltoall_inplace_a(struct mplan *mp)
+static int alltoall_inplace_a(struct mplan *mp)
 {
 	size_t bytes = mp->bytes;
-	int p;
+	int p, err = 0;
 
-	for (p = mp->me + 1; p < mp->n; p++) {
-		copy(mp, mp->tmp + (size_t)p * bytes, mp->dst + (size_t)p * bytes, bytes);
-		copy(mp, mp->dst + (size_t)p * bytes, in_cpu(mp, p) + (size_t)mp->me * bytes, bytes);
+	for (p = mp->me + 1; !err && p < mp->n; p++) {
+		err = copy(mp, mp->tmp + (size_t)p * bytes, mp->dst + (size_t)p * bytes, bytes);
+		if (!err)
+			err = copy(mp, mp->dst + (size_t)p * bytes,
+				   in_cpu(mp, p) + (size_t)mp->me * bytes, bytes);
 	}
+	return err;
 }
 
-static void phase_a(struct mplan *mp)
+static int phase_a(struct mplan *mp)
 {
 	const struct ccom_op *op = mp->op;
 	size_t esz = mp->esz, bytes = mp->bytes, lo, hi;
-	int l, root;
+	int l, root, err = 0;
 
 	switch (op->kind) {
 	case CCOM_COLL_ALLREDUCE:
 	case CCOM_COLL_REDUCE:
 		mslice(op->count, mp->n, mp->me, &lo, &hi);
-		reduce_range(mp, lo * esz, mp->dst + lo * esz, hi - lo);
-		break;
+		return reduce_range(mp, lo * esz, mp->dst + lo * esz, hi - lo);
 	case CCOM_COLL_REDUCESCATTER:
-		reduce_range(mp, (size_t)mp->me * bytes, mp->dst, op->count);
-		break;
+		return reduce_range(mp, (size_t)mp->me * bytes, mp->dst, op->count);
 	case CCOM_COLL_BROADCAST:
 		root = mp->comm->rank_to_local[op->root];
 		if (mp->me != root || op->sendbuff != op->recvbuff)
-			copy(mp, mp->dst, in_cpu(mp, root), bytes);
+			err = copy(mp, mp->dst, in_cpu(mp, root), bytes);
 		break;
 	case CCOM_COLL_ALLGATHER:
-		for (l = 0; l < mp->n; l++)
+		for (l = 0; !err && l < mp->n; l++)
 			if (l != mp->me || (const char *)op->sendbuff != mp->dst + (size_t)l * bytes)
-				copy(mp, mp->dst + (size_t)l * bytes, in_cpu(mp, l), bytes);
+				err = copy(mp, mp->dst + (size_t)l * bytes, in_cpu(mp, l), bytes);
 		break;
 	case CCOM_COLL_ALLTOALL:
-		if (mp->tmp && op->sendbuff == op->recvbuff) {
-			alltoall_inplace_a(mp);
-			break;
-		}
-		for (l = 0; l < mp->n; l++)
-			copy(mp, (mp->tmp ? mp->tmp : mp->dst) + (size_t)l * bytes,
-			     in_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
+		if (mp->tmp && op->sendbuff == op->recvbuff)
+			return alltoall_inplace_a(mp);
+		for (l = 0; !err && l < mp->n; l++)
+			err = copy(mp, (mp->tmp ? mp->tmp : mp->dst) + (size_t)l * bytes,
+				   in_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
 		break;
 	default:
 		break;
 	}
+	return err;
 }
 
 static int phase_b(struct mplan *mp)
@@ -277,15 +282,16 @@ static int phase_b(struct mplan *mp)
 				continue;
 			err = sem_wait_peer(mp, l, mp->v1);
 			if (!err)
-				copy(mp, mp->dst + lo * esz, out_cpu(mp, l) + lo * esz, (hi - lo) * esz);
+				err = copy(mp, mp->dst + lo * esz, out_cpu(mp, l) + lo * esz,
+					   (hi - lo) * esz);
 		}
 	} else if (op->kind == CCOM_COLL_ALLTOALL && mp->tmp && op->sendbuff == op->recvbuff) {
 		/* The higher rank of each pair: l staged my block in its scratch before its v1. */
 		for (l = 0; !err && l < mp->me; l++) {
 			err = sem_wait_peer(mp, l, mp->v1);
 			if (!err)
-				copy(mp, mp->dst + (size_t)l * bytes,
-				     out_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
+				err = copy(mp, mp->dst + (size_t)l * bytes,
+					   out_cpu(mp, l) + (size_t)mp->me * bytes, bytes);
 		}
 	} else if (op->kind == CCOM_COLL_ALLTOALL && mp->tmp) {
 		/* Partly overlapping buffers: peers read my input until their v1. */
@@ -293,7 +299,7 @@ static int phase_b(struct mplan *mp)
 			if (l != mp->me)
 				err = sem_wait_peer(mp, l, mp->v1);
 		if (!err)
-			copy(mp, mp->dst, mp->tmp, bytes * (size_t)mp->n);
+			err = copy(mp, mp->dst, mp->tmp, bytes * (size_t)mp->n);
 	}
 	return err;
 }
@@ -308,9 +314,10 @@ int ccom_kdev_mapped_run(struct ccomComm *comm, struct ccom_kdev *kd, struct cco
 
 	mp.bytes = op->count * mp.esz;
 	mp.nt = mp.bytes >= CCOM_STREAM_COPY_MIN;
-	phase_a(&mp);
-	err = sem_signal(kd, v1);
 	ccom_wait_begin(&mp.w, comm);
+	err = phase_a(&mp);
+	if (!err)
+		err = sem_signal(kd, v1);
 	if (!err)
 		err = phase_b(&mp);
 	if (!err)
@@ -321,6 +328,8 @@ int ccom_kdev_mapped_run(struct ccomComm *comm, struct ccom_kdev *kd, struct cco
 			err = sem_wait_peer(&mp, l, v2);
 	if (!err)
 		err = sem_signal(kd, v3);
+	if (err == -EFAULT)
+		err = ccom_kdev_grant_revoked(kd, &mp.w, -1, ccom_coll_kind_name(op->kind));
 	ccom_wait_end(&mp.w);
 	return err;
 }

@@ -49,6 +49,7 @@
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/wait.h"
 #include "reduce/reduce.h"
 #include "transport/kdev/kdev.h"
 #include "tune/tune.h"
@@ -241,8 +242,9 @@ static int p2p_recv_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
  * forced: under auto (the default) nothing has measured this path for
  * Send/Recv, so the engine copies.
  */
-static bool p2p_mapped_copy(struct ccom_kdev *kd, struct p2p_xfer *x)
+static bool p2p_mapped_copy(struct ccom_kdev *kd, struct p2p_xfer *x, int *err)
 {
+	struct ccom_wait w;
 	const char *src;
 
 	if (!kd->map || kd->map_mode != 1 || !x->bytes)
@@ -250,9 +252,15 @@ static bool p2p_mapped_copy(struct ccom_kdev *kd, struct p2p_xfer *x)
 	src = ccom_kdev_grant_cpu(kd, x->l, x->src_h, x->src_off, x->bytes);
 	if (!src)
 		return false;
-	ccom_ch_copy(kd->comm->coll->channels, (void *)x->req.addr, src, x->bytes,
-		     x->bytes >= CCOM_STREAM_COPY_MIN);
 	x->mapped = true;
+	*err = ccom_ch_copy_mapped(kd->comm->coll->channels, (void *)x->req.addr, src, x->bytes,
+				   x->bytes >= CCOM_STREAM_COPY_MIN);
+	if (*err == -EFAULT) {
+		/* The sender aborted, died or freed its buffer under the copy. */
+		ccom_wait_begin(&w, kd->comm);
+		*err = ccom_kdev_grant_revoked(kd, &w, kd->comm->local_to_rank[x->l], "Send/Recv");
+		ccom_wait_end(&w);
+	}
 	return true;
 }
 
@@ -292,7 +300,7 @@ static int p2p_round(struct ccom_kdev *kd, struct p2p_xfer *x, int nx, bool *don
 	for (i = 0; !err && i < nx; i++) {
 		if (x[i].send || !x[i].req.reg || !x[i].peer_ok)
 			continue;
-		if (!p2p_mapped_copy(kd, &x[i]))
+		if (!p2p_mapped_copy(kd, &x[i], &err))
 			err = ccom_kdev_emit_copy(kd, x[i].req.reg->handle,
 						  (uintptr_t)x[i].req.addr - x[i].req.reg->start,
 						  x[i].src_h, x[i].src_off, x[i].bytes, x[i].l);

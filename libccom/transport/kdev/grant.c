@@ -19,15 +19,19 @@
  * read the peer's pages directly; the mapping lives as long as the import.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/comm.h"
+#include "proxy/wait.h"
 #include "transport/kdev/kdev.h"
 #include "util/err.h"
 #include "util/log.h"
+#include "util/misc.h"
 
 #define XMSG_MAGIC 0x6b786368u	/* "kxch" */
 #define XMSG_MAX_DROPS 16
@@ -224,6 +228,29 @@ const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, ui
 		return x->map + off;
 	}
 	return NULL;
+}
+
+/* Long enough for a peer's abort or death to show in ccom_wait_check(). */
+#define REVOKED_LOOK_US 2000000
+
+int ccom_kdev_grant_revoked(struct ccom_kdev *kd, struct ccom_wait *w, int rank, const char *what)
+{
+	struct timespec nap = { 0, 1000000 };
+	char who[32] = "a local peer";
+	int64_t until = ccom_now_us() + REVOKED_LOOK_US;
+	int err;
+
+	do {
+		err = ccom_wait_check(w);
+		if (err)
+			return err;
+		nanosleep(&nap, NULL);
+	} while (ccom_now_us() < until);
+	if (rank >= 0)
+		snprintf(who, sizeof(who), "rank %d", rank);
+	ccom_set_last_error("kdev: rank %d: %s unmapped a buffer while this rank read it through its grant during a mapped %s: the owner freed it before the operation completed, and the result is lost",
+			    kd->comm->rank, who, what);
+	return -EFAULT;
 }
 
 void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int n)

@@ -319,6 +319,16 @@ void ccom_kdev_grant_drop(struct ccom_kdev *kd, int l, const uint64_t *ids, int 
  */
 const char *ccom_kdev_grant_cpu(struct ccom_kdev *kd, int l, uint32_t handle, uint64_t off,
 				uint64_t len);
+/*
+ * A copy from a mapped grant returned -EFAULT: its owner unmapped the
+ * buffer or exited under it.  A peer that aborted or died is named by the
+ * communicator's health checks within milliseconds, so look for that a
+ * while (@w begun on kd->comm); otherwise the owner (@rank, or -1 when
+ * the copy read several peers) freed its buffer during @what.  Returns
+ * -errno after ccom_set_last_error().
+ */
+struct ccom_wait;
+int ccom_kdev_grant_revoked(struct ccom_kdev *kd, struct ccom_wait *w, int rank, const char *what);
 
 /*
  * Like ccom_kdev_cache_get() for @n requests of any number, but a request
