@@ -45,6 +45,7 @@
 #include "proxy/wait.h"
 #include "reduce/reduce.h"
 #include "transport/kdev/kdev.h"
+#include "tune/kdev_race.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -67,9 +68,7 @@ struct mplan {
 
 bool ccom_kdev_mapped_serves(enum ccom_coll_kind kind)
 {
-	return kind == CCOM_COLL_ALLREDUCE || kind == CCOM_COLL_BROADCAST ||
-	       kind == CCOM_COLL_REDUCE || kind == CCOM_COLL_ALLGATHER ||
-	       kind == CCOM_COLL_REDUCESCATTER || kind == CCOM_COLL_ALLTOALL;
+	return ccom_kpath_mapped_serves(kind);
 }
 
 /* View @i of local rank @l is mapped over at least @len bytes. */

@@ -14,7 +14,9 @@
  * the slowest rank), keeps the fastest, and measures again when the kept
  * path runs clearly slower than its price.  An engine the calibration
  * found slow is not a candidate (it stays the cheap first filter).  The
- * mapped path is a candidate of AllReduce when the driver maps grants.
+ * mapped path is a candidate of every collective it runs (AllReduce,
+ * Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll) when the driver
+ * maps grants.
  *
  * Verdicts are cached in /dev/shm/ccom-kdev-race-UID-KEY-N (KEY: boot id
  * and /dev/nccom's inode and change time, which a reload renews; N local
@@ -40,7 +42,7 @@ const char *ccom_kpath_name(int path)
 	return path >= 0 && path < CCOM_KPATH_NUM ? names[path] : "?";
 }
 
-/* Race slots of @kind: 0 staged, then the engine (if a candidate), then mapped (AllReduce). */
+/* Race slots of @kind: 0 staged, then the engine (if a candidate), then mapped. */
 static int slots(const struct ccom_tune_krace *kr, int kind, int *kpath)
 {
 	int n = 0;
@@ -48,7 +50,7 @@ static int slots(const struct ccom_tune_krace *kr, int kind, int *kpath)
 	kpath[n++] = CCOM_KPATH_STAGED;
 	if (kr->engine_ok)
 		kpath[n++] = CCOM_KPATH_ENGINE;
-	if (kr->mapped && kind == CCOM_COLL_ALLREDUCE)
+	if (kr->mapped && ccom_kpath_mapped_serves(kind))
 		kpath[n++] = CCOM_KPATH_MAPPED;
 	return n;
 }
@@ -161,7 +163,7 @@ int ccom_tune_krace_init(struct ccomComm *comm)
 	cache_load(kr);
 	comm->tune->krace = kr;
 	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: kdev automatic choice: staged%s%s measured per collective and size from %lld bytes (%d verdicts cached in %s)",
-		  comm->rank, kr->engine_ok ? ", engine" : "", kr->mapped ? ", mapped (AllReduce)" : "",
+		  comm->rank, kr->engine_ok ? ", engine" : "", kr->mapped ? ", mapped" : "",
 		  (long long)(e->min_bytes > 0 ? e->min_bytes : 0), kr->cached,
 		  kr->path[0] ? kr->path : "no file");
 	return 0;

@@ -30,11 +30,21 @@ enum ccom_kpath {
 #define CCOM_KRACE_LOG_MIN 16	/* 64 KiB */
 #define CCOM_KRACE_SIZES 16	/* up to 2^31 bytes per rank */
 
+/*
+ * The collectives the mapped path runs (coll/kdev_mapped.c: every one
+ * kdev_sched.c schedules), whatever the dtype and op: each races it.
+ */
+static inline bool ccom_kpath_mapped_serves(int kind)
+{
+	return kind >= 0 && kind < CCOM_KRACE_KINDS;
+}
+
 /**
  * struct ccom_tune_krace - a communicator's races (comm->tune->krace)
  * @race: per collective and power of two of the per-rank bytes
- * @mapped: the driver maps grants (NCCOM_FEAT_DMABUF_MMAP): AllReduce
- *	races three paths (the same on every rank: one driver per host)
+ * @mapped: the driver maps grants (NCCOM_FEAT_DMABUF_MMAP): the
+ *	collectives ccom_kpath_mapped_serves() race three paths (the same on
+ *	every rank: one driver per host)
  * @engine_ok: the engine is a candidate (its calibration did not find it
  *	slow on any rank)
  * @cached: verdicts read from the cache at init

@@ -11,8 +11,10 @@
  * the verdict must land in the cache.  A second job reads it: all 48 on
  * that path.  Then the forced settings win over the race: CCOM_KDEV=0 (no
  * kdev operation), CCOM_KDEV=1 with CCOM_KDEV_MAP=0 (48 engine
- * operations) and with CCOM_KDEV_MAP=1 (48 mapped).  Skips (77) without
- * a usable /dev/nccom.
+ * operations) and with CCOM_KDEV_MAP=1 (48 mapped).  Last, the race of
+ * another collective the mapped path runs: 48 AllGathers of 1 MiB per
+ * rank with the same cache, checked the same way (its own verdict,
+ * trials and cache line).  Skips (77) without a usable /dev/nccom.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -23,17 +25,43 @@
 
 #define COUNT (256 * 1024)	/* floats: 1 MiB per rank */
 #define NOPS 48
-#define ENGINE_LINE "kind 0 262144 elements: registrations"
-#define MAPPED_LINE "AllReduce 262144 elements from mapped grants"
-/* The kdev race's verdict (the CMA race's, with CCOM_KDEV=0, starts "CMA"). */
-#define VERDICT_LINE "ccomAllReduce of 1048576 bytes per rank: staged "
+
+/* The collective raced, and the lines its trace and verdict print. */
+static struct kcase {
+	int kind;			/* enum ccom_coll_kind: 0 AllReduce, 3 AllGather */
+	const char *engine_line;
+	const char *mapped_line;
+	const char *verdict_line;	/* the CMA race's, with CCOM_KDEV=0, starts "CMA" */
+} K = { 0, "kind 0 262144 elements: registrations", "AllReduce 262144 elements from mapped grants",
+	"ccomAllReduce of 1048576 bytes per rank: staged " };
+
+#define ENGINE_LINE K.engine_line
+#define MAPPED_LINE K.mapped_line
+#define VERDICT_LINE K.verdict_line
 
 static char logdir[96];
+
+/* An AllGather of COUNT floats per rank, checked. */
+static int allgather_op(ccomComm_t comm, int rank, int op, float *a, float *b)
+{
+	size_t i;
+	int r;
+
+	for (i = 0; i < COUNT; i++)
+		a[i] = (float)(rank * 7 + (i + (size_t)op) % 5);
+	T_CCOM(ccomAllGather(a, b, COUNT, ccomFloat32, comm, NULL), ccomSuccess);
+	T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+	for (r = 0; r < 2; r++)
+		for (i = 0; i < COUNT; i++)
+			T_CHECK(b[(size_t)r * COUNT + i] == (float)(r * 7 + (i + (size_t)op) % 5),
+				"op %d block %d [%zu] = %g", op, r, i, b[(size_t)r * COUNT + i]);
+	return T_PASS;
+}
 
 static int race_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
-	float *a = malloc(COUNT * sizeof(float)), *b = malloc(COUNT * sizeof(float));
+	float *a = malloc(COUNT * sizeof(float)), *b = malloc(2 * COUNT * sizeof(float));
 	char path[160];
 	ccomComm_t comm;
 	size_t i;
@@ -45,6 +73,11 @@ static int race_rank(int rank, int n, void *arg)
 	setenv("CCOM_DEBUG_FILE", path, 1);
 	T_CCOM(ccomCommInitRank(&comm, 2, j->id, rank), ccomSuccess);
 	for (int op = 0; op < NOPS; op++) {
+		if (K.kind == 3) {
+			if (allgather_op(comm, rank, op, a, b))
+				return T_FAIL;
+			continue;
+		}
 		for (i = 0; i < COUNT; i++)
 			a[i] = (float)(rank + 1 + (i + (size_t)op) % 5);
 		T_CCOM(ccomAllReduce(a, b, COUNT, ccomFloat32, ccomSum, comm, NULL), ccomSuccess);
@@ -157,6 +190,42 @@ static int forced(const char *tag, const char *const *env, int engine, int mappe
 	return T_PASS;
 }
 
+/* The AllGather race, after AllReduce's verdict is cached in @race. */
+static int allgather_race(const char *const *auto_env, const char *race, int nslots, int trials)
+{
+	struct kcase ag = { 3, "kind 3 262144 elements: registrations",
+			    "AllGather 262144 elements from mapped grants",
+			    "ccomAllGather of 1048576 bytes per rank: staged " };
+	struct kcase ar = K;
+	int kept[2], want[3] = { 0 }, r, found = 0;
+	char line[64], want_line[32];
+	FILE *f;
+
+	K = ag;
+	if (run_job("auto-allgather", auto_env))
+		return T_FAIL;
+	for (r = 0; r < 2; r++)
+		if (verdict(r, &kept[r]))
+			return T_FAIL;
+	T_CHECK(kept[0] == kept[1], "AllGather: the ranks kept different paths (%d, %d)", kept[0],
+		kept[1]);
+	want[1] = trials / nslots + (kept[0] == 1 ? NOPS - trials : 0);
+	want[2] = nslots == 3 ? trials / nslots + (kept[0] == 2 ? NOPS - trials : 0) : 0;
+	for (r = 0; r < 2; r++)
+		T_CHECK(count(r, ENGINE_LINE) == want[1] && count(r, MAPPED_LINE) == want[2],
+			"AllGather, rank %d: %d engine and %d mapped operations, want %d and %d (log %s)",
+			r, count(r, ENGINE_LINE), count(r, MAPPED_LINE), want[1], want[2], logdir);
+	snprintf(want_line, sizeof(want_line), "3 20 %d\n", kept[0]);
+	f = fopen(race, "r");
+	T_CHECK(f, "the verdicts were not cached in %s", race);
+	while (fgets(line, sizeof(line), f))
+		found += !strcmp(line, want_line);
+	fclose(f);
+	T_CHECK(found == 1, "AllGather: no cache line '3 20 %d' in %s", kept[0], race);
+	K = ar;
+	return T_PASS;
+}
+
 int main(void)
 {
 	const char *auto_env[] = { NULL, NULL };
@@ -182,7 +251,7 @@ int main(void)
 			return T_FAIL;
 	T_CHECK(kept[0] == kept[1], "the ranks kept different paths (%d, %d)", kept[0], kept[1]);
 	/* Slots: staged, engine, and mapped when the driver maps grants (the log names it). */
-	nslots = count(0, "mapped (AllReduce) measured") == 1 ? 3 : 2;
+	nslots = count(0, ", mapped measured") == 1 ? 3 : 2;
 	trials = nslots * CCOM_RACE_TURNS * CCOM_RACE_RUN;
 	want[1] = trials / nslots + (kept[0] == 1 ? NOPS - trials : 0);
 	want[2] = nslots == 3 ? trials / nslots + (kept[0] == 2 ? NOPS - trials : 0) : 0;
@@ -197,6 +266,8 @@ int main(void)
 	T_CHECK(atoi(line) == 0 && atoi(strchr(line, ' ') + 1) == 20 &&
 		atoi(strrchr(line, ' ') + 1) == kept[0], "cache line '%s', want '0 20 %d'", line,
 		kept[0]);
+	if (allgather_race(auto_env, race, nslots, trials))
+		return T_FAIL;
 	/* The cached verdict: every operation on it, no race. */
 	if (forced("cached", auto_env, kept[0] == 1 ? NOPS : 0, kept[0] == 2 ? NOPS : 0))
 		return T_FAIL;

@@ -284,9 +284,8 @@ static int kdev_mode(void)
  * CCOM_KDEV_MAP=1: map peers' grants and run the collectives and Send/Recv
  * from them in userspace (coll/kdev_mapped.c, coll/kdev_p2p.c); auto (the
  * default): map them, and the tuner's race (tune/kdev_race.c) picks the
- * mapped path or the engine per size for AllReduce, the one collective it
- * races the mapped path on (kd->map_skip, per op; the other collectives
- * take the engine under auto).  Per rank: the schedules of both paths
+ * mapped path or the engine per collective and size (kd->map_skip, per
+ * op; Send/Recv takes the engine under auto).  Per rank: the schedules of both paths
  * read and write the same buffers at the same semaphore values.
  */
 static void kdev_map_mode(struct ccom_kdev *kd)
