@@ -30,13 +30,20 @@
 #          [--out DIR] (inside the tree: the guest writes there) [--summary-only]
 #          [--in-place] (summarize ccom's in-place times instead of out-of-place;
 #          mpi_colls has out-of-place only; the runs record both)
+#          [--prime N] (before the repetitions, one auto run per collective
+#          and rank count with N warm-up operations per size, so that the
+#          automatic choice's races (tune/kdev_race.c: about 36 operations
+#          per size) finish and their verdicts are cached for the boot, as
+#          in a job that has run a while; their verdict lines go to
+#          verdicts.txt and the summary; default 0: auto is timed while it
+#          still races)
 # Raw outputs: build/compare-vm/<release>/ (or --out DIR/<release>);
 # summary: summary.txt there.  Needs `make lib perf` and openmpi-bin.
 set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
 min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
-variants="mpi auto kdev map shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace=""
+variants="mpi auto kdev map shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace="" prime=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernels) kernels=$2; shift 2 ;;
@@ -57,7 +64,8 @@ while [ $# -gt 0 ]; do
 	--in-guest) in_guest=$2; shift 2 ;;
 	--summary-only) summary_only=1; shift ;;
 	--in-place) inplace=1; shift ;;
-	*) sed -n '3,31p' "$0"; exit 2 ;;
+	--prime) prime=$2; shift 2 ;;
+	*) sed -n '3,38p' "$0"; exit 2 ;;
 	esac
 done
 mpi_iters=${mpi_iters:-$iters}
@@ -75,6 +83,17 @@ if [ -n "$in_guest" ]; then
 		-w 1 -i 1 -c 0 2>&1 | grep -o 'kdev: engine copy.*' | sort -u > "$in_guest/calibration.txt"
 	timeout 300 mpirun.openmpi --allow-run-as-root --oversubscribe --mca btl vader,self -np 2 \
 		"$mpib" allreduce -b 64K -e 64K -w 1 -i 1 > /dev/null 2>&1
+	# Races run to their verdicts first (--prime): the cache then serves auto.
+	if [ "$prime" -gt 0 ]; then
+		for coll in $colls; do
+			for n in $ns; do
+				env -u CCOM_KDEV CCOM_DEBUG=INFO CCOM_DEBUG_SUBSYS=TUNE timeout "$run_timeout" \
+					"$perf" "$coll" -n "$n" -b "$min" -e "$max" -f "$factor" -w "$prime" \
+					-i 1 -c 0 2>&1 | grep 'from now on' | grep -v '^nccom-vm:[0-9]*:[0-9]* \[1\]' |
+					sed "s/^/$coll n$n: /" >> "$in_guest/verdicts.txt"
+			done
+		done
+	fi
 	# The order rotates per repetition: no variant always runs right after
 	# Open MPI (in the 16:00 run auto, which followed it, was below kdev in
 	# all 7 rows of 6.1 where both ran the engine).
@@ -115,6 +134,7 @@ summarize()
 		sed 's/^/# host load (\/proc\/loadavg) /' "$out/loadavg.txt" 2>/dev/null
 		echo "# engine copy routine: $(tr '\n' ' ' < "$out/engine-copy.txt" 2>/dev/null)"
 		sed 's/^/# calibration: /' "$out/calibration.txt" 2>/dev/null
+		sed 's/^/# race verdict (--prime): /' "$out/verdicts.txt" 2>/dev/null
 		echo "# busbw (GB/s) from the MEDIAN time per op over the repetitions (of 2: the faster), ${inplace:+ccom IN-PLACE, mpi }out-of-place; -w $warmup -i $iters (mpi -i $mpi_iters)"
 		echo "# mpi = Open MPI (vader+CMA), auto = ccom automatic, kdev = CCOM_KDEV=1, map = CCOM_KDEV=1 CCOM_KDEV_MAP=1, shm = CCOM_KDEV=0"
 		echo "# m:s, m/s.b, m/k.b: map against shm (as k:s below), best-repetition ratios map/shm and map/kdev"
@@ -207,7 +227,7 @@ for k in $kernels; do
 	mkdir -p "$out" && out=$(cd "$out" && pwd)
 	elapsed=""
 	if [ -z "$summary_only" ]; then
-		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt"
+		rm -f "$out"/raw-*.txt "$out/engine-copy.txt" "$out/calibration.txt" "$out/verdicts.txt"
 		echo "$tcg${append:+, kernel command line +$append}" > "$out/tcg.txt"
 		echo "start $(date -u +%H:%M:%S) $(cat /proc/loadavg)" > "$out/loadavg.txt"
 		start=$(date +%s)
@@ -215,7 +235,8 @@ for k in $kernels; do
 			--tcg-thread "$tcg" ${append:+--append "$append"} \
 			-- "$TREE/bench/compare-vm.sh" --reps "$reps" --ns "$ns" --colls "$colls" \
 			--min "$min" --max "$max" --factor "$factor" --iters "$iters" --warmup "$warmup" \
-			--mpi-iters "$mpi_iters" --run-timeout "$run_timeout" --variants "$variants" --in-guest "$out" ||
+			--mpi-iters "$mpi_iters" --run-timeout "$run_timeout" --variants "$variants" \
+			--prime "$prime" --in-guest "$out" ||
 			echo "compare-vm: the VM run on $rel failed ($?)" >&2
 		elapsed=$(( $(date +%s) - start ))
 		echo "end   $(date -u +%H:%M:%S) $(cat /proc/loadavg)" >> "$out/loadavg.txt"
