@@ -26,7 +26,8 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc)
 {
 	struct sigaction dfl;
 
-	if (guard_env)
+	/* A fault (si_code > 0), not a SIGBUS some process sent with kill(). */
+	if (guard_env && si && si->si_code > 0)
 		siglongjmp(*guard_env, 1);
 	/* Not ours: what would have happened without libccom. */
 	if (prev_bus.sa_flags & SA_SIGINFO) {

@@ -12,7 +12,8 @@
  * guarded: a SIGBUS goes to the handler the program had installed before
  * libccom's, or, with none, kills the process with SIGBUS (under ASan:
  * ASan's report): the same end as in a child that never installed
- * libccom's handler.
+ * libccom's handler; so does a SIGBUS sent with raise() inside a guard
+ * (only faults are turned into -EFAULT).
  */
 #include <errno.h>
 #include <setjmp.h>
@@ -182,9 +183,40 @@ static int unguarded(bool handler)
 	return T_PASS;
 }
 
+static void raise_bus(void *arg)
+{
+	(void)arg;
+	raise(SIGBUS);
+}
+
+/* A SIGBUS sent (raise()) inside a guard is no fault: it ends the process as it would have. */
+static int sent_in_guard(void)
+{
+	pid_t pid;
+	int st[2], i;
+
+	for (i = 0; i < 2; i++) {
+		pid = fork();
+		T_CHECK(pid >= 0, "fork");
+		if (pid == 0) {
+			if (i)
+				ccom_fault_guard(raise_bus, NULL);
+			else
+				raise(SIGBUS);
+			_exit(0);
+		}
+		T_CHECK(waitpid(pid, &st[i], 0) == pid, "waitpid");
+	}
+	T_CHECK(st[1] == st[0] && st[1] != 0,
+		"a SIGBUS raised inside a guard ended the process with status %#x, %#x without libccom",
+		st[1], st[0]);
+	printf("SIGBUS raised inside a guard: status %#x, as without libccom's handler\n", st[1]);
+	return T_PASS;
+}
+
 int main(void)
 {
-	if (one_thread() || channels() || unguarded(true) || unguarded(false))
+	if (one_thread() || channels() || unguarded(true) || unguarded(false) || sent_in_guard())
 		return T_FAIL;
 	return T_PASS;
 }
