@@ -59,11 +59,14 @@
 #include "core/comm.h"
 #include "core/op.h"
 #include "mem/mem.h"
+#include "proxy/flight.h"
+#include "proxy/proxy.h"
 #include "publish/publish.h"
 #include "reduce/reduce.h"
 #include "transport/shm.h"
 #include "tune/cma_cache.h"
 #include "tune/race.h"
+#include "tune/tune.h"
 #include "util/err.h"
 #include "util/log.h"
 #include "util/params.h"
@@ -742,6 +745,8 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 			return err ? err : 1;
 		return staged_pending(c, t, idx, bytes, t0);
 	}
+	ccom_flight_algo(comm->proxy->flight, op, ccom_algo_name(CCOM_ALGO_DIRECT),
+			 ccom_flight_cma);
 	err = cma_work(comm, op);
 	if (err)
 		return err;

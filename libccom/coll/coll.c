@@ -422,12 +422,15 @@ static int coll_dispatch_one(struct ccomComm *comm, struct ccom_op *op)
 	if (op->count == 0)
 		return 0;
 	if (op->kind == CCOM_COLL_GATHER || op->kind == CCOM_COLL_SCATTER) {
-		ccom_flight_algo(comm->proxy->flight, op, "p2p", "simple");
+		/* CMA, when it takes the op, says so (ccom_cma_run()). */
+		ccom_flight_algo(comm->proxy->flight, op, ccom_flight_p2p,
+				 ccom_proto_name(CCOM_PROTO_SIMPLE));
 		return ccom_rooted_run(comm, op);
 	}
 	coll_pick(comm, op, &algo, &proto);
 	if (algo == CCOM_ALGO_ENGINE) {
-		ccom_flight_algo(comm->proxy->flight, op, "engine", "kdev");
+		/* The mapped path, when the ranks' exchange picks it, says so (kdev_sched.c). */
+		ccom_flight_algo(comm->proxy->flight, op, ccom_flight_engine, ccom_flight_kdev);
 		err = ccom_kdev_run(comm, op);
 		if (err <= 0)
 			return err;

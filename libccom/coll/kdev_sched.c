@@ -49,6 +49,8 @@
 #include "coll/kdev_mapped.h"
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
+#include "proxy/proxy.h"
 #include "reduce/reduce.h"
 #include "transport/kdev/kdev.h"
 #include "transport/shm.h"
@@ -496,6 +498,7 @@ int ccom_kdev_run(struct ccomComm *comm, struct ccom_op *op)
 	kp.v2 = kp.v3 - 1;
 	kp.v1 = kp.v3 - 2;
 	if (ccom_kdev_mapped_usable(kd, op, views)) {
+		ccom_flight_algo(comm->proxy->flight, op, ccom_flight_mapped, ccom_flight_kdev);
 		err = ccom_kdev_mapped_run(comm, kd, op, views, kp.dst,
 					   nreq == 3 ? (char *)reqs[2].addr : NULL, kp.v1, kp.v2, kp.v3);
 		ccom_trace(CCOM_SUBSYS_KDEV, "kdev: op %llu %s %zu elements from mapped grants: registrations %lld us, exchange %lld us, copies %lld us",

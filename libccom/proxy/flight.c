@@ -28,6 +28,12 @@
 
 static const char *const state_names[] = { "enqueued", "started", "done", "failed" };
 
+const char ccom_flight_engine[] = "engine";
+const char ccom_flight_mapped[] = "mapped";
+const char ccom_flight_p2p[] = "p2p";
+const char ccom_flight_kdev[] = "kdev";
+const char ccom_flight_cma[] = "cma";
+
 /* The ccomResult_t name of -errno @err ("ccomTimeout"). */
 static const char *result_name(int err)
 {

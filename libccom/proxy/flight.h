@@ -3,8 +3,8 @@
  * flight.h - the flight recorder of a communicator (proxy/): its last
  * CCOM_FLIGHT_RECORDER_ENTRIES operations, in issue order, with what each
  * was (collective, dtype, count, op, root or peer), how it ran (algorithm,
- * protocol, set by coll/), its state (enqueued, started, done, failed) and
- * times.  Dumped one line per op at WARN, and as JSON to
+ * protocol, set by coll/ where it picks the path), its state (enqueued,
+ * started, done, failed) and times.  Dumped one line per op at WARN, and as JSON to
  * CCOM_FLIGHT_RECORDER_FILE, when an operation fails (timeout, error,
  * mismatch) and when the communicator is aborted with operations pending
  * (Documentation/libccom/fault-tolerance.rst).
@@ -127,7 +127,25 @@ static inline uint8_t ccom_flight_name(struct ccom_flight *fr, const char *name)
 	return ccom_flight_name_slow(fr, name);
 }
 
-/* The algorithm and protocol coll/ chose (static strings). */
+/*
+ * The labels of the paths outside the tuner's algorithm x protocol grid
+ * (whose names are ccom_algo_name()/ccom_proto_name()'s): algorithm
+ * "engine" (the nccom engine's descriptors), "mapped" (the kdev room's
+ * single-copy path over mapped grants), "p2p" (Gather/Scatter as grouped
+ * transfers); protocol "kdev" (both kdev paths) and "cma" (the direct
+ * algorithm over process_vm_readv/writev).  One address per name:
+ * ccom_flight_name() finds a name's slot by its address.
+ */
+extern const char ccom_flight_engine[], ccom_flight_mapped[], ccom_flight_p2p[];
+extern const char ccom_flight_kdev[], ccom_flight_cma[];
+
+/*
+ * The algorithm and protocol of @op (static strings): set by coll/ when
+ * it dispatches the op, and set again where a later decision picks
+ * another path (the kdev room's mapped path, CMA, the engine's fallback
+ * to the host): the last call wins.  No allocation, no lock once a name
+ * has its slot.
+ */
 static inline void ccom_flight_algo(struct ccom_flight *fr, const struct ccom_op *op,
 				    const char *algo, const char *proto)
 {

@@ -11,12 +11,25 @@
  * float failed with ccomTimeout, with its algorithm and times; on rank 2
  * ops 1-3 done and nothing after (it never issued op 4).  With
  * CCOM_FLIGHT_RECORDER_ENTRIES=2 only the last two ops are kept.
+ *
+ * Then the labels: 3 ranks with CCOM_CMA=1 run an AllReduce of 16 floats
+ * (below CMA's minimum), one of 64 Ki floats, a Gather (root 0) and a
+ * Scatter (root 1) of 32 Ki floats per rank, and abort; the dump must
+ * record "direct/cma" for each op that ran on the CMA path (ccom_cma_ops()
+ * counted it), "p2p/simple" for a Gather/Scatter that did not, and a host
+ * algorithm and protocol (ll, simple, ll128) for an AllReduce that did not.
+ * Where the path is on (ccom_cma_describe()) the three large ops must
+ * have taken it; where it is off the test says why and checks the host
+ * labels only.
  */
 #include <glob.h>
 #include <stdatomic.h>
 #include <sys/mman.h>
 
 #include "coll_util.h"
+
+#include "coll/cma.h"
+#include "core/comm.h"
 
 static char dir[256];
 static atomic_int *timed_out;	/* shared: ranks whose op 4 has ended */
@@ -141,6 +154,87 @@ json:
 	return T_PASS;
 }
 
+/* The python3 check of the labels: ops 1.. have the labels argv[2:] ("host": any host one). */
+static const char *pylabels =
+	"import json, sys\n"
+	"d = json.load(open(sys.argv[1]))\n"
+	"want = sys.argv[2:]\n"
+	"ops = d['ops']\n"
+	"assert [o['seq'] for o in ops] == list(range(1, len(want) + 1)), ops\n"
+	"for o, w in zip(ops, want):\n"
+	"    got = '%s/%s' % (o['algorithm'], o['protocol'])\n"
+	"    host = o['protocol'] in ('ll', 'simple', 'll128') and \\\n"
+	"           o['algorithm'] in ('direct', 'ring', 'rd', 'tree', 'rail', 'rab', 'hostpair')\n"
+	"    assert o['state'] == 'done' and (host if w == 'host' else got == w), (w, o)\n"
+	"    print('op %d %s: %s' % (o['seq'], o['collective'], got))\n";
+
+#define LABEL_BIG (64u << 10)	/* floats: 256 KiB, above CMA's 64 KiB per rank */
+#define LABEL_ROOTED (32u << 10)	/* floats per rank: 128 KiB */
+#define LABEL_NOPS 4
+
+static int label_rank(int rank, int n, void *arg)
+{
+	struct ct_job *j = arg;
+	static const char *const host_want[LABEL_NOPS] = { "host", "host", "p2p/simple",
+							   "p2p/simple" };
+	char path[512], dump[512], cmd[1400];
+	const char *want[LABEL_NOPS], *why;
+	uint64_t ops0;
+	size_t len = 0;
+	float *sb, *rb;
+	ccomResult_t res;
+	ccomComm_t comm;
+	bool on;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/labels-%d-%%p.json", dir, rank);
+	setenv("CCOM_FLIGHT_RECORDER_FILE", path, 1);
+	if (ct_init(j, rank, &comm))
+		return T_FAIL;
+	why = ccom_cma_describe(comm);
+	on = strncmp(why, "off", 3) != 0;
+	sb = calloc((size_t)n * LABEL_BIG, sizeof(float));
+	rb = calloc((size_t)n * LABEL_BIG, sizeof(float));
+	T_CHECK(sb && rb, "calloc");
+	for (i = 0; i < LABEL_NOPS; i++) {
+		ops0 = ccom_cma_ops(comm);
+		if (i < 2)
+			res = ccomAllReduce(sb, rb, i ? LABEL_BIG : 16, ccomFloat32, ccomSum, comm,
+					    NULL);
+		else if (i == 2)
+			res = ccomGather(sb, rb, LABEL_ROOTED, ccomFloat32, 0, comm, NULL);
+		else
+			res = ccomScatter(sb, rb, LABEL_ROOTED, ccomFloat32, 1, comm, NULL);
+		T_CCOM(res, ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+		want[i] = ccom_cma_ops(comm) != ops0 ? "direct/cma" : host_want[i];
+		/* CCOM_CMA=1: where the path is on, every op from 64 KiB per rank takes it. */
+		T_CHECK(!on || !i || ccom_cma_ops(comm) != ops0,
+			"rank %d: CMA is %s, yet op %d (%s) did not run on it: no label to check",
+			rank, why, i + 1, i < 2 ? "AllReduce" : i == 2 ? "Gather" : "Scatter");
+		T_CHECK(!on || i || ccom_cma_ops(comm) == ops0,
+			"rank %d: an AllReduce of 64 bytes ran on the CMA path", rank);
+	}
+	if (!on)
+		printf("rank %d: the CMA path is %s: host labels only\n", rank, why);
+	/* The dump: ccomCommAbort writes it (ops 1-4, done). */
+	ccomCommAbort(comm);
+	free(sb);
+	free(rb);
+	snprintf(dump, sizeof(dump), "%s/labels-%d-%d.json", dir, rank, (int)getpid());
+	T_CHECK(access(dump, R_OK) == 0, "rank %d: no dump %s", rank, dump);
+	snprintf(path, sizeof(path), "%s/labels-%d.py", dir, rank);
+	f = fopen(path, "w");
+	T_CHECK(f && fputs(pylabels, f) >= 0 && fclose(f) == 0, "cannot write %s", path);
+	len = (size_t)snprintf(cmd, sizeof(cmd), "python3 %s %s", path, dump);
+	for (i = 0; i < LABEL_NOPS && len < sizeof(cmd); i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " %s", want[i]);
+	T_CHECK(len < sizeof(cmd) && system(cmd) == 0, "rank %d: the labels in %s are not %s %s %s %s",
+		rank, dump, want[0], want[1], want[2], want[3]);
+	return T_PASS;
+}
+
 int main(void)
 {
 	struct ct_job j = { 0 };
@@ -159,6 +253,9 @@ int main(void)
 	j.count = 2;
 	atomic_store(timed_out, 0);
 	if (ct_run(&j, 3, flight_rank, 90))
+		return T_FAIL;
+	j = (struct ct_job){ .env = { "CCOM_CMA=1" } };
+	if (ct_run(&j, 3, label_rank, 90))
 		return T_FAIL;
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	return system(cmd) == 0 ? T_PASS : T_FAIL;

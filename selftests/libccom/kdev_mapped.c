@@ -18,8 +18,11 @@
  * check can fail: those cases ran on the kdev path, not on shm).  A third
  * job runs the 256 Ki cases with the odd ranks on the mapped path and the
  * even ones on the engine (the two paths must interoperate).  Afterwards
- * the driver's counters must be zero.  SKIPs without /dev/nccom or
- * without NCCOM_FEAT_DMABUF_MMAP.
+ * the driver's counters must be zero.  Every rank also reads the flight
+ * recorder's label of each collective it ran: "mapped/kdev" on the
+ * mapped path, "engine/kdev" on the engine (CCOM_KDEV_MAP=0, the mixed
+ * job's even ranks).  SKIPs without /dev/nccom or without
+ * NCCOM_FEAT_DMABUF_MMAP.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -28,6 +31,10 @@
 #include "coll_matrix.h"
 #include "kdev_util.h"
 
+#include "core/comm.h"
+#include "proxy/flight.h"
+#include "proxy/proxy.h"
+
 /* K_SR: a ring of grouped Send/Recv, on the engine from 64 KiB (256 KiB above 2 ranks). */
 static const int kinds[] = { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_SR };
 #define NKINDS 7
@@ -35,9 +42,11 @@ static const int kinds[] = { K_AR, K_BC, K_RED, K_AG, K_RS, K_A2A, K_SR };
 #define SWEEP_RED 2053		/* elements: every dtype x op of the reductions */
 #define SWEEP_COPY 1031		/* elements: each element size of the copies */
 
-/* Engine bytes and output bytes per collective kind, seen by rank 0. */
+/* Engine bytes and output bytes per collective kind, seen by rank 0; this rank's label. */
 struct kstat {
 	long long eng[K_N], out[K_N];
+	const char *want;	/* "mapped/kdev" or "engine/kdev" */
+	int labelled;		/* collectives whose label was checked */
 };
 
 /* Sum of the engines' destination bytes over every device. */
@@ -61,6 +70,24 @@ static long long engine_bytes(void)
 	return sum;
 }
 
+/* "algo/proto" of @comm's last recorded op, from its flight recorder; -1 if none. */
+static int last_label(ccomComm_t comm, char *out, size_t len)
+{
+	struct ccom_flight *fr = comm->proxy ? comm->proxy->flight : NULL;
+	const struct ccom_pub_op *e;
+	uint32_t names;
+
+	if (!fr || !fr->next_seq)
+		return -1;
+	e = &fr->e[fr->next_seq & (fr->n - 1)];
+	names = fr->names->algo_count;
+	if (e->seq != fr->next_seq || e->algo >= names || e->proto >= names)
+		return -1;
+	snprintf(out, len, "%s/%s", fr->names->algo_names[e->algo],
+		 fr->names->algo_names[e->proto]);
+	return 0;
+}
+
 /*
  * One case; rank 0 adds the engines' bytes during it and its output size.
  * Every copy and reduction of a collective is done before any rank
@@ -71,9 +98,19 @@ static int run_case(ccomComm_t comm, const struct ct_case *c, int rank, int n, c
 		    char *rb, size_t bufsz, struct kstat *st)
 {
 	long long e0 = rank == 0 ? engine_bytes() : 0;
+	char label[2 * CCOM_PUB_NAME_LEN];
 
 	if (ct_case_run(comm, c, rank, n, sb, rb, bufsz))
 		return T_FAIL;
+	/* The path this rank took, as recorded (Send/Recv groups carry no label). */
+	if (c->kind != K_SR) {
+		if (last_label(comm, label, sizeof(label)))
+			snprintf(label, sizeof(label), "nothing");
+		T_CHECK(!strcmp(label, st->want),
+			"rank %d, %d ranks: %s of %zu elements recorded as %s, want %s", rank, n,
+			k_names[c->kind], c->count, label, st->want);
+		st->labelled++;
+	}
 	if (rank == 0) {
 		long long e1 = engine_bytes();
 
@@ -153,7 +190,7 @@ static int mapped_rank(int rank, int n, void *arg)
 	struct ct_job *j = arg;
 	size_t bufsz = ((size_t)BIG + 8) * 4 + 4096;
 	const char *env;
-	struct kstat st = { { 0 }, { 0 } };
+	struct kstat st = { { 0 }, { 0 }, NULL, 0 };
 	ccomComm_t comm;
 	char *sb, *rb;
 	int map;
@@ -162,11 +199,13 @@ static int mapped_rank(int rank, int n, void *arg)
 		return T_FAIL;
 	env = getenv("CCOM_KDEV_MAP");
 	map = j->at_init ? -1 : (env && !strcmp(env, "1"));
+	st.want = (map == -1 ? rank % 2 : map) ? "mapped/kdev" : "engine/kdev";
 	sb = malloc(bufsz);
 	rb = malloc(bufsz);
 	T_CHECK(sb && rb, "malloc");
 	if (run_cases(comm, rank, n, sb, rb, bufsz, &st, map == 1))
 		return T_FAIL;
+	printf("%d ranks, rank %d: %d collectives recorded as %s\n", n, rank, st.labelled, st.want);
 	if (rank == 0 && check_share(&st, n, map))
 		return T_FAIL;
 	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
