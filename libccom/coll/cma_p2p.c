@@ -27,8 +27,11 @@
  * collective verdicts; a sender's own verdict would race with it).
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "coll/cma.h"
 #include "coll/coll.h"
@@ -40,12 +43,11 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#define CMA_P2P_ACK_MAGIC 0x41504343u	/* "CCPA" */
 #define CMA_P2P_MAX_ERRNO 4095
 
 /* The receiver's word to the sender of a CMA message: its buffer is free. */
 struct cma_p2p_ack {
-	uint32_t magic;			/* CMA_P2P_ACK_MAGIC */
+	uint32_t magic;			/* CCOM_CMA_P2P_ACK_MAGIC (coll/p2p.h) */
 	int32_t from;			/* the receiver's rank */
 	uint64_t seq;			/* the @seq of the send's header */
 	int32_t status;			/* 0, or the errno the read met */
@@ -102,6 +104,10 @@ void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t 
 		  CCOM_CMA_TRIALS, t->verdict > 0 ? "CMA" : "stream");
 }
 
+/*
+ * Called once p2p.c found @h->from to be the stream's peer.  Every failure
+ * is a header no sender of this build writes: -EBADMSG (ccomRemoteError).
+ */
 int ccom_cma_p2p_check(struct ccomComm *comm, const struct ccom_p2p_hdr *h)
 {
 	const struct ccom_cma *c = comm->coll->cma;
@@ -110,53 +116,127 @@ int ccom_cma_p2p_check(struct ccomComm *comm, const struct ccom_p2p_hdr *h)
 		ccom_set_last_error("rank %d: the p2p header from rank %d has version %u and reserved word %u (want version %u, 0): the ranks run different libccom builds; run the same build on every rank",
 				    comm->rank, h->from, (unsigned)h->version, (unsigned)h->reserved,
 				    (unsigned)CCOM_P2P_VERSION);
-		return -EPROTO;
+		return -EBADMSG;
 	}
 	if (h->path == CCOM_P2P_PATH_STREAM && !h->addr)
 		return 0;
 	if (h->path != CCOM_P2P_PATH_CMA || h->magic != CCOM_P2P_MAGIC || !h->addr ||
 	    h->addr + h->bytes < h->addr) {
-		ccom_set_last_error("rank %d: the p2p header from rank %d names path %u at address 0x%llx for %llu bytes, which no sender of this build writes (a collective's transfer or a stream send carries no address); run the same libccom build on every rank",
+		ccom_set_last_error("rank %d: the p2p header from rank %d names path %u at address 0x%llx for %llu bytes, which no sender of this build writes (path %u with address 0, or path %u of a ccomSend at a nonzero address whose range does not wrap); run the same libccom build on every rank",
 				    comm->rank, h->from, (unsigned)h->path,
-				    (unsigned long long)h->addr, (unsigned long long)h->bytes);
-		return -EPROTO;
+				    (unsigned long long)h->addr, (unsigned long long)h->bytes,
+				    (unsigned)CCOM_P2P_PATH_STREAM, (unsigned)CCOM_P2P_PATH_CMA);
+		return -EBADMSG;
 	}
 	if (!c || !c->on) {
 		ccom_set_last_error("rank %d: rank %d sent a ccomSend on the CMA path but CMA is off on this rank (%s); the ranks agree on it at init, so the peer runs another build or its state is corrupt",
 				    comm->rank, h->from, c ? c->why : "no CMA state");
-		return -EPROTO;
+		return -EBADMSG;
 	}
 	return 0;
+}
+
+/*
+ * process_vm_readv() says EFAULT for either side's range: copy this
+ * process's @buf onto itself the same way to learn whether it is ours.
+ */
+static bool local_range_ok(void *buf, size_t len)
+{
+	struct iovec v = { .iov_base = buf, .iov_len = len };
+
+	return process_vm_readv(getpid(), &v, 1, &v, 1, 0) == (ssize_t)len;
 }
 
 int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void *buf, size_t len)
 {
 	int err = ccom_cma_move(comm, h->from, buf, h->addr, len, false);
 
-	if (!err)
+	if (!err) {
 		comm->coll->cma->p2p_ops++;
-	return err;
+		return 0;
+	}
+	if (err != -EFAULT)
+		return err;
+	if (!local_range_ok(buf, len)) {
+		ccom_set_last_error("rank %d: the receive buffer %p of %zu bytes for rank %d's CMA send %llu is not writable in this process; pass a buffer of the receive's count and type",
+				    comm->rank, buf, len, h->from, (unsigned long long)h->seq);
+		return -EINVAL;
+	}
+	ccom_set_last_error("rank %d: rank %d's CMA send %llu names %zu bytes at 0x%llx, which are not readable in rank %d (process_vm_readv: Bad address): that rank freed its send buffer before the send completed, or its header lies",
+			    comm->rank, h->from, (unsigned long long)h->seq, len,
+			    (unsigned long long)h->addr, h->from);
+	return -EBADMSG;
 }
 
-/* Acknowledgement @a of CMA send @h to @peer: 0, or -errno with the sentence. */
+/*
+ * Acknowledgement @a of CMA send @h to @peer: 0, or -errno with the
+ * sentence.  Only @peer writes on the stream, and its next words are this
+ * acknowledgement, so each field has one right value: anything else is
+ * -EBADMSG (ccomRemoteError), except the header of a p2p message, which
+ * says the peer went on to another operation without reading (-EPERM,
+ * as for a receive that met one).  A failed read the peer reports is
+ * -ECONNABORTED (ccomRemoteError: it failed on that side).
+ */
 static int ack_check(struct ccomComm *comm, int peer, const struct ccom_p2p_hdr *h,
 		     const struct cma_p2p_ack *a)
 {
-	if (a->magic != CMA_P2P_ACK_MAGIC || a->from != peer || a->seq != h->seq || a->reserved ||
-	    a->status < 0 || a->status > CMA_P2P_MAX_ERRNO) {
-		ccom_set_last_error("rank %d: what rank %d sent back after CMA send %llu is not its acknowledgement (magic 0x%x, rank %d, send %llu, status %d): the ranks issued different operations or run different builds",
+	if (a->magic == CCOM_P2P_MAGIC || a->magic == CCOM_P2P_MAGIC_COLL) {
+		ccom_set_last_error("rank %d: rank %d sent the header of another p2p message where the acknowledgement of CMA send %llu must be: it did not receive that send (its receive failed, or the ranks issued different operations); issue matching sends and receives in the same order on both ranks",
+				    comm->rank, peer, (unsigned long long)h->seq);
+		return -EPERM;
+	}
+	if (a->magic != CCOM_CMA_P2P_ACK_MAGIC || a->from != peer || a->seq != h->seq ||
+	    a->reserved) {
+		ccom_set_last_error("rank %d: what rank %d sent back after CMA send %llu is not its acknowledgement (magic 0x%x, rank %d, send %llu, reserved %u; want 0x%x, %d, %llu, 0): the peer's libccom is corrupt or not of this build; run the same build on every rank",
 				    comm->rank, peer, (unsigned long long)h->seq, a->magic, a->from,
-				    (unsigned long long)a->seq, a->status);
-		return -EPROTO;
+				    (unsigned long long)a->seq, a->reserved,
+				    CCOM_CMA_P2P_ACK_MAGIC, peer, (unsigned long long)h->seq);
+		return -EBADMSG;
+	}
+	if (a->status < 0 || a->status > CMA_P2P_MAX_ERRNO) {
+		ccom_set_last_error("rank %d: rank %d's acknowledgement of CMA send %llu carries status %d, outside 0..%d (an errno): the peer's libccom is corrupt or not of this build; run the same build on every rank",
+				    comm->rank, peer, (unsigned long long)h->seq, a->status,
+				    CMA_P2P_MAX_ERRNO);
+		return -EBADMSG;
 	}
 	if (a->status) {
-		ccom_set_last_error("rank %d: rank %d could not read CMA send %llu of %llu bytes from this rank (process_vm_readv: %s); its own error says why",
+		ccom_set_last_error("rank %d: rank %d could not read CMA send %llu of %llu bytes from this rank (it reports %s); its own error says why",
 				    comm->rank, peer, (unsigned long long)h->seq,
 				    (unsigned long long)h->bytes, strerror(a->status));
-		return -EIO;
+		return -ECONNABORTED;
 	}
 	comm->coll->cma->p2p_ops++;
 	return 0;
+}
+
+/*
+ * The acknowledgements did not all arrive (@err: abort, timeout, a peer
+ * gone): name, in the sentence, the first peer whose acknowledgement is
+ * missing or cut short, keeping the wait's own reason.  Returns @err.
+ */
+static int ack_missing(struct ccomComm *comm, const struct ccom_op *ops,
+		       const struct ccom_p2p_hdr *hdr, const struct cma_p2p_ack *ack,
+		       const struct ccom_xfer *x, int n, int err)
+{
+	char why[512];
+	const char *w;
+	int k, i;
+
+	for (k = 0; k < n; k++)
+		if (!x[k].is_send && x[k].done < x[k].size)
+			break;
+	if (k == n)
+		return err;
+	i = (int)((const struct cma_p2p_ack *)(const void *)x[k].buf - ack);
+	snprintf(why, sizeof(why), "rank %d: ", comm->rank);
+	w = ccom_last_error();
+	if (!strncmp(w, why, strlen(why)))
+		w += strlen(why);	/* the same rank's sentence: one prefix */
+	snprintf(why, sizeof(why), "%s", *w ? w : ccom_errno_str(-err));
+	ccom_set_last_error("rank %d: when the wait ended, the acknowledgement of CMA send %llu from rank %d had %zu of its %zu bytes (the first of the group not in): %s",
+			    comm->rank, (unsigned long long)hdr[i].seq, ops[i].root,
+			    x[k].done, x[k].size, why);
+	return err;
 }
 
 int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops,
@@ -183,12 +263,15 @@ int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops
 		if (!cma[i])
 			continue;
 		if (recv)
-			ack[i] = (struct cma_p2p_ack){ .magic = CMA_P2P_ACK_MAGIC, .from = comm->rank,
-						       .seq = hdr[i].seq, .status = status[i] };
+			ack[i] = (struct cma_p2p_ack){ .magic = CCOM_CMA_P2P_ACK_MAGIC,
+						       .from = comm->rank, .seq = hdr[i].seq,
+						       .status = status[i] };
 		x[n++] = (struct ccom_xfer){ .conn = comm->coll->conns[ops[i].root], .is_send = recv,
 					     .buf = (char *)&ack[i], .size = sizeof(ack[i]) };
 	}
 	err = ccom_xfer_run(comm, x, n);
+	if (err)
+		err = ack_missing(comm, ops, hdr, ack, x, n, err);
 	for (i = 0; !err && i < nops; i++)
 		if (cma[i] && ops[i].kind == CCOM_COLL_SEND)
 			err = ack_check(comm, ops[i].root, &hdr[i], &ack[i]);

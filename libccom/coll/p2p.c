@@ -17,6 +17,7 @@
  */
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,19 +69,41 @@ static int p2p_self(struct ccomComm *comm, struct ccom_op *ops, int nops)
 }
 
 /*
- * The header of receive @op came in: is it the next send of its peer
- * (else -EPERM), of the size the receive expects (else -EINVAL)?  0 or
- * the error with its sentence.
+ * The header of receive @op came in.  Another operation's header (or a
+ * collective's data) is a usage error (-EPERM); a header that no sender
+ * of this build writes on this stream (another rank, a message number out
+ * of order, an acknowledgement's magic; version, path: cma_p2p.c) is the
+ * peer's fault (-EBADMSG, ccomRemoteError); another size is -EINVAL (the
+ * caller's counts, or a lie: the two cannot be told apart).  0 or the
+ * error with its sentence, which names the peer by @op->root, never by the
+ * header's own @from.
  */
 static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
 			    const struct ccom_p2p_hdr *h, uint32_t magic, uint64_t want_seq)
 {
 	size_t want = op->count * ccom_dtype_size(op->dtype);
 
-	if (h->magic != magic || h->from != op->root || h->seq != want_seq) {
+	/* Its rank too (at @from in both layouts): raw collective data rarely matches 8 bytes. */
+	if (h->magic == CCOM_CMA_P2P_ACK_MAGIC && h->from == op->root) {
+		ccom_set_last_error("rank %d: peer rank %d sent a CMA acknowledgement (magic 0x%x) where the header of its next ccomSend must be: it acknowledges a send this rank never made on the CMA path; the peer's libccom is corrupt or not of this build",
+				    comm->rank, op->root, h->magic);
+		return -EBADMSG;
+	}
+	if (h->magic != magic) {
 		ccom_set_last_error("rank %d: what peer %d sent is not the ccomSend this ccomRecv waits for (the peer is in a collective, or the ranks issued different operations); issue matching sends, receives and collectives in the same order on both ranks",
 				    comm->rank, op->root);
 		return -EPERM;
+	}
+	if (h->from != op->root) {
+		ccom_set_last_error("rank %d: the p2p header on peer rank %d's stream names sender rank %d, but only rank %d writes on that stream: the peer's libccom is corrupt or not of this build; run the same build on every rank",
+				    comm->rank, op->root, h->from, op->root);
+		return -EBADMSG;
+	}
+	if (h->seq != want_seq) {
+		ccom_set_last_error("rank %d: the p2p header from peer rank %d carries message number %llu, but its messages to this rank arrive in order and the next is %llu: the peer's libccom is corrupt or not of this build; run the same build on every rank",
+				    comm->rank, op->root, (unsigned long long)h->seq,
+				    (unsigned long long)want_seq);
+		return -EBADMSG;
 	}
 	if (h->bytes != want) {
 		ccom_set_last_error("rank %d: peer %d sent %llu bytes but the matching %s expects %zu; counts and types of matching send/recv must agree",
@@ -140,6 +163,34 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 	free(x);
 	free(done);
 	return read_err ? read_err : err;
+}
+
+/*
+ * The headers did not all arrive (@err: abort, timeout, a peer gone):
+ * name, in the sentence, the first peer whose header is missing or cut
+ * short, keeping the wait's own reason.  Returns @err.
+ */
+static int hdr_missing(struct ccomComm *comm, const struct ccom_op *ops,
+		       const struct ccom_p2p_hdr *hdr, const struct ccom_xfer *x, int n, int err)
+{
+	char why[512];
+	const char *w;
+	int k, i;
+
+	for (k = 0; k < n; k++)
+		if (!x[k].is_send && x[k].done < x[k].size)
+			break;
+	if (k == n)
+		return err;
+	i = (int)((const struct ccom_p2p_hdr *)(const void *)x[k].buf - hdr);
+	snprintf(why, sizeof(why), "rank %d: ", comm->rank);
+	w = ccom_last_error();
+	if (!strncmp(w, why, strlen(why)))
+		w += strlen(why);	/* the same rank's sentence: one prefix */
+	snprintf(why, sizeof(why), "%s", *w ? w : ccom_errno_str(-err));
+	ccom_set_last_error("rank %d: when the wait ended, the p2p header from peer rank %d had %zu of its %zu bytes (the first header of the group not in): %s",
+			    comm->rank, ops[i].root, x[k].done, x[k].size, why);
+	return err;
 }
 
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
@@ -205,6 +256,8 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 					     .size = sizeof(hdr[i]) };
 	}
 	err = ccom_xfer_run(comm, x, n);
+	if (err)
+		err = hdr_missing(comm, ops, hdr, x, n, err);
 	for (i = 0; !err && i < nops; i++) {
 		if (ops[i].kind != CCOM_COLL_RECV || ops[i].root == comm->rank)
 			continue;

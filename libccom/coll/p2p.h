@@ -19,6 +19,12 @@ struct ccom_op;
  */
 #define CCOM_P2P_MAGIC 0x32504343u
 #define CCOM_P2P_MAGIC_COLL 0x43504343u
+/*
+ * "CCPA": the first word of a CMA acknowledgement (coll/cma_p2p.c), which
+ * travels on the same streams; a receiver that finds it where a header
+ * must be fails (ccomRemoteError).
+ */
+#define CCOM_CMA_P2P_ACK_MAGIC 0x41504343u
 
 /* Version 2 added @version, @path, @reserved and @addr (version 1 was 24 bytes). */
 #define CCOM_P2P_VERSION 2

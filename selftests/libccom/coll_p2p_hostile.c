@@ -2,24 +2,41 @@
 /*
  * Description: a receiver bounds the point-to-point header its peer sends
  * (coll/p2p.h: magic, sender rank, sequence number, byte count, version,
- * path, address), over
- * shared memory (one host) and over TCP (two simulated hosts,
- * CCOM_HOSTID).  Two ranks do a matched 1 KiB Send/Recv; then rank 0
- * turns hostile and writes one forged header on its stream to rank 1
- * through the library's own transport (the test links libccom
- * statically), where rank 1 receives next:
+ * reserved word, path, address), over shared memory (one host) and over
+ * TCP (two simulated hosts, CCOM_HOSTID).  Two ranks do a matched 1 KiB
+ * Send/Recv; then rank 0 turns hostile and writes one forged header (or
+ * the first bytes of one) on its stream to rank 1 through the library's
+ * own transport (the test links libccom statically), where rank 1
+ * receives next.  Each case names the result rank 1 must get:
  *   bytes      ccomRecv of 1 KiB; the header announces 2^40 bytes
+ *              (ccomInvalidArgument: a count mismatch of honest ranks
+ *              looks the same)
  *   seq        ccomRecv; the header's sequence number is 99, not 2
+ *              (ccomRemoteError, as for every lie below)
+ *   from       ccomRecv; the header names sender rank 5, not 0
  *   version    ccomRecv; header version 9
+ *   reserved   ccomRecv; reserved word 3
  *   path       ccomRecv; path 7 (neither the stream nor CMA)
+ *   ack_magic  ccomRecv; the header starts with a CMA acknowledgement's
+ *              magic ("CCPA": no CMA send was made)
  *   cma_addr   ccomRecv; the CMA path at address 0x1000 of rank 0 (on
- *              TCP: CMA is off between hosts)
+ *              TCP: CMA is off between hosts; on shared memory the read
+ *              fails with EFAULT there and rank 1's own buffer is fine)
  *   cma_wrap   ccomRecv; the CMA path at an address whose range wraps
+ *   cma_bytes  ccomRecv; the CMA path announcing 2^40 bytes
+ *              (ccomInvalidArgument, nothing read)
+ *   coll_magic ccomRecv; a collective's header magic ("CCPC":
+ *              ccomInvalidUsage, what a peer in a Gather sends)
+ *   short      ccomRecv; 20 of the 40 bytes, then nothing, with
+ *              CCOM_OP_TIMEOUT=2 (ccomTimeout naming rank 0 and 20 of 40)
  *   any_bytes  ccomRecvAny of 1 KiB; the header announces 2^62 bytes
  *   any_from   ccomRecvAny; the header names sender rank 7 of 2
  *   any_neg    ccomRecvAny; the header names sender rank -5
- * Rank 1's receive must fail (never succeed, never wait for data that a
- * forged count promises) within 5 s with a sentence naming what was
+ *              (both: ccomInvalidUsage, p2p_any.c takes a header it
+ *              cannot match for a collective's bytes)
+ * Rank 1's receive must fail with exactly that result (never succeed,
+ * never wait for data that a forged count promises) within 5 s (the
+ * timeout case: 2-6 s) with a sentence naming the peer and what was
  * wrong, leave every byte after its 1 KiB buffer untouched, and rank 1
  * must exit normally (the operation fails, not the process).  ASan+UBSan
  * run it too.  Rank 0 holds its communicator until rank 1 says it is done
@@ -48,28 +65,49 @@ struct mode {
 	const char *name;
 	int any;		/* rank 1 posts ccomRecvAny */
 	struct ccom_p2p_hdr h;
+	ccomResult_t want;	/* rank 1's result */
 	const char *words[3];	/* in rank 1's error sentence */
+	size_t len;		/* bytes of @h forged; 0: all */
 };
 
+#define HDRM(magic, from, seq, bytes, version, path, rsv, addr) \
+	{ (magic), (from), (seq), (bytes), (version), (path), (rsv), (addr) }
 #define HDR(from, seq, bytes, version, path, addr) \
-	{ CCOM_P2P_MAGIC, (from), (seq), (bytes), (version), (path), 0, (addr) }
+	HDRM(CCOM_P2P_MAGIC, from, seq, bytes, version, path, 0, addr)
 #define STREAM CCOM_P2P_PATH_STREAM
+#define CMA CCOM_P2P_PATH_CMA
+#define V CCOM_P2P_VERSION
+#define REMOTE ccomRemoteError
 
 static const struct mode modes[] = {
-	{ "bytes", 0, HDR(0, 2, 1ull << 40, CCOM_P2P_VERSION, STREAM, 0), { "peer 0", "bytes", NULL } },
-	{ "seq", 0, HDR(0, 99, MSG, CCOM_P2P_VERSION, STREAM, 0), { "peer 0", "not the ccomSend", NULL } },
-	{ "version", 0, HDR(0, 2, MSG, 9, STREAM, 0), { "rank 0", "version 9", NULL } },
-	{ "path", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, 7, 0), { "rank 0", "path 7", NULL } },
-	{ "cma_addr", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, CCOM_P2P_PATH_CMA, 0x1000),
-	  { "rank 0", NULL } },
-	{ "cma_wrap", 0, HDR(0, 2, MSG, CCOM_P2P_VERSION, CCOM_P2P_PATH_CMA, ~0ull - 16),
-	  { "rank 0", "address", NULL } },
-	{ "any_bytes", 1, HDR(0, 2, 1ull << 62, CCOM_P2P_VERSION, STREAM, 0),
-	  { "peer 0", "ccomRecvAny", NULL } },
-	{ "any_from", 1, HDR(7, 2, MSG, CCOM_P2P_VERSION, STREAM, 0),
-	  { "ccomRecvAny cannot match", NULL } },
-	{ "any_neg", 1, HDR(-5, 2, MSG, CCOM_P2P_VERSION, STREAM, 0),
-	  { "ccomRecvAny cannot match", NULL } },
+	{ "bytes", 0, HDR(0, 2, 1ull << 40, V, STREAM, 0), ccomInvalidArgument,
+	  { "peer 0", "1099511627776 bytes", NULL }, 0 },
+	{ "seq", 0, HDR(0, 99, MSG, V, STREAM, 0), REMOTE,
+	  { "peer rank 0", "message number 99", "next is 2" }, 0 },
+	{ "from", 0, HDR(5, 2, MSG, V, STREAM, 0), REMOTE,
+	  { "peer rank 0", "sender rank 5", NULL }, 0 },
+	{ "version", 0, HDR(0, 2, MSG, 9, STREAM, 0), REMOTE,
+	  { "rank 0", "version 9", "want version 2" }, 0 },
+	{ "reserved", 0, HDRM(CCOM_P2P_MAGIC, 0, 2, MSG, V, STREAM, 3, 0), REMOTE,
+	  { "rank 0", "reserved word 3", NULL }, 0 },
+	{ "path", 0, HDR(0, 2, MSG, V, 7, 0), REMOTE, { "rank 0", "path 7", NULL }, 0 },
+	{ "ack_magic", 0, HDRM(CCOM_CMA_P2P_ACK_MAGIC, 0, 2, MSG, V, STREAM, 0, 0), REMOTE,
+	  { "peer rank 0", "acknowledgement", NULL }, 0 },
+	{ "cma_addr", 0, HDR(0, 2, MSG, V, CMA, 0x1000), REMOTE, { "rank 0", NULL }, 0 },
+	{ "cma_wrap", 0, HDR(0, 2, MSG, V, CMA, ~0ull - 16), REMOTE,
+	  { "rank 0", "address 0xffffffffffffffef", NULL }, 0 },
+	{ "cma_bytes", 0, HDR(0, 2, 1ull << 40, V, CMA, 0x10000), ccomInvalidArgument,
+	  { "peer 0", "1099511627776 bytes", NULL }, 0 },
+	{ "coll_magic", 0, HDRM(CCOM_P2P_MAGIC_COLL, 0, 2, MSG, V, STREAM, 0, 0),
+	  ccomInvalidUsage, { "peer 0", "not the ccomSend", NULL }, 0 },
+	{ "short", 0, HDR(0, 2, MSG, V, STREAM, 0), ccomTimeout,
+	  { "peer rank 0", "20 of its 40 bytes", "CCOM_OP_TIMEOUT" }, 20 },
+	{ "any_bytes", 1, HDR(0, 2, 1ull << 62, V, STREAM, 0), ccomInvalidArgument,
+	  { "peer 0", "ccomRecvAny", NULL }, 0 },
+	{ "any_from", 1, HDR(7, 2, MSG, V, STREAM, 0), ccomInvalidUsage,
+	  { "ccomRecvAny cannot match", NULL }, 0 },
+	{ "any_neg", 1, HDR(-5, 2, MSG, V, STREAM, 0), ccomInvalidUsage,
+	  { "ccomRecvAny cannot match", NULL }, 0 },
 };
 
 static ccomUniqueId id;
@@ -82,21 +120,21 @@ static int forge(ccomComm_t comm)
 {
 	struct ccom_transport_conn *c;
 	const char *p = (const char *)&mode->h;
-	size_t done = 0;
+	size_t done = 0, len = mode->len ? mode->len : sizeof(mode->h);
 	double end = t_now() + 10;
 
 	T_CHECK(comm->coll && comm->coll->conns && comm->coll->conns[1], "no conn to rank 1");
 	c = comm->coll->conns[1];
-	printf("rank 0: forging a %s header over %s\n", mode->name, c->ops->name);
-	while (done < sizeof(mode->h) && t_now() < end) {
-		ssize_t n = c->ops->send(c, p + done, sizeof(mode->h) - done);
+	printf("rank 0: forging a %s header (%zu bytes) over %s\n", mode->name, len, c->ops->name);
+	while (done < len && t_now() < end) {
+		ssize_t n = c->ops->send(c, p + done, len - done);
 
 		T_CHECK(n >= 0, "rank 0: the transport's send failed: %s", strerror((int)-n));
 		done += (size_t)n;
 		if (!n)
 			usleep(1000);
 	}
-	T_CHECK(done == sizeof(mode->h), "rank 0: the forged header did not go out in 10 s");
+	T_CHECK(done == len, "rank 0: the forged header did not go out in 10 s");
 	return T_PASS;
 }
 
@@ -118,7 +156,7 @@ static int rank_main(int rank, int n, void *arg)
 		setenv("CCOM_HOSTID", hid, 1);
 		setenv("CCOM_NET", "socket", 1);
 	}
-	setenv("CCOM_OP_TIMEOUT", "30", 1);
+	setenv("CCOM_OP_TIMEOUT", mode->want == ccomTimeout ? "2" : "30", 1);
 	T_CCOM(ccomCommInitRank(&comm, 2, id, rank), ccomSuccess);
 	if (rank == 0)
 		T_CCOM(ccomSend(buf, MSG, ccomUint8, 1, comm, NULL), ccomSuccess);
@@ -146,11 +184,17 @@ static int rank_main(int rank, int n, void *arg)
 	printf("rank 1 (%s, %s): the receive returned %s after %.3f s: %s\n", mode->name,
 	       over_tcp ? "tcp" : "shm", ccomGetErrorString(res), dt, ccomGetLastError(comm));
 	fflush(stdout);
-	T_CHECK(res != ccomSuccess, "rank 1: the receive of a forged header succeeded");
-	T_CHECK(dt < 5, "rank 1: the receive failed only after %.1f s", dt);
-	T_CHECK(t_has_words(ccomGetLastError(comm), mode->words[0], mode->words[1], NULL),
-		"rank 1: the error does not say \"%s\"%s%s", mode->words[0],
-		mode->words[1] ? " and " : "", mode->words[1] ? mode->words[1] : "");
+	T_CHECK(res == mode->want, "rank 1: the receive of a forged header returned %s, want %s",
+		ccomGetErrorString(res), ccomGetErrorString(mode->want));
+	if (mode->want == ccomTimeout)
+		T_CHECK(dt >= 1.5 && dt < 6, "rank 1: the receive timed out after %.1f s (CCOM_OP_TIMEOUT=2)", dt);
+	else
+		T_CHECK(dt < 5, "rank 1: the receive failed only after %.1f s", dt);
+	T_CHECK(t_has_words(ccomGetLastError(comm), mode->words[0], mode->words[1],
+			    mode->words[2], NULL),
+		"rank 1: the error does not say \"%s\"%s%s%s%s", mode->words[0],
+		mode->words[1] ? " and " : "", mode->words[1] ? mode->words[1] : "",
+		mode->words[2] ? " and " : "", mode->words[2] ? mode->words[2] : "");
 	T_CCOM(ccomCommGetAsyncError(comm, &async), ccomSuccess);
 	T_CHECK(async != ccomSuccess, "rank 1: the comm's async error is success after the failure");
 	for (i = MSG; i < MSG + GUARD; i++)
