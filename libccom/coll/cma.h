@@ -97,7 +97,7 @@ int ccom_cma_move(struct ccomComm *comm, int rank, void *local, uint64_t raddr, 
  * the group is this send alone (auto measures only such groups).
  */
 int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool trial);
-/* A received header's path fields: 0, or -EPROTO after ccom_set_last_error(). */
+/* A received header's path fields: 0, or -EBADMSG (the peer's fault) after ccom_set_last_error(). */
 int ccom_cma_p2p_check(struct ccomComm *comm, const struct ccom_p2p_hdr *h);
 /* Receive @len bytes of CMA header @h into @buf: 0 or -errno (the error set). */
 int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void *buf, size_t len);

@@ -158,11 +158,20 @@ static int p2p_send_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 	return 0;
 }
 
-static int p2p_bad(struct ccom_kdev *kd, int l, const char *what)
+/* The ranks posted different Send/Recv: a usage error (ccomInvalidUsage), as a collective mismatch. */
+static int p2p_mismatch(struct ccom_kdev *kd, int l, const char *what)
 {
 	ccom_set_last_error("kdev: rank %d: Send/Recv packet from peer rank %d %s; both ranks must post matching ccomSend/ccomRecv in the same order",
 			    kd->comm->rank, kd->comm->local_to_rank[l], what);
-	return -EPROTO;
+	return -EBADE;
+}
+
+/* The peer sent what no honest libccom sends: its fault (ccomRemoteError). */
+static int p2p_bad(struct ccom_kdev *kd, int l, const char *what)
+{
+	ccom_set_last_error("kdev: rank %d: Send/Recv packet from peer rank %d %s: that peer's libccom is broken or not ccom's; check that every rank runs the same libccom",
+			    kd->comm->rank, kd->comm->local_to_rank[l], what);
+	return -EBADMSG;
 }
 
 /* Receive local peer @l's packet of this round; match it against my transfers. */
@@ -177,7 +186,7 @@ static int p2p_recv_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 		return err;
 	if (m.magic != P2P_MAGIC || m.rank != kd->comm->local_to_rank[l] ||
 	    m.seq != p->seq_in[l])
-		err = p2p_bad(kd, l, "is out of sequence (another operation's packet, or a missing ccomSend/ccomRecv)");
+		err = p2p_mismatch(kd, l, "is out of sequence (another operation's packet, or a missing ccomSend/ccomRecv)");
 	else if (m.nsend > P2P_BATCH || m.nrecv > P2P_BATCH || m.ndrops > P2P_MAX_DROPS)
 		err = p2p_bad(kd, l, "is malformed");
 	if (!err)
@@ -204,14 +213,14 @@ static int p2p_recv_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 			continue;
 		if (x[i].send) {
 			if (nr >= (int)m.nrecv || m.recv[nr].bytes != x[i].bytes) {
-				err = p2p_bad(kd, l, "does not match this rank's sends to it");
+				err = p2p_mismatch(kd, l, "does not match this rank's sends to it");
 				break;
 			}
 			x[i].peer_ok = m.recv[nr++].ok;
 			continue;
 		}
 		if (ns >= (int)m.nsend || m.send[ns].bytes != x[i].bytes) {
-			err = p2p_bad(kd, l, "does not match this rank's receives from it");
+			err = p2p_mismatch(kd, l, "does not match this rank's receives from it");
 			break;
 		}
 		x[i].peer_ok = m.send[ns].ok;
@@ -226,7 +235,7 @@ static int p2p_recv_msg(struct ccom_kdev *kd, int l, struct p2p_xfer *x, int nx)
 		ns++;
 	}
 	if (!err && (ns != (int)m.nsend || nr != (int)m.nrecv))
-		err = p2p_bad(kd, l, "carries more transfers than this rank posted with it");
+		err = p2p_mismatch(kd, l, "carries more transfers than this rank posted with it");
 	for (i = 0; i < nfds; i++)
 		close(fds[i]);
 	if (!err)
