@@ -43,7 +43,9 @@
  * publishes its medians) keeps the path whose slowest rank's median is
  * lower.  A kept path that runs clearly slower than its price (either
  * path: a staged verdict passes the barrier every CMA_CHECKIN operations
- * to hear such requests) is measured again.
+ * to hear such requests) is measured again.  Calls where every rank is in
+ * place get a race of their own (coll/cma_auto.c says why and how the
+ * ranks agree on it).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -55,6 +57,7 @@
 #include <unistd.h>
 
 #include "coll/cma.h"
+#include "coll/cma_auto.h"
 #include "coll/coll.h"
 #include "core/comm.h"
 #include "core/op.h"
@@ -73,7 +76,15 @@
 
 #define CMA_MIN_BYTES (64u << 10)	/* per rank; below, two barriers cost more */
 #define CMA_BLOCK (256u << 10)		/* bytes reduced per step, in cache */
-#define CMA_CHECKIN 16			/* a staged verdict passes the barriers once per this many ops */
+/*
+ * A staged verdict passes the barriers once per CMA_CHECKIN ops, every op
+ * from CMA_CHECKIN_ALL_BYTES per rank, where two barriers (a few us) are
+ * noise beside the operation (0.5 ms and more): there an in-place call is
+ * seen, and raced apart, at once (ccom-perf runs 11 AllReduces of 64 MiB
+ * in place: a check-in after 16 never came).
+ */
+#define CMA_CHECKIN 16
+#define CMA_CHECKIN_ALL_BYTES (4u << 20)
 #define CMA_MODE_DRIVER 3		/* published at init: /dev/nccom is in use, CMA stays off */
 
 static uint64_t now_ns(void)
@@ -226,45 +237,6 @@ static void cma_state_free(struct ccom_cma *c)
 	free(c);
 }
 
-_Static_assert(sizeof(((struct ccom_shm_hdr *)0)->cma_verdict) == sizeof(struct ccom_tune_cma_table),
-	       "the segment holds the cache's table as it is");
-_Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS && CCOM_COLL_GATHER < CCOM_TUNE_CMA_KINDS &&
-	       CCOM_COLL_SCATTER < CCOM_TUNE_CMA_KINDS, "every collective the path serves is cached");
-
-/* auto: the verdicts local rank 0 read from the cache (the same on every rank). */
-static void cache_take(struct ccom_cma *c, struct ccom_shm *s)
-{
-	int k, b, v, n = 0;
-
-	for (k = 0; k < CCOM_COLL_NKINDS; k++)
-		for (b = 0; b < CCOM_CMA_BUCKETS; b++)
-			ccom_race_init(&c->trial[k][b].race, 2);
-	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
-		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
-			v = s->hdr->cma_verdict[k][b];
-			if (v)
-				ccom_race_set(&c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race, v > 0);
-			n += v != 0;
-		}
-	c->cached = n;
-}
-
-/* auto, local rank 0: the verdicts of this communicator into the cache. */
-static void cache_store(struct ccom_cma *c, int nlocal)
-{
-	struct ccom_tune_cma_table t;
-	int k, b, v;
-
-	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
-		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
-			v = c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race.verdict;
-			if (v < 0)	/* being measured again: the verdict before */
-				v = c->trial[k][b + CCOM_TUNE_CMA_LOG_MIN].race.incumbent;
-			t.verdict[k][b] = (int8_t)(v < 0 ? 0 : v ? 1 : -1);
-		}
-	ccom_tune_cma_store(nlocal, &t);
-}
-
 /*
  * Collective over the local ranks of a one-host communicator with a host
  * segment: two barriers whatever CCOM_CMA says.  Leaves comm->coll->cma
@@ -343,7 +315,7 @@ static int cma_init(struct ccomComm *comm)
 		c->mode = mode;
 		c->on = true;
 		if (mode == 2)
-			cache_take(c, s);
+			ccom_cma_auto_cache_take(c, s);
 		snprintf(c->why, sizeof(c->why), "%s", mode == 1 ? "forced (CCOM_CMA=1)" :
 			 "auto: measured against the staged path per collective and size");
 		ccom_info(CCOM_SUBSYS_COLL, "rank %d: CMA (process_vm_readv) between the %d local ranks: %s",
@@ -365,6 +337,7 @@ int ccom_cma_init(struct ccomComm *comm)
 
 		/* Negative: no Send/Recv on the path. */
 		comm->coll->cma->p2p_min = v < 0 ? SIZE_MAX : (size_t)v;
+		ccom_cma_p2p_auto_init(comm);
 	}
 	/* What `ccomctl comm show` prints for this rank. */
 	if (!err)
@@ -571,109 +544,6 @@ static bool cma_applies(struct ccom_shm *s, const struct ccom_op *op)
 	return !all_zcopy;
 }
 
-static int bucket_of(size_t bytes)
-{
-	int b = 0;
-
-	while (b < CCOM_CMA_BUCKETS - 1 && ((size_t)2 << b) <= bytes)
-		b++;
-	return b;
-}
-
-static uint64_t race_us(const struct ccom_op *op, uint64_t ns_per_kb)
-{
-	return (uint64_t)((double)ns_per_kb * (double)((op->count * ccom_dtype_size(op->dtype)) >> 10) /
-			  1e3);
-}
-
-/*
- * auto: every turn of the race ran; the slowest rank's median of each
- * path (every rank's, published in this operation's first barrier) picks
- * the path for this collective and size (tune/race.c).
- */
-static void decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_cma_trial *t)
-{
-	struct ccom_shm *s = comm->shm;
-	uint64_t worst[2] = { 0, 0 }, v;
-	bool again = t->race.incumbent >= 0;
-	int l, k;
-
-	for (l = 0; l < s->nlocal; l++)
-		for (k = 0; k < 2; k++) {
-			v = atomic_load(&s->hdr->cdesc[l].best_ns[k]);
-			if (v > worst[k])
-				worst[k] = v;
-		}
-	ccom_race_decide(&t->race, worst);
-	t->staged_ops = 0;
-	comm->coll->cma->decided++;
-	if (s->me == 0 && op->kind < CCOM_TUNE_CMA_KINDS)
-		cache_store(comm->coll->cma, s->nlocal);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: CMA %llu us, staged %llu us (slowest rank's median of %d, turns of %d ops, the first %d dropped)%s: %s from now on",
-		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
-		  (unsigned long long)race_us(op, worst[1]), (unsigned long long)race_us(op, worst[0]),
-		  CCOM_RACE_SAMPLES, CCOM_RACE_RUN, CCOM_RACE_DROP, again ? " measured again" : "",
-		  t->race.verdict == 1 ? "CMA" : "staged");
-}
-
-/*
- * auto: after every rank passed an operation's first barrier, each reads
- * every rank's request to measure again (the same on every rank) and
- * restarts those races; a rank's own request is withdrawn after the
- * second barrier (recheck_done()).
- */
-static void recheck_take(struct ccomComm *comm, struct ccom_cma *c)
-{
-	struct ccom_shm *s = comm->shm;
-	struct ccom_cma_trial *t;
-	int32_t r;
-	int l;
-
-	for (l = 0; l < s->nlocal; l++) {
-		r = s->hdr->cdesc[l].recheck;
-		if (r <= 0 || r > CCOM_COLL_NKINDS * CCOM_CMA_BUCKETS)
-			continue;
-		t = &c->trial[(r - 1) / CCOM_CMA_BUCKETS][(r - 1) % CCOM_CMA_BUCKETS];
-		if (ccom_race_state(&t->race) == CCOM_RACE_KEPT) {
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank on the %s path each more than %dx slower than its price; measuring CMA and the staged path again",
-				  comm->rank, l, CCOM_RACE_SLOW_RUN,
-				  ccom_coll_kind_name((enum ccom_coll_kind)((r - 1) / CCOM_CMA_BUCKETS)),
-				  (r - 1) % CCOM_CMA_BUCKETS, t->race.verdict ? "CMA" : "staged",
-				  CCOM_RACE_SLOW_FACTOR);
-			ccom_race_restart(&t->race);
-		}
-	}
-	c->recheck_seen = s->hdr->cdesc[s->me].recheck;
-}
-
-/* After an operation's second barrier: every rank has read my request. */
-static void recheck_done(struct ccom_cma *c, struct ccom_shm *s)
-{
-	if (c->recheck_seen && s->hdr->cdesc[s->me].recheck == c->recheck_seen)
-		s->hdr->cdesc[s->me].recheck = 0;
-	c->recheck_seen = 0;
-}
-
-/*
- * auto, after an operation on @path of trial @t (index @idx) took @dt ns:
- * a sample of the race, or checked against the kept path's price; clearly
- * wrong asks every rank (at the next operation's first barrier) to
- * measure again.
- */
-static void race_timed(struct ccom_shm *s, struct ccom_cma_trial *t, int idx, int path, size_t bytes,
-		       uint64_t dt)
-{
-	enum ccom_race_state st = ccom_race_state(&t->race);
-
-	ccom_trace(CCOM_SUBSYS_TUNE, "cma race: idx %d state %d op %u path %d %zu bytes %llu us",
-		   idx, (int)st, (unsigned)t->race.op, path, bytes, (unsigned long long)dt / 1000);
-	if (st == CCOM_RACE_TRIAL)
-		ccom_race_record(&t->race, path, bytes, dt);
-	else if (st == CCOM_RACE_KEPT && t->race.verdict == path &&
-		 ccom_race_after(&t->race, bytes, dt))
-		s->hdr->cdesc[s->me].recheck = idx + 1;
-}
-
 /* auto: time this operation on the staged path (ccom_cma_staged_done()). */
 static int staged_pending(struct ccom_cma *c, struct ccom_cma_trial *t, int idx, size_t bytes,
 			  uint64_t t0)
@@ -691,22 +561,26 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	struct ccom_shm *s = comm->shm;
 	struct ccom_shm_cdesc *me;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
-	struct ccom_cma_trial *t = NULL;
+	struct ccom_cma_trial *t = NULL, *pair = NULL, *mine;
 	enum ccom_race_state st = CCOM_RACE_KEPT;
-	bool staged = false;
+	bool staged = false, agree = false, ip = op->sendbuff == op->recvbuff;
 	uint64_t t0;
-	int err, idx = 0;
+	int err, idx = 0, b = ccom_cma_bucket(bytes), every_ip = 0;
 
 	if (!c || !c->on || !serves(op) || bytes < CMA_MIN_BYTES)
 		return 1;
 	t0 = now_ns();	/* only past the check: no clock read on ops CMA does not serve */
 	if (c->mode == 2) {
-		idx = (int)op->kind * CCOM_CMA_BUCKETS + bucket_of(bytes);
-		t = &c->trial[op->kind][bucket_of(bytes)];
+		pair = c->trial[op->kind][b];
+		agree = ccom_cma_auto_agree(pair);
+		/* Without agreement both races give one answer: time into this rank's. */
+		t = &pair[pair[1].open && ip];
+		idx = CCOM_CMA_RACE_IDX(op->kind, b, (int)(t - pair));
 		st = ccom_race_state(&t->race);
-		staged = st != CCOM_RACE_READY && ccom_race_next(&t->race) == 0;
+		staged = !agree && st != CCOM_RACE_READY && ccom_race_next(&t->race) == 0;
 		/* A staged trial, or a staged verdict between its check-ins: no barrier. */
-		if (staged && (st == CCOM_RACE_TRIAL || ++t->staged_ops % CMA_CHECKIN))
+		if (staged && (st == CCOM_RACE_TRIAL ||
+			       (bytes < CMA_CHECKIN_ALL_BYTES && ++pair[0].staged_ops % CMA_CHECKIN)))
 			return staged_pending(c, t, idx, bytes, t0);
 	}
 	if (!c->buf) {
@@ -718,9 +592,11 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	me->addr[0] = (uint64_t)(uintptr_t)op->sendbuff;
 	me->addr[1] = (uint64_t)(uintptr_t)op->recvbuff;
 	me->zcopy = zcopy_buffers(comm, op);
-	if (st == CCOM_RACE_READY) {
-		atomic_store(&me->best_ns[0], ccom_race_median(&t->race, 0));
-		atomic_store(&me->best_ns[1], ccom_race_median(&t->race, 1));
+	/* A race to decide: this rank's reports (used only if every rank's race is that one). */
+	mine = agree ? &pair[ip] : t;
+	if (mine && ccom_race_state(&mine->race) == CCOM_RACE_READY) {
+		atomic_store(&me->best_ns[0], ccom_race_report(&mine->race, 0));
+		atomic_store(&me->best_ns[1], ccom_race_report(&mine->race, 1));
 	}
 	err = ccom_shm_barrier(s);
 	/* Every peer posted its call before the barrier: agree before touching their buffers. */
@@ -728,22 +604,34 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 		err = ccom_shm_sig_verify(s, true);
 	if (err)
 		return err;
-	if (st == CCOM_RACE_READY) {
-		decide(comm, op, t);
-		staged = t->race.verdict == 0;
+	if (pair) {
+		every_ip = ccom_cma_auto_all_in_place(s);
+		if (agree) {
+			t = &pair[every_ip == 1];
+			idx = CCOM_CMA_RACE_IDX(op->kind, b, every_ip == 1);
+			st = ccom_race_state(&t->race);
+		}
+		/* Ranks mixed in being in place published another race's medians: decide later. */
+		if (st == CCOM_RACE_READY && (every_ip >= 0 || !pair[1].open))
+			ccom_cma_auto_decide(comm, op, t, t == &pair[1]);
+		st = ccom_race_state(&t->race);
+		staged = st == CCOM_RACE_KEPT ? t->race.verdict == 0 : ccom_race_next(&t->race) == 0;
+		/* Every rank in place under an out-of-place verdict: measure in place apart from now. */
+		if (every_ip == 1 && !pair[1].open && ccom_race_state(&pair[0].race) == CCOM_RACE_KEPT)
+			pair[1].open = true;
+		ccom_cma_auto_recheck_take(comm, c);
+		if (ccom_race_state(&t->race) == CCOM_RACE_TRIAL)
+			staged = ccom_race_next(&t->race) == 0;	/* measured again from now */
 	}
-	if (c->mode == 2)
-		recheck_take(comm, c);
-	if (t && ccom_race_state(&t->race) == CCOM_RACE_TRIAL)
-		staged = ccom_race_next(&t->race) == 0;	/* measured again from now */
 	if (staged || !cma_applies(s, op)) {
 		/* Nobody rewrites its line before every rank has read it. */
 		err = ccom_shm_barrier(s);
 		if (!err)
-			recheck_done(c, s);
+			ccom_cma_auto_recheck_done(c, s);
 		if (err || !staged)
 			return err ? err : 1;
-		return staged_pending(c, t, idx, bytes, t0);
+		/* Timed from here: the barriers of the agreement are not the staged path's. */
+		return staged_pending(c, t, idx, bytes, now_ns());
 	}
 	ccom_flight_algo(comm->proxy->flight, op, ccom_algo_name(CCOM_ALGO_DIRECT),
 			 ccom_flight_cma);
@@ -754,8 +642,8 @@ int ccom_cma_run(struct ccomComm *comm, struct ccom_op *op)
 	/* Nobody returns (and lets its buffers change) while a peer uses them. */
 	err = ccom_shm_barrier(s);
 	if (!err && t) {
-		recheck_done(c, s);
-		race_timed(s, t, idx, 1, bytes, now_ns() - t0);
+		ccom_cma_auto_recheck_done(c, s);
+		ccom_cma_auto_timed(s, t, idx, 1, bytes, now_ns() - t0);
 	}
 	return err;
 }
@@ -768,5 +656,5 @@ void ccom_cma_staged_done(struct ccomComm *comm)
 	if (!t)
 		return;
 	c->pending = NULL;
-	race_timed(comm->shm, t, c->pending_idx, 0, c->pending_bytes, now_ns() - c->pending_t0);
+	ccom_cma_auto_timed(comm->shm, t, c->pending_idx, 0, c->pending_bytes, now_ns() - c->pending_t0);
 }

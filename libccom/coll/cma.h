@@ -17,20 +17,25 @@
 struct ccomComm;
 struct ccom_p2p_hdr;
 
-#define CCOM_CMA_TRIALS 3		/* Send/Recv: timed sends per path before auto decides */
 #define CCOM_CMA_BUCKETS 48		/* powers of two of the per-rank bytes */
 
-/* auto, one collective and size (power of two): race path 0 the staged path, 1 CMA (tune/race.c). */
+/*
+ * auto, one collective and size (power of two), out of place ([0]) or
+ * with every rank in place ([1]): race path 0 the staged path, 1 CMA
+ * (tune/race.c).
+ */
 struct ccom_cma_trial {
 	struct ccom_race race;
-	uint32_t staged_ops;		/* operations of a staged verdict (for cma.c's check-ins) */
+	uint32_t staged_ops;		/* [0]: operations of a staged verdict (cma.c's check-ins) */
+	bool open;			/* [1]: measured apart (cached, or every rank was in place) */
 };
 
-/* auto, one Send size (power of two): measured by the sender alone (cma_p2p.c). */
+/*
+ * auto, one Send size (power of two), whatever the peer: race path 0 the
+ * stream, 1 CMA, measured and decided by the sender alone (cma_p2p.c).
+ */
 struct ccom_cma_p2p_trial {
-	int n[2];			/* sends timed: [0] stream, [1] CMA */
-	uint64_t best_ns[2];
-	int verdict;			/* 0 undecided, 1 CMA, -1 stream */
+	struct ccom_race race;
 };
 
 /* A communicator's CMA state (comm->coll->cma), shared by cma.c and cma_p2p.c. */
@@ -42,13 +47,14 @@ struct ccom_cma {
 	uint64_t ops;			/* collectives run on the path */
 	uint64_t p2p_ops;		/* Send/Recv messages moved by it (either side) */
 	size_t p2p_min;			/* CCOM_CMA_P2P_MIN_BYTES: smaller sends stay on the stream */
-	struct ccom_cma_trial trial[CCOM_COLL_NKINDS][CCOM_CMA_BUCKETS];
+	struct ccom_cma_trial trial[CCOM_COLL_NKINDS][CCOM_CMA_BUCKETS][2];
 	struct ccom_cma_p2p_trial p2p_trial[CCOM_CMA_BUCKETS];
 	struct ccom_cma_trial *pending;	/* a staged operation timed now (auto) */
 	uint64_t pending_t0;		/* when it started */
 	size_t pending_bytes;
 	int pending_idx;
 	int cached;			/* verdicts taken from the cache at init */
+	int p2p_cached;			/* ... of which this rank's Send/Recv verdicts */
 	int32_t recheck_seen;		/* own request every rank has read at this op's barrier */
 	uint64_t decided;		/* verdicts measured by this communicator */
 	char why[256];			/* the choice, for the topology dump and ccomctl */
@@ -110,5 +116,7 @@ int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops
 		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status);
 /* auto: the single-send group the sender measured took @ns on path @path. */
 void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns);
+/* auto, at init: the Send/Recv races, with this rank's cached verdicts. */
+void ccom_cma_p2p_auto_init(struct ccomComm *comm);
 
 #endif

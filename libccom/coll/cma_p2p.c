@@ -20,11 +20,19 @@
  * The path exists only where the collectives' CMA path is on (coll/cma.c:
  * one host, every rank may read every peer, agreed at init), so a sender
  * never picks it towards a rank that could not read it.  CCOM_CMA=1 takes
- * it for every such send; auto measures a group of one send of each size
- * (power of two) CCOM_CMA_TRIALS times on each path, timed by the sender
- * alone, and keeps the faster.  These verdicts are not cached per boot
- * (tune/cma_cache.c is written by local rank 0 for the host's agreed
- * collective verdicts; a sender's own verdict would race with it).
+ * it for every such send; auto races the two paths per power of two of
+ * the size (tune/race.c, whatever the peer: every peer is on this host),
+ * on groups that hold one send to a peer, timed by the sender alone from
+ * its header to the acknowledgement: turns of consecutive sends per path,
+ * the first of each turn dropped, medians, the faster kept and measured
+ * again when it runs clearly slower than its price.  The sender decides
+ * alone, so nothing is agreed.  Why not the first method (3 sends per path
+ * alternating, the best of each): it is the one the collectives dropped
+ * after it kept the staged path where CMA ran faster, each CMA trial
+ * following a stream one (tune/race.c says more).  Verdicts are cached per
+ * boot in a file of this local rank's own (tune/cma_cache.c: "-sendL"
+ * after the collectives' name), so no two ranks of a communicator write
+ * one file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -40,6 +48,7 @@
 #include "core/op.h"
 #include "proxy/xfer.h"
 #include "reduce/reduce.h"
+#include "tune/cma_cache.h"
 #include "util/err.h"
 #include "util/log.h"
 
@@ -64,44 +73,95 @@ static int bucket_of(size_t bytes)
 	return b;
 }
 
+void ccom_cma_p2p_auto_init(struct ccomComm *comm)
+{
+	struct ccom_cma *c = comm->coll->cma;
+	struct ccom_tune_cma_p2p_table t;
+	int b, v;
+
+	if (!c || !c->on || c->mode != 2)
+		return;
+	for (b = 0; b < CCOM_CMA_BUCKETS; b++) {
+		ccom_race_init(&c->p2p_trial[b].race, 2);
+		ccom_race_size(&c->p2p_trial[b].race, b < 63 ? 1ull << b : UINT64_MAX);
+	}
+	/* A CMA communicator is one host: its ranks are the local ranks. */
+	if (ccom_tune_cma_p2p_load(comm->nranks, comm->local_rank, &t))
+		return;
+	for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
+		v = t.verdict[b];
+		if (v)
+			ccom_race_set(&c->p2p_trial[b + CCOM_TUNE_CMA_LOG_MIN].race, v > 0);
+		c->p2p_cached += v != 0;
+	}
+	c->cached += c->p2p_cached;
+}
+
 int ccom_cma_p2p_choose(struct ccomComm *comm, int peer, size_t bytes, bool trial)
 {
 	struct ccom_cma *c = comm->coll->cma;
-	struct ccom_cma_p2p_trial *t;
+	const struct ccom_race *r;
 
 	if (!c || !c->on || peer == comm->rank || bytes < c->p2p_min || bytes == 0)
 		return CCOM_P2P_PATH_STREAM;
 	if (c->mode == 1)
 		return CCOM_P2P_PATH_CMA;
-	t = &c->p2p_trial[bucket_of(bytes)];
-	if (t->verdict)
-		return t->verdict > 0 ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
-	/* Undecided: measure groups of this send alone, alternating (CMA first). */
-	if (!trial)
+	r = &c->p2p_trial[bucket_of(bytes)].race;
+	/* Undecided: only groups of this send alone are measured; others take the stream. */
+	if (ccom_race_state(r) != CCOM_RACE_KEPT && !trial)
 		return CCOM_P2P_PATH_STREAM;
-	return t->n[1] <= t->n[0] ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
+	return ccom_race_next(r) == 1 ? CCOM_P2P_PATH_CMA : CCOM_P2P_PATH_STREAM;
+}
+
+/* This sender's verdicts into its own cache file. */
+static void p2p_cache_store(struct ccomComm *comm, const struct ccom_cma *c)
+{
+	struct ccom_tune_cma_p2p_table t;
+	const struct ccom_race *r;
+	int b, v;
+
+	for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {
+		r = &c->p2p_trial[b + CCOM_TUNE_CMA_LOG_MIN].race;
+		v = r->verdict >= 0 ? r->verdict : r->incumbent;
+		t.verdict[b] = (int8_t)(v < 0 ? 0 : v ? 1 : -1);
+	}
+	ccom_tune_cma_p2p_store(comm->nranks, comm->local_rank, &t);
 }
 
 void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns)
 {
 	struct ccom_cma *c = comm->coll->cma;
-	struct ccom_cma_p2p_trial *t;
-	int k = path == CCOM_P2P_PATH_CMA;
+	struct ccom_race *r;
+	uint64_t m[2];
+	int k = path == CCOM_P2P_PATH_CMA, b;
 
 	if (!c || !c->on || c->mode != 2 || bytes < c->p2p_min || bytes == 0)
 		return;
-	t = &c->p2p_trial[bucket_of(bytes)];
-	if (t->verdict)
+	b = bucket_of(bytes);
+	r = &c->p2p_trial[b].race;
+	if (ccom_race_state(r) == CCOM_RACE_KEPT) {
+		if (r->verdict == k && ccom_race_after(r, bytes, ns)) {
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %d ccomSends of about 2^%d bytes on the %s path each more than %dx slower than its price; measuring both paths again",
+				  comm->rank, CCOM_RACE_SLOW_RUN, b, k ? "CMA" : "stream",
+				  CCOM_RACE_SLOW_FACTOR);
+			ccom_race_restart(r);
+		}
 		return;
-	if (!t->n[k]++ || ns < t->best_ns[k])
-		t->best_ns[k] = ns;
-	if (t->n[0] < CCOM_CMA_TRIALS || t->n[1] < CCOM_CMA_TRIALS)
+	}
+	ccom_race_record(r, k, bytes, ns);
+	if (ccom_race_state(r) != CCOM_RACE_READY)
 		return;
-	t->verdict = t->best_ns[1] < t->best_ns[0] ? 1 : -1;
+	/* The sender alone decides: its own medians are the slowest rank's. */
+	m[0] = ccom_race_report(r, 0);
+	m[1] = ccom_race_report(r, 1);
+	if (ccom_race_decide(r, m) < 0)
+		return;	/* a path still getting faster: one more turn of each */
 	c->decided++;
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: ccomSend of %zu bytes: CMA %.1f us, stream %.1f us (this sender's best of %d): %s from now on",
-		  comm->rank, bytes, (double)t->best_ns[1] / 1e3, (double)t->best_ns[0] / 1e3,
-		  CCOM_CMA_TRIALS, t->verdict > 0 ? "CMA" : "stream");
+	p2p_cache_store(comm, c);
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: ccomSend of %zu bytes: CMA %.1f us, stream %.1f us (this sender's median of the last %d turns of %d sends, the first %d dropped): %s from now on",
+		  comm->rank, bytes, (double)(m[1] & ~CCOM_RACE_FALLING) * (double)(bytes >> 10) / 1e3,
+		  (double)(m[0] & ~CCOM_RACE_FALLING) * (double)(bytes >> 10) / 1e3, r->turns, r->run,
+		  r->drop, r->verdict == 1 ? "CMA" : "stream");
 }
 
 /*

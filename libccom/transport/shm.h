@@ -173,7 +173,7 @@ struct ccom_shm_hdr {
 	struct ccom_shm_zdesc zdesc[CCOM_SHM_MAX_LOCAL];
 	struct ccom_shm_cdesc cdesc[CCOM_SHM_MAX_LOCAL];
 	/* CMA verdicts of the per-boot cache (tune/cma_cache.h), read by local rank 0 at init. */
-	int8_t cma_verdict[8][16];	/* two lines */
+	int8_t cma_verdict[16][16];	/* four lines: out of place, then in place */
 	struct ccom_shm_sig sig[CCOM_SHM_MAX_LOCAL][CCOM_SHM_SIG_RING];
 };
 

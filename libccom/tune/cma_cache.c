@@ -2,15 +2,18 @@
 /*
  * cma_cache.c - the CMA path's verdicts cached per boot (tune/).
  *
- * File: CCOM_CMA_CALIB_FILE, else /dev/shm/ccom-cma-calib2-UID-BOOTID-N
+ * File: CCOM_CMA_CALIB_FILE, else /dev/shm/ccom-cma-calib3-UID-BOOTID-N
  * (N local ranks: the verdict depends on how many ranks share the
  * memory).  One line per measured collective and size: "kind log2 v",
- * kind an enum ccom_coll_kind value below CCOM_TUNE_CMA_KINDS, log2 of
- * the per-rank bytes, v 1 (CMA) or -1 (staged).  A new boot has a new
- * boot id, so a new file: the machine is measured again.  "calib2":
- * verdicts of the race in tune/race.c; the first method's (best of 3
- * alternating single operations, which kept the staged path where CMA
- * was faster) are not read.
+ * kind an enum ccom_coll_kind value below CCOM_TUNE_CMA_KINDS (out of
+ * place) or that plus CCOM_TUNE_CMA_KINDS (every rank in place), log2 of
+ * the per-rank bytes, v 1 (CMA) or -1 (staged).  Local rank 0 writes it.
+ * A sender's Send/Recv verdicts are its own, in the same name followed by
+ * "-sendL" (L its local rank, the file's only writer in a communicator),
+ * lines "0 log2 v".  A new boot has a new boot id, so a new file: the
+ * machine is measured again.  "calib3": in-place calls measured apart
+ * and the race's warm-up rounds (tune/race.c); "calib2" files mixed
+ * in-place and out-of-place calls in one verdict and are not read.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,81 +22,83 @@
 #include <unistd.h>
 
 #include "tune/cma_cache.h"
-#include "util/log.h"
+#include "tune/verdict_file.h"
 #include "util/misc.h"
 #include "util/params.h"
 
-static int cache_path(int nlocal, char *buf, size_t len)
+/* @lrank < 0: the collectives' file; else local rank @lrank's Send/Recv file. */
+static int cache_path(int nlocal, int lrank, char *buf, size_t len)
 {
 	const char *p = ccom_param_str("CCOM_CMA_CALIB_FILE");
 	char boot[64];
+	int n;
 
 	if (p && p[0]) {
-		snprintf(buf, len, "%s", p);
-		return 0;
+		n = snprintf(buf, len, "%s", p);
+	} else {
+		ccom_boot_id(boot, sizeof(boot));
+		if (!boot[0])
+			return -ENOENT;
+		n = snprintf(buf, len, "/dev/shm/ccom-cma-calib3-%u-%s-%d", (unsigned)getuid(), boot,
+			     nlocal);
 	}
-	ccom_boot_id(boot, sizeof(boot));
-	if (!boot[0])
-		return -ENOENT;
-	snprintf(buf, len, "/dev/shm/ccom-cma-calib2-%u-%s-%d", (unsigned)getuid(), boot, nlocal);
-	return 0;
+	if (lrank >= 0 && n >= 0 && (size_t)n < len)
+		n += snprintf(buf + n, len - (size_t)n, "-send%d", lrank);
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+static bool one_or_minus_one(const void *arg, int kind, int v)
+{
+	(void)arg;
+	(void)kind;
+	return v == 1 || v == -1;
+}
+
+static struct ccom_verdict_file file_of(const char *path, int rows, const char *form)
+{
+	return (struct ccom_verdict_file){ .path = path, .what = "CMA calibration cache",
+					   .form = form, .nkinds = rows,
+					   .log_min = CCOM_TUNE_CMA_LOG_MIN,
+					   .nsizes = CCOM_TUNE_CMA_SIZES, .none = 0,
+					   .valid = one_or_minus_one };
 }
 
 int ccom_tune_cma_load(int nlocal, struct ccom_tune_cma_table *t)
 {
-	char path[512], line[128];
-	int k, lg, v, n = 0;
-	FILE *f;
+	char path[512];
+	struct ccom_verdict_file f = file_of(path, CCOM_TUNE_CMA_ROWS, "kind log2 1|-1");
 
 	memset(t, 0, sizeof(*t));
-	if (cache_path(nlocal, path, sizeof(path)))
+	if (cache_path(nlocal, -1, path, sizeof(path)))
 		return -ENOENT;
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (sscanf(line, "%d %d %d", &k, &lg, &v) != 3 || k < 0 || k >= CCOM_TUNE_CMA_KINDS ||
-		    lg < CCOM_TUNE_CMA_LOG_MIN || lg >= CCOM_TUNE_CMA_LOG_MIN + CCOM_TUNE_CMA_SIZES ||
-		    (v != 1 && v != -1)) {
-			ccom_info(CCOM_SUBSYS_TUNE, "CMA calibration cache %s: line %d is not \"kind log2 1|-1\"; the cache is ignored and the paths measured again (delete the file if it stays)",
-				  path, n);
-			memset(t, 0, sizeof(*t));
-			fclose(f);
-			return -EBADMSG;
-		}
-		t->verdict[k][lg - CCOM_TUNE_CMA_LOG_MIN] = (int8_t)v;
-	}
-	fclose(f);
-	return 0;
+	return ccom_verdict_load(&f, &t->verdict[0][0]);
 }
 
 void ccom_tune_cma_store(int nlocal, const struct ccom_tune_cma_table *t)
 {
-	char path[512], tmp[600];
-	int k, s, err = 0;
-	FILE *f;
+	char path[512];
+	struct ccom_verdict_file f = file_of(path, CCOM_TUNE_CMA_ROWS, "kind log2 1|-1");
 
-	if (cache_path(nlocal, path, sizeof(path)))
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the CMA calibration in %s: %s", tmp,
-			  strerror(errno));
-		return;
-	}
-	for (k = 0; k < CCOM_TUNE_CMA_KINDS; k++)
-		for (s = 0; s < CCOM_TUNE_CMA_SIZES; s++)
-			if (t->verdict[k][s])
-				fprintf(f, "%d %d %d\n", k, s + CCOM_TUNE_CMA_LOG_MIN, t->verdict[k][s]);
-	if (fclose(f))
-		err = errno;
-	if (!err && rename(tmp, path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the CMA calibration in %s: %s", path,
-			  strerror(err));
-	}
+	if (!cache_path(nlocal, -1, path, sizeof(path)))
+		ccom_verdict_store(&f, &t->verdict[0][0]);
+}
+
+int ccom_tune_cma_p2p_load(int nlocal, int lrank, struct ccom_tune_cma_p2p_table *t)
+{
+	char path[512];
+	struct ccom_verdict_file f = file_of(path, 1, "0 log2 1|-1");
+
+	memset(t, 0, sizeof(*t));
+	if (lrank < 0 || cache_path(nlocal, lrank, path, sizeof(path)))
+		return -ENOENT;
+	return ccom_verdict_load(&f, t->verdict);
+}
+
+void ccom_tune_cma_p2p_store(int nlocal, int lrank, const struct ccom_tune_cma_p2p_table *t)
+{
+	char path[512];
+	struct ccom_verdict_file f = file_of(path, 1, "0 log2 1|-1");
+
+	if (lrank >= 0 && !cache_path(nlocal, lrank, path, sizeof(path)))
+		ccom_verdict_store(&f, t->verdict);
 }

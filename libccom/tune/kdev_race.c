@@ -32,6 +32,7 @@
 #include "core/op.h"
 #include "tune/kdev_race.h"
 #include "tune/tune.h"
+#include "tune/verdict_file.h"
 #include "util/log.h"
 #include "util/params.h"
 
@@ -72,69 +73,50 @@ int ccom_tune_krace_kpath(const struct ccom_tune_krace *kr, int kind, int slot)
 	return slot >= 0 && slot < n ? kp[slot] : CCOM_KPATH_STAGED;
 }
 
+static bool kpath_valid(const void *arg, int kind, int kpath)
+{
+	return slot_of(arg, kind, kpath) >= 0;
+}
+
+static struct ccom_verdict_file cache_file(const struct ccom_tune_krace *kr)
+{
+	return (struct ccom_verdict_file){ .path = kr->path, .what = "kdev path cache",
+					   .form = "kind log2 path, a path this communicator has",
+					   .nkinds = CCOM_KRACE_KINDS, .log_min = CCOM_KRACE_LOG_MIN,
+					   .nsizes = CCOM_KRACE_SIZES, .none = -1,
+					   .valid = kpath_valid, .arg = kr };
+}
+
 static void cache_load(struct ccom_tune_krace *kr)
 {
-	char line[128];
-	int k, lg, p, s, n = 0;
-	FILE *f;
+	struct ccom_verdict_file f = cache_file(kr);
+	int8_t v[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	int k, s;
 
-	if (!kr->path[0])
+	if (ccom_verdict_load(&f, &v[0][0]))
 		return;
-	f = fopen(kr->path, "re");
-	if (!f)
-		return;
-	while (fgets(line, sizeof(line), f)) {
-		n++;
-		if (sscanf(line, "%d %d %d", &k, &lg, &p) != 3 || k < 0 || k >= CCOM_KRACE_KINDS ||
-		    lg < CCOM_KRACE_LOG_MIN || lg >= CCOM_KRACE_LOG_MIN + CCOM_KRACE_SIZES ||
-		    (s = slot_of(kr, k, p)) < 0) {
-			ccom_info(CCOM_SUBSYS_TUNE, "kdev path cache %s: line %d is not \"kind log2 path\" with a path this communicator has; the cache is ignored and the paths measured again (delete the file if it stays)",
-				  kr->path, n);
-			for (k = 0; k < CCOM_KRACE_KINDS; k++)
-				for (s = 0; s < CCOM_KRACE_SIZES; s++)
-					ccom_race_set(&kr->race[k][s], -1);
-			kr->cached = 0;
-			break;
-		}
-		ccom_race_set(&kr->race[k][lg - CCOM_KRACE_LOG_MIN], s);
-		kr->cached++;
-	}
-	fclose(f);
+	for (k = 0; k < CCOM_KRACE_KINDS; k++)
+		for (s = 0; s < CCOM_KRACE_SIZES; s++)
+			if (v[k][s] >= 0) {
+				ccom_race_set(&kr->race[k][s], slot_of(kr, k, v[k][s]));
+				kr->cached++;
+			}
 }
 
 static void cache_store(const struct ccom_tune_krace *kr)
 {
-	char tmp[300];
+	struct ccom_verdict_file f = cache_file(kr);
+	int8_t v[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
 	const struct ccom_race *r;
-	int k, s, v, err = 0;
-	FILE *f;
+	int k, s, slot;
 
-	if (!kr->path[0])
-		return;
-	snprintf(tmp, sizeof(tmp), "%s.tmp.%d", kr->path, (int)getpid());
-	f = fopen(tmp, "we");
-	if (!f) {
-		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the kdev path verdicts in %s: %s", tmp,
-			  strerror(errno));
-		return;
-	}
 	for (k = 0; k < CCOM_KRACE_KINDS; k++)
 		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
 			r = &kr->race[k][s];
-			v = r->verdict >= 0 ? r->verdict : r->incumbent;
-			if (v >= 0)
-				fprintf(f, "%d %d %d\n", k, s + CCOM_KRACE_LOG_MIN,
-					ccom_tune_krace_kpath(kr, k, v));
+			slot = r->verdict >= 0 ? r->verdict : r->incumbent;
+			v[k][s] = (int8_t)(slot >= 0 ? ccom_tune_krace_kpath(kr, k, slot) : -1);
 		}
-	if (fclose(f))
-		err = errno;
-	if (!err && rename(tmp, kr->path))
-		err = errno;
-	if (err) {
-		unlink(tmp);
-		ccom_info(CCOM_SUBSYS_TUNE, "could not cache the kdev path verdicts in %s: %s",
-			  kr->path, strerror(err));
-	}
+	ccom_verdict_store(&f, &v[0][0]);
 }
 
 int ccom_tune_krace_init(struct ccomComm *comm)

@@ -24,11 +24,32 @@
  * 1.5-1.8 ms in its first turn and 1.3, 1.0, 0.86 ms in its second
  * against 0.7 ms in steady state).  Each path gets CCOM_RACE_TURNS turns,
  * the paths alternating, so that a drift of the machine's load hits all.
+ * From CCOM_RACE_SHORT_BYTES per rank a race runs shorter turns
+ * (CCOM_RACE_SHORT_RUN operations, the first dropped, CCOM_RACE_SHORT_TURNS
+ * per path): an operation there takes tens of ms, a scheduling hiccup is
+ * small beside it, and 24 of them (half on the slower path) outlast what
+ * many programs run of one size: a race that does not finish keeps no
+ * verdict and caches none (ccom-perf's 64 MiB passes run 11 operations).
  */
 #define CCOM_RACE_RUN 4
 #define CCOM_RACE_DROP 2
 #define CCOM_RACE_TURNS 3
 #define CCOM_RACE_SAMPLES (CCOM_RACE_TURNS * (CCOM_RACE_RUN - CCOM_RACE_DROP))
+#define CCOM_RACE_SHORT_BYTES (32ull << 20)
+#define CCOM_RACE_SHORT_RUN 2
+#define CCOM_RACE_SHORT_TURNS 2
+/*
+ * A path whose last turn ran clearly faster (1/16) than its turn before
+ * is still warming up (CMA on fresh 16 MiB buffers fell from 7 to 2.7 ms
+ * over its first 15 operations): when such a path lost, but by less than
+ * half, the race runs one more turn of every path, up to
+ * CCOM_RACE_EXTRA_MAX times, and compares the last CCOM_RACE_TURNS
+ * turns.  ccom_race_report() carries the flag (CCOM_RACE_FALLING) to
+ * ccom_race_decide() with the median.
+ */
+#define CCOM_RACE_FALL_SHIFT 4
+#define CCOM_RACE_EXTRA_MAX 2
+#define CCOM_RACE_FALLING (1ull << 63)
 /* A path is kept over the default (path 0) only when this much faster (1/32 = 3 %). */
 #define CCOM_RACE_MARGIN_SHIFT 5
 /*
@@ -56,8 +77,12 @@ enum ccom_race_state {
  * @npaths: candidates (2 or 3); path 0 is the default (the staged path)
  * @verdict: the kept path, -1 while measuring
  * @incumbent: while re-measuring, the verdict before (-1: none)
+ * @run: operations per turn (CCOM_RACE_RUN, or CCOM_RACE_SHORT_RUN)
+ * @drop: of which the first @drop are not kept
+ * @turns: turns per path compared (the last @turns)
+ * @extra: turns of every path added because one was still getting faster
  * @op: operations run in the current race
- * @n: samples kept per path
+ * @n: samples kept per path (the last @turns turns' kept operations)
  * @ns_per_kb: the samples (ns per KiB of the operation, so that the sizes
  *	within one class compare)
  * @price: the kept path's ns per KiB: the median it won with, lowered by
@@ -73,6 +98,10 @@ struct ccom_race {
 	int8_t npaths;
 	int8_t verdict;
 	int8_t incumbent;
+	uint8_t run;
+	uint8_t drop;
+	uint8_t turns;
+	uint8_t extra;
 	uint16_t op;
 	uint8_t n[CCOM_RACE_MAX_PATHS];
 	uint8_t slow;
@@ -86,6 +115,12 @@ struct ccom_race {
 
 /* A race of @npaths (clamped to 2..CCOM_RACE_MAX_PATHS) candidates, nothing measured. */
 void ccom_race_init(struct ccom_race *r, int npaths);
+/*
+ * The schedule of a race whose operations move about @bytes per rank
+ * (the class's size, the same on every rank): call after
+ * ccom_race_init(); ccom_race_set() and ccom_race_restart() keep it.
+ */
+void ccom_race_size(struct ccom_race *r, uint64_t bytes);
 /* A verdict taken from a cache (@path out of range: measure instead). */
 void ccom_race_set(struct ccom_race *r, int path);
 enum ccom_race_state ccom_race_state(const struct ccom_race *r);
@@ -96,10 +131,20 @@ void ccom_race_record(struct ccom_race *r, int path, size_t bytes, uint64_t ns);
 /* This rank's median of @path in ns per KiB (0: no sample). */
 uint64_t ccom_race_median(const struct ccom_race *r, int path);
 /*
+ * What this rank publishes for @path before ccom_race_decide(): the
+ * median, with CCOM_RACE_FALLING set while the path's last turn ran
+ * clearly faster than its turn before.
+ */
+uint64_t ccom_race_report(const struct ccom_race *r, int path);
+/*
  * Keep the fastest path given @worst, each path's slowest-rank median (ns
- * per KiB, the same array on every rank): returns the verdict.  A path
- * beats the default (0) only by more than the margin; in a race that
- * re-checks a verdict, the old verdict stays unless beaten by the margin.
+ * per KiB, the same array on every rank; CCOM_RACE_FALLING or'ed in from
+ * any rank's ccom_race_report()): returns the verdict.  A path beats the
+ * default (0) only by more than the margin; in a race that re-checks a
+ * verdict, the old verdict stays unless beaten by the margin.  Returns -1
+ * (state CCOM_RACE_TRIAL again) when a losing path within 3/2 of the
+ * winner is still getting faster and the race may run another turn of
+ * every path.
  */
 int ccom_race_decide(struct ccom_race *r, const uint64_t *worst);
 /*

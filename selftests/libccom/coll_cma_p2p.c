@@ -14,8 +14,12 @@
  * off from init on every rank, nothing moved on CMA, all correct);
  * CCOM_CMA_P2P_MIN_BYTES of 64 KiB on rank 0 and 1 MiB on rank 1 (the
  * sender's choice travels in its header: only rank 0's 128 KiB sends move
- * on CMA); CCOM_CMA=auto on 2 ranks (12 exchanges and 26 Gathers of 1 MiB
- * correct, both sizes decided, the Gather verdict cached as "6 20 1|-1"); and a receive expecting more than the CMA send
+ * on CMA); CCOM_CMA=auto on 2 ranks (42 exchanges of 1 MiB: none decided
+ * after 12, the sender's race of turns of 4 sends per path needing 24;
+ * decided after 42, each sender's verdict cached in its own file as
+ * "0 20 1|-1"; then 42 Gathers of 1 MiB decided and cached as
+ * "6 20 1|-1"; a second communicator starts with both caches); and a
+ * receive expecting more than the CMA send
  * carries, and one whose receiver installed a seccomp filter after init
  * (both ranks fail, the receiver naming the sizes or process_vm_readv;
  * neither hangs); last, with the default threshold (256 KiB), both ranks
@@ -28,16 +32,17 @@
 #include "coll/cma.h"
 #include "core/comm.h"
 
-/* Gathers until auto decides: every turn of the race on both paths, and one more. */
-#define AUTO_GATHERS (2 * CCOM_RACE_TURNS * CCOM_RACE_RUN + 2)
-_Static_assert(AUTO_GATHERS == 26, "the header and the job's title say 26");
+/* Operations until auto decides: every turn of the race (extra ones too) on both paths, and one more. */
+#define AUTO_OPS (2 * (CCOM_RACE_TURNS + CCOM_RACE_EXTRA_MAX) * CCOM_RACE_RUN + 2)
+_Static_assert(AUTO_OPS == 42, "the header and the job's title say 42");
 
 #define MIN_BYTES (64u << 10)
 #define GS_COUNT 65549u		/* >= 64 KiB per rank even for int8 */
 #define GROUP_BIG (96u << 10)
 #define GROUP_SMALL (1u << 10)
 
-enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_MISMATCH, M_LATE_DENY, M_EAGER };
+enum p2p_mode { M_FULL, M_DENIED, M_SPLIT_MIN, M_AUTO, M_AUTO_CACHED, M_MISMATCH, M_LATE_DENY,
+		M_EAGER };
 
 struct p2p_job {
 	struct ct_job ct;
@@ -294,20 +299,32 @@ static int p2p_rank(int rank, int n, void *arg)
 		}
 		break;
 	case M_AUTO:
-		for (k = 0, rc = T_PASS; k < 12 && !rc; k++)
+	case M_AUTO_CACHED:
+		for (k = 0, rc = T_PASS; k < AUTO_OPS && !rc; k++) {
 			rc = ring(comm, rank, n, ccomFloat32, (1u << 20) / 4, sb, rb, &moved);
+			/* The race takes 2 x 3 turns of 4 sends: none decides in 12 (best of 3 did). */
+			if (!rc && k == 11 && j->mode == M_AUTO && ccom_cma_decided(comm)) {
+				fprintf(stderr, "rank %d: a Send size decided after 12 sends\n", rank);
+				rc = T_FAIL;
+			}
+		}
 		/*
 		 * Gather is measured (and cached) like the other collectives: the
 		 * race's turns on both paths, then the operation that decides.
 		 */
-		for (k = 0; k < AUTO_GATHERS && !rc; k++) {
+		for (k = 0; k < AUTO_OPS && !rc; k++) {
 			struct ct_case c = { K_GA, 0, 0, ccomFloat32, ccomSum, (1u << 20) / 4 };
 
 			rc = ct_case_run(comm, &c, rank, n, sb, rb, bufsz);
 		}
-		if (!rc && ccom_cma_decided(comm) < 2) {
-			fprintf(stderr, "rank %d: CCOM_CMA=auto decided %llu sizes in 12 sends and %d Gathers of 1 MiB, want 2\n",
-				rank, (unsigned long long)ccom_cma_decided(comm), AUTO_GATHERS);
+		if (!rc && j->mode == M_AUTO && ccom_cma_decided(comm) < 2) {
+			fprintf(stderr, "rank %d: CCOM_CMA=auto decided %llu sizes in %d sends and %d Gathers of 1 MiB, want 2\n",
+				rank, (unsigned long long)ccom_cma_decided(comm), AUTO_OPS, AUTO_OPS);
+			rc = T_FAIL;
+		}
+		if (!rc && j->mode == M_AUTO_CACHED && ccom_cma_cached(comm) != 2) {
+			fprintf(stderr, "rank %d: %d verdicts taken from the caches, want 2 (Gather, this sender's 1 MiB)\n",
+				rank, ccom_cma_cached(comm));
 			rc = T_FAIL;
 		}
 		break;
@@ -331,19 +348,23 @@ out:
 	return rc;
 }
 
-/* The auto cache at @path holds a Gather verdict for 2^20 bytes per rank. */
-static int gather_cached(const char *path)
+/* The auto cache at @path (@suffix appended) holds a verdict of row @kind for 2^20 bytes. */
+static int verdict_cached(const char *path, const char *suffix, int kind)
 {
-	char line[64];
-	FILE *f = fopen(path, "r");
+	char line[64], name[256], want[2][16];
+	FILE *f;
 	int ok = 0;
 
+	snprintf(name, sizeof(name), "%s%s", path, suffix);
+	snprintf(want[0], sizeof(want[0]), "%d 20 1\n", kind);
+	snprintf(want[1], sizeof(want[1]), "%d 20 -1\n", kind);
+	f = fopen(name, "r");
 	while (f && !ok && fgets(line, sizeof(line), f))
-		ok = !strcmp(line, "6 20 1\n") || !strcmp(line, "6 20 -1\n");
+		ok = !strcmp(line, want[0]) || !strcmp(line, want[1]);
 	if (f)
 		fclose(f);
 	if (!ok)
-		fprintf(stderr, "cache %s: no line \"6 20 1|-1\" (Gather, 1 MiB)\n", path);
+		fprintf(stderr, "cache %s: no line \"%d 20 1|-1\"\n", name, kind);
 	return ok;
 }
 
@@ -363,7 +384,8 @@ int main(void)
 	struct p2p_job j = { .ct = { .env = { "CCOM_CMA=1", "CCOM_CMA_P2P_MIN_BYTES=65536" },
 				     .at_init = p2p_at_init },
 			     .mode = M_FULL };
-	static char cache[128];
+	static char cache[128], send0[160], send1[160];
+	const char *path;
 	int n;
 
 	for (n = 2; n <= 4; n++)
@@ -386,10 +408,22 @@ int main(void)
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-p2p-%d", (int)getpid());
 	j.ct.env[2] = cache;
 	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
-	if (run(&j, 2, "CCOM_CMA=auto: 12 exchanges and 26 Gathers of 1 MiB correct, both decided"))
+	path = cache + strlen("CCOM_CMA_CALIB_FILE=");
+	snprintf(send0, sizeof(send0), "%s-send0", path);
+	snprintf(send1, sizeof(send1), "%s-send1", path);
+	unlink(send0);
+	unlink(send1);
+	if (run(&j, 2, "CCOM_CMA=auto: 42 exchanges and 42 Gathers of 1 MiB correct, both decided"))
 		return T_FAIL;
-	T_CHECK(gather_cached(cache + strlen("CCOM_CMA_CALIB_FILE=")), "Gather verdict not cached");
-	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	T_CHECK(verdict_cached(path, "", 6), "Gather verdict not cached");
+	T_CHECK(verdict_cached(path, "-send0", 0) && verdict_cached(path, "-send1", 0),
+		"a sender's verdict not cached in its own file");
+	j.mode = M_AUTO_CACHED;
+	if (run(&j, 2, "CCOM_CMA=auto again: the Gather and each sender's verdict from the caches"))
+		return T_FAIL;
+	unlink(path);
+	unlink(send0);
+	unlink(send1);
 	j.mode = M_MISMATCH;
 	j.ct.env[0] = "CCOM_CMA=1";
 	j.ct.env[2] = "CCOM_OP_TIMEOUT=60";

@@ -8,9 +8,15 @@
  * near tie keeps the default path), no re-check on noise nor on a machine
  * that got slower for every path, a re-check and a flipped verdict when
  * the kept path (the staged one included) is clearly wrong, the backoff
- * of re-checks that confirmed their verdict, and a cached verdict.  Then
- * the CMA verdict cache (tune/cma_cache.c): its default file is keyed by
- * boot id, user and local rank count, and round-trips a table.  Last the
+ * of re-checks that confirmed their verdict, a cached verdict, the short
+ * schedule of large sizes (a 64 MiB race decides within 8 operations), and
+ * a path still getting faster (CMA on fresh buffers): the race runs extra
+ * turns and keeps it once it settles faster, but not for a path far
+ * behind, and not past CCOM_RACE_EXTRA_MAX.  Then the CMA verdict cache
+ * (tune/cma_cache.c): its default file is keyed by boot id, user and local
+ * rank count, round-trips a table with in-place rows and a sender's
+ * Send/Recv file of its own, and a file written by a store is never left
+ * half (tune/verdict_file.c: a private temporary file renamed over it).  Last the
  * kdev race's verdict cache (tune/kdev_race.c) on a fake communicator: a
  * verdict stored under one driver-load key is read back under it, not
  * under another key (a reloaded driver) nor another local rank count.
@@ -25,7 +31,10 @@
 #include "tune/kdev_race.h"
 #include "tune/race.h"
 #include "tune/tune.h"
+#include "tune/verdict_file.h"
 #include "util/misc.h"
+
+#include <pthread.h>
 
 #define KB 1024u
 #define BYTES (4096u * KB)	/* 4 MiB: ns per KiB = ns / 4096 */
@@ -50,14 +59,14 @@ static int run_race(struct ccom_race *r, const uint64_t *cost, int bad_path, int
 
 	while (ccom_race_state(r) == CCOM_RACE_TRIAL && guard++ < 1000) {
 		p = ccom_race_next(r);
-		in_turn = r->op % CCOM_RACE_RUN;
+		in_turn = r->op % r->run;
 		ns = cost[p] * (BYTES / KB);
-		if (in_turn < CCOM_RACE_DROP)
+		if (in_turn < r->drop)
 			ns *= 5;
 		if (p == bad_path && turn_of[p] == bad_turn)
 			ns = (uint64_t)((double)ns * bad_turn_factor);
 		ccom_race_record(r, p, BYTES, ns);
-		if (in_turn == CCOM_RACE_RUN - 1)
+		if (in_turn == r->run - 1)
 			turn_of[p]++;
 	}
 	T_CHECK(ccom_race_state(r) == CCOM_RACE_READY, "race never ready (state %d after %d ops)",
@@ -70,8 +79,102 @@ static int decide_local(struct ccom_race *r)
 	uint64_t m[CCOM_RACE_MAX_PATHS] = { 0 };
 
 	for (int p = 0; p < r->npaths; p++)
-		m[p] = ccom_race_median(r, p);
+		m[p] = ccom_race_report(r, p);
 	return ccom_race_decide(r, m);
+}
+
+/*
+ * Path 1 warms up: its n-th operation (over the whole race, first
+ * included) costs @settled + @ramp * 7/8^n ns per KiB, path 0 @flat; the
+ * first @drop of each turn 5x as usual.  Decides whenever the race is
+ * ready (extra turns included); returns the verdict, the operations run in
+ * *@ops.
+ */
+static int warming_race(struct ccom_race *r, uint64_t flat, uint64_t settled, uint64_t ramp,
+			int *ops)
+{
+	int n1 = 0, v = -1, p;
+	uint64_t ns;
+	double f;
+
+	for (*ops = 0; v < 0 && *ops < 1000; (*ops)++) {
+		p = ccom_race_next(r);
+		f = 1;
+		for (int i = 0; p == 1 && i < n1; i++)
+			f *= 7.0 / 8;
+		ns = (p ? settled + (uint64_t)((double)ramp * f) : flat) * (BYTES / KB);
+		if (r->op % r->run < r->drop)
+			ns *= 5;
+		n1 += p == 1;
+		ccom_race_record(r, p, BYTES, ns);
+		if (ccom_race_state(r) == CCOM_RACE_READY)
+			v = decide_local(r);
+	}
+	return v;
+}
+
+static int test_warming(void)
+{
+	struct ccom_race r;
+	int ops, v, base = 2 * CCOM_RACE_TURNS * CCOM_RACE_RUN;
+
+	/*
+	 * CMA settles at 2000 (staged 3000) but starts at 2000 + 4000: within
+	 * the first 24 operations its median stays above 3000 (the old race
+	 * kept staged); the extra turns see it settle.
+	 */
+	ccom_race_init(&r, 2);
+	v = warming_race(&r, 3000, 2000, 4000, &ops);
+	T_CHECK(v == 1, "a path still warming up lost (verdict %d after %d ops)", v, ops);
+	T_CHECK(ops > base && ops <= base + 2 * CCOM_RACE_EXTRA_MAX * CCOM_RACE_RUN,
+		"decided after %d ops, want extra turns, at most %d", ops,
+		CCOM_RACE_EXTRA_MAX);
+	/* Far behind (2x) although still falling: no extra turn. */
+	ccom_race_init(&r, 2);
+	v = warming_race(&r, 1000, 2000, 600, &ops);
+	T_CHECK(v == 0 && ops == base, "a path 2x behind got extra turns (%d ops)", ops);
+	/* Still falling after every extra turn: the race ends at the cap. */
+	ccom_race_init(&r, 2);
+	v = warming_race(&r, 1000, 0, 3000, &ops);
+	T_CHECK(v >= 0 && ops <= base + 2 * CCOM_RACE_EXTRA_MAX * CCOM_RACE_RUN,
+		"the extra turns did not stop (%d ops)", ops);
+	/* Settled paths report no fall; a verdict read back resets the extra turns. */
+	ccom_race_init(&r, 2);
+	if (run_race(&r, (uint64_t[]){ 1000, 900 }, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(!(ccom_race_report(&r, 0) & CCOM_RACE_FALLING) &&
+		!(ccom_race_report(&r, 1) & CCOM_RACE_FALLING), "a flat path reported falling");
+	return T_PASS;
+}
+
+/* From CCOM_RACE_SHORT_BYTES: turns of 2, 2 per path; the schedule survives set and restart. */
+static int test_short(void)
+{
+	uint64_t cost[2] = { 1000, 700 };
+	struct ccom_race r;
+	int n = 0;
+
+	ccom_race_init(&r, 2);
+	ccom_race_size(&r, 64ull << 20);
+	while (ccom_race_state(&r) == CCOM_RACE_TRIAL && n < 100) {
+		T_CHECK(ccom_race_next(&r) == (n / CCOM_RACE_SHORT_RUN) % 2, "64 MiB op %d: path %d",
+			n, ccom_race_next(&r));
+		ccom_race_record(&r, ccom_race_next(&r), BYTES, cost[ccom_race_next(&r)] * 4096);
+		n++;
+	}
+	T_CHECK(n == 2 * CCOM_RACE_SHORT_TURNS * CCOM_RACE_SHORT_RUN,
+		"a 64 MiB race took %d ops, want %d", n,
+		2 * CCOM_RACE_SHORT_TURNS * CCOM_RACE_SHORT_RUN);
+	T_CHECK(n <= 8, "a 64 MiB race does not fit ccom-perf's 11 operations per pass");
+	T_CHECK(r.n[0] == CCOM_RACE_SHORT_TURNS && decide_local(&r) == 1, "short race verdict");
+	ccom_race_restart(&r);
+	T_CHECK(r.run == CCOM_RACE_SHORT_RUN && r.turns == CCOM_RACE_SHORT_TURNS,
+		"restart forgot the schedule");
+	ccom_race_set(&r, 0);
+	T_CHECK(r.run == CCOM_RACE_SHORT_RUN, "set forgot the schedule");
+	ccom_race_size(&r, 16ull << 20);
+	T_CHECK(r.run == CCOM_RACE_RUN && r.turns == CCOM_RACE_TURNS, "16 MiB: the long schedule");
+	return T_PASS;
 }
 
 static int test_schedule(void)
@@ -232,7 +335,8 @@ static int test_cached(void)
 static int test_cma_cache(void)
 {
 	struct ccom_tune_cma_table t = { 0 }, back;
-	char boot[64], path[256];
+	struct ccom_tune_cma_p2p_table pt = { 0 }, pback;
+	char boot[64], path[256], send[300];
 	struct stat st;
 	int nlocal = 97;	/* no real job has 97 local ranks here */
 
@@ -240,18 +344,82 @@ static int test_cma_cache(void)
 	ccom_boot_id(boot, sizeof(boot));
 	if (!boot[0])
 		return t_skip("no /proc/sys/kernel/random/boot_id: the cache is off");
-	snprintf(path, sizeof(path), "/dev/shm/ccom-cma-calib2-%u-%s-%d", (unsigned)getuid(), boot,
+	snprintf(path, sizeof(path), "/dev/shm/ccom-cma-calib3-%u-%s-%d", (unsigned)getuid(), boot,
 		 nlocal);
+	snprintf(send, sizeof(send), "%s-send1", path);
 	unlink(path);
+	unlink(send);
 	T_CHECK(ccom_tune_cma_load(nlocal, &back) == -ENOENT, "a cache before any store");
 	t.verdict[0][22 - CCOM_TUNE_CMA_LOG_MIN] = 1;
 	t.verdict[5][16 - CCOM_TUNE_CMA_LOG_MIN] = -1;
+	t.verdict[CCOM_TUNE_CMA_KINDS + 0][24 - CCOM_TUNE_CMA_LOG_MIN] = 1;	/* in place */
 	ccom_tune_cma_store(nlocal, &t);
 	T_CHECK(stat(path, &st) == 0, "the cache is not %s", path);
 	T_CHECK(ccom_tune_cma_load(nlocal, &back) == 0 && !memcmp(&t, &back, sizeof(t)),
 		"the table did not round-trip");
 	T_CHECK(ccom_tune_cma_load(nlocal + 1, &back) == -ENOENT,
 		"another local rank count read this cache");
+	/* A sender's Send/Recv verdicts: a file of its own, not the collectives'. */
+	T_CHECK(ccom_tune_cma_p2p_load(nlocal, 1, &pback) == -ENOENT, "a Send/Recv cache before a store");
+	pt.verdict[20 - CCOM_TUNE_CMA_LOG_MIN] = -1;
+	ccom_tune_cma_p2p_store(nlocal, 1, &pt);
+	T_CHECK(stat(send, &st) == 0, "the Send/Recv cache is not %s", send);
+	T_CHECK(ccom_tune_cma_p2p_load(nlocal, 1, &pback) == 0 && !memcmp(&pt, &pback, sizeof(pt)),
+		"the Send/Recv table did not round-trip");
+	T_CHECK(ccom_tune_cma_p2p_load(nlocal, 0, &pback) == -ENOENT, "local rank 0 read rank 1's");
+	T_CHECK(ccom_tune_cma_load(nlocal, &back) == 0 && !memcmp(&t, &back, sizeof(t)),
+		"the Send/Recv store changed the collectives' cache");
+	unlink(send);
+	unlink(path);
+	return T_PASS;
+}
+
+/* Threads storing one cache at once (one process: one pid): the file is always one whole table. */
+struct store_arg {
+	const struct ccom_verdict_file *f;
+	int8_t v[2][4];
+};
+
+static void *store_loop(void *p)
+{
+	struct store_arg *a = p;
+
+	for (int i = 0; i < 300; i++)
+		ccom_verdict_store(a->f, &a->v[0][0]);
+	return NULL;
+}
+
+static int test_verdict_file(void)
+{
+	char path[128];
+	struct ccom_verdict_file f = { .path = path, .what = "test cache", .form = "kind log2 v",
+				       .nkinds = 2, .log_min = 16, .nsizes = 4, .none = 0 };
+	struct store_arg a = { .f = &f, .v = { { 1, 1, 1, 1 }, { 1, 1, 1, 1 } } };
+	struct store_arg b = { .f = &f, .v = { { -1, -1, -1, -1 }, { -1, -1, -1, -1 } } };
+	int8_t back[2][4];
+	pthread_t ta, tb;
+	int bad = 0, i, s;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "/tmp/ccom-test-verdict-%d", (int)getpid());
+	unlink(path);
+	T_CHECK(!pthread_create(&ta, NULL, store_loop, &a) &&
+		!pthread_create(&tb, NULL, store_loop, &b), "threads");
+	for (i = 0; i < 300; i++) {
+		if (ccom_verdict_load(&f, &back[0][0]))
+			continue;
+		for (s = 1; s < 8; s++)
+			bad += (&back[0][0])[s] != back[0][0];
+		bad += back[0][0] == 0;
+	}
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	T_CHECK(!bad, "%d entries of a mixed or half table read", bad);
+	/* A malformed line: nothing used; a line past the columns too. */
+	fp = fopen(path, "w");
+	T_CHECK(fp && fputs("0 16 1\n1 20 1\n", fp) >= 0 && !fclose(fp), "write");
+	T_CHECK(ccom_verdict_load(&f, &back[0][0]) == -EBADMSG && back[0][0] == 0,
+		"a line past the columns was read");
 	unlink(path);
 	return T_PASS;
 }
@@ -332,7 +500,8 @@ static int test_kdev_cache(void)
 int main(void)
 {
 	int (*tests[])(void) = { test_schedule, test_verdicts, test_rechecks, test_cached,
-				 test_kdev_cache, test_cma_cache };
+				 test_warming, test_short, test_kdev_cache, test_verdict_file,
+				 test_cma_cache };
 	int rc = T_PASS;
 
 	for (size_t i = 0; i < sizeof(tests) / sizeof(tests[0]); i++) {
