@@ -21,7 +21,8 @@
 /*
  * The kdev race's agreement (tune/kdev_race.c), at the start of an
  * operation every rank reaches at the same point of the same race: when
- * it is READY each rank publishes its medians (ns per KiB, two per word)
+ * it is READY each rank publishes its medians (ns per KiB, two per word,
+ * with the flag of a path still getting faster: tune/race.h)
  * in its line of the host segment and all keep the slowest rank's; every
  * CCOM_KRACE_CHECKIN kept operations each rank's request to measure a
  * verdict again (the line's recheck, free: CMA is off with the driver) is
@@ -29,9 +30,28 @@
  */
 #define CCOM_KRACE_CHECKIN 16
 
+/*
+ * Two of ccom_race_report()'s values in one word: 31 bits of median each
+ * (ns per KiB, capped) and bit 31 of each half for CCOM_RACE_FALLING.
+ */
+#define HALF_FALLING (1ull << 31)
+#define HALF_MAX (HALF_FALLING - 1)
+
+static uint64_t half(uint64_t v)
+{
+	uint64_t m = v & ~CCOM_RACE_FALLING;
+
+	return (m > HALF_MAX ? HALF_MAX : m) | (v & CCOM_RACE_FALLING ? HALF_FALLING : 0);
+}
+
+static uint64_t unhalf(uint64_t h)
+{
+	return (h & HALF_MAX) | (h & HALF_FALLING ? CCOM_RACE_FALLING : 0);
+}
+
 static uint64_t pack2(uint64_t a, uint64_t b)
 {
-	return (a > UINT32_MAX ? UINT32_MAX : a) | (b > UINT32_MAX ? UINT32_MAX : b) << 32;
+	return half(a) | half(b) << 32;
 }
 
 static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
@@ -46,8 +66,8 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 	int l, i, err;
 
 	if (deciding) {
-		atomic_store(&me->best_ns[0], pack2(ccom_race_median(r, 0), ccom_race_median(r, 1)));
-		atomic_store(&me->best_ns[1], pack2(ccom_race_median(r, 2), 0));
+		atomic_store(&me->best_ns[0], pack2(ccom_race_report(r, 0), ccom_race_report(r, 1)));
+		atomic_store(&me->best_ns[1], pack2(ccom_race_report(r, 2), 0));
 	}
 	err = ccom_shm_barrier(s);
 	if (err)
@@ -56,11 +76,14 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 		uint64_t w0 = atomic_load(&s->hdr->cdesc[l].best_ns[0]);
 		uint64_t w1 = atomic_load(&s->hdr->cdesc[l].best_ns[1]);
 
-		v[0] = w0 & UINT32_MAX;
-		v[1] = w0 >> 32;
-		v[2] = w1 & UINT32_MAX;
+		v[0] = unhalf(w0 & UINT32_MAX);
+		v[1] = unhalf(w0 >> 32);
+		v[2] = unhalf(w1 & UINT32_MAX);
+		/* The slowest rank's median; falling if any rank's was. */
 		for (i = 0; i < CCOM_KPATH_NUM; i++)
-			worst[i] = v[i] > worst[i] ? v[i] : worst[i];
+			worst[i] = ((v[i] & ~CCOM_RACE_FALLING) > (worst[i] & ~CCOM_RACE_FALLING) ?
+				    v[i] & ~CCOM_RACE_FALLING : worst[i] & ~CCOM_RACE_FALLING) |
+				   ((v[i] | worst[i]) & CCOM_RACE_FALLING);
 	}
 	if (deciding)
 		ccom_tune_krace_decide(comm, op, worst);

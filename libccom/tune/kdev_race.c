@@ -134,8 +134,11 @@ int ccom_tune_krace_init(struct ccomComm *comm)
 	kr->engine_ok = !e->slow;
 	kr->mapped = e->map_feature;
 	for (k = 0; k < CCOM_KRACE_KINDS; k++)
-		for (s = 0; s < CCOM_KRACE_SIZES; s++)
+		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
 			ccom_race_init(&kr->race[k][s], slots(kr, k, kp));
+			/* Short turns for large sizes, as the CMA races (tune/race.h). */
+			ccom_race_size(&kr->race[k][s], 1ull << (s + CCOM_KRACE_LOG_MIN));
+		}
 	if (p && p[0])
 		snprintf(kr->path, sizeof(kr->path), "%s", p);
 	else if (e->load_key[0])
@@ -186,16 +189,22 @@ void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
 
 	if (!r)
 		return;
-	v = ccom_race_decide(r, worst);
-	kr->decided++;
 	for (i = 0; i < r->npaths && n < (int)sizeof(what); i++)
 		n += snprintf(what + n, sizeof(what) - (size_t)n, "%s%s %llu us", i ? ", " : "",
 			      ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, i)),
-			      (unsigned long long)(worst[i] * kb / 1000));
+			      (unsigned long long)((worst[i] & ~CCOM_RACE_FALLING) * kb / 1000));
+	v = ccom_race_decide(r, worst);
+	if (v < 0) {
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s; a losing path still getting faster: one more turn of each",
+			  comm->rank, ccom_coll_kind_name(op->kind),
+			  op->count * ccom_dtype_size(op->dtype), what);
+		return;
+	}
+	kr->decided++;
 	if (comm->local_rank == 0)
 		cache_store(kr);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median of %d, turns of %d ops, the first %d dropped): %s from now on",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median of the last %d turns of %d ops, the first %d dropped): %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
-		  what, CCOM_RACE_SAMPLES, CCOM_RACE_RUN, CCOM_RACE_DROP,
+		  what, r->turns, r->run, r->drop,
 		  ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, v)));
 }
