@@ -279,20 +279,11 @@ static int ack_missing(struct ccomComm *comm, const struct ccom_op *ops,
 		       const struct ccom_xfer *x, int n, int err)
 {
 	char why[512];
-	const char *w;
-	int k, i;
+	int k = ccom_p2p_first_short(comm, x, n, err, why, sizeof(why)), i;
 
-	for (k = 0; k < n; k++)
-		if (!x[k].is_send && x[k].done < x[k].size)
-			break;
-	if (k == n)
+	if (k < 0)
 		return err;
 	i = (int)((const struct cma_p2p_ack *)(const void *)x[k].buf - ack);
-	snprintf(why, sizeof(why), "rank %d: ", comm->rank);
-	w = ccom_last_error();
-	if (!strncmp(w, why, strlen(why)))
-		w += strlen(why);	/* the same rank's sentence: one prefix */
-	snprintf(why, sizeof(why), "%s", *w ? w : ccom_errno_str(-err));
 	ccom_set_last_error("rank %d: when the wait ended, the acknowledgement of CMA send %llu from rank %d had %zu of its %zu bytes (the first of the group not in): %s",
 			    comm->rank, (unsigned long long)hdr[i].seq, ops[i].root,
 			    x[k].done, x[k].size, why);

@@ -165,6 +165,26 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 	return read_err ? read_err : err;
 }
 
+int ccom_p2p_first_short(const struct ccomComm *comm, const struct ccom_xfer *x, int n, int err,
+			 char *why, size_t len)
+{
+	char me[32];
+	const char *w;
+	int k;
+
+	for (k = 0; k < n; k++)
+		if (!x[k].is_send && x[k].done < x[k].size)
+			break;
+	if (k == n)
+		return -1;
+	snprintf(me, sizeof(me), "rank %d: ", comm->rank);
+	w = ccom_last_error();
+	if (!strncmp(w, me, strlen(me)))
+		w += strlen(me);	/* the same rank's sentence: one prefix */
+	snprintf(why, len, "%s", *w ? w : ccom_errno_str(-err));
+	return k;
+}
+
 /*
  * The headers did not all arrive (@err: abort, timeout, a peer gone):
  * name, in the sentence, the first peer whose header is missing or cut
@@ -174,20 +194,11 @@ static int hdr_missing(struct ccomComm *comm, const struct ccom_op *ops,
 		       const struct ccom_p2p_hdr *hdr, const struct ccom_xfer *x, int n, int err)
 {
 	char why[512];
-	const char *w;
-	int k, i;
+	int k = ccom_p2p_first_short(comm, x, n, err, why, sizeof(why)), i;
 
-	for (k = 0; k < n; k++)
-		if (!x[k].is_send && x[k].done < x[k].size)
-			break;
-	if (k == n)
+	if (k < 0)
 		return err;
 	i = (int)((const struct ccom_p2p_hdr *)(const void *)x[k].buf - hdr);
-	snprintf(why, sizeof(why), "rank %d: ", comm->rank);
-	w = ccom_last_error();
-	if (!strncmp(w, why, strlen(why)))
-		w += strlen(why);	/* the same rank's sentence: one prefix */
-	snprintf(why, sizeof(why), "%s", *w ? w : ccom_errno_str(-err));
 	ccom_set_last_error("rank %d: when the wait ended, the p2p header from peer rank %d had %zu of its %zu bytes (the first header of the group not in): %s",
 			    comm->rank, ops[i].root, x[k].done, x[k].size, why);
 	return err;

@@ -7,6 +7,7 @@
 #ifndef CCOM_COLL_P2P_H
 #define CCOM_COLL_P2P_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ccomComm;
@@ -66,5 +67,16 @@ _Static_assert(sizeof(struct ccom_p2p_hdr) == 40, "the header has no padding");
  * *@op->any_peer to its sender.  0 or -errno.
  */
 int ccom_p2p_any_match(struct ccomComm *comm, struct ccom_op *op, struct ccom_p2p_hdr *h);
+
+/*
+ * After a wait over @n transfers failed with @err: the index of the first
+ * receive in @x not complete (-1: none), and in @why (@len bytes) the
+ * wait's own sentence without this rank's "rank R: " prefix (or @err's
+ * text), for a sentence that names that receive's peer (p2p.c's headers,
+ * cma_p2p.c's acknowledgements).
+ */
+struct ccom_xfer;
+int ccom_p2p_first_short(const struct ccomComm *comm, const struct ccom_xfer *x, int n, int err,
+			 char *why, size_t len);
 
 #endif
