@@ -103,17 +103,13 @@ void ccom_cma_auto_decide(struct ccomComm *comm, const struct ccom_op *op,
 			  struct ccom_cma_trial *t, bool inplace)
 {
 	struct ccom_shm *s = comm->shm;
-	uint64_t worst[2] = { 0, 0 }, v, m;
+	uint64_t worst[2] = { 0, 0 };
 	bool again = t->race.incumbent >= 0;
 	int l, k;
 
 	for (l = 0; l < s->nlocal; l++)
-		for (k = 0; k < 2; k++) {
-			v = atomic_load(&s->hdr->cdesc[l].best_ns[k]);
-			m = v & ~CCOM_RACE_FALLING;
-			worst[k] = (m > (worst[k] & ~CCOM_RACE_FALLING) ? m : worst[k] & ~CCOM_RACE_FALLING) |
-				   ((v | worst[k]) & CCOM_RACE_FALLING);
-		}
+		for (k = 0; k < 2; k++)
+			worst[k] = ccom_race_worse(worst[k], atomic_load(&s->hdr->cdesc[l].best_ns[k]));
 	if (ccom_race_decide(&t->race, worst) < 0) {
 		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank%s: CMA %llu us, staged %llu us, the slower still getting faster: one more turn of each",
 			  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),

@@ -79,11 +79,8 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 		v[0] = unhalf(w0 & UINT32_MAX);
 		v[1] = unhalf(w0 >> 32);
 		v[2] = unhalf(w1 & UINT32_MAX);
-		/* The slowest rank's median; falling if any rank's was. */
 		for (i = 0; i < CCOM_KPATH_NUM; i++)
-			worst[i] = ((v[i] & ~CCOM_RACE_FALLING) > (worst[i] & ~CCOM_RACE_FALLING) ?
-				    v[i] & ~CCOM_RACE_FALLING : worst[i] & ~CCOM_RACE_FALLING) |
-				   ((v[i] | worst[i]) & CCOM_RACE_FALLING);
+			worst[i] = ccom_race_worse(worst[i], v[i]);
 	}
 	if (deciding)
 		ccom_tune_krace_decide(comm, op, worst);

@@ -136,6 +136,13 @@ uint64_t ccom_race_median(const struct ccom_race *r, int path);
  * clearly faster than its turn before.
  */
 uint64_t ccom_race_report(const struct ccom_race *r, int path);
+/* Two ranks' reports of one path: the slower median, falling if either was. */
+static inline uint64_t ccom_race_worse(uint64_t a, uint64_t b)
+{
+	uint64_t ma = a & ~CCOM_RACE_FALLING, mb = b & ~CCOM_RACE_FALLING;
+
+	return (ma > mb ? ma : mb) | ((a | b) & CCOM_RACE_FALLING);
+}
 /*
  * Keep the fastest path given @worst, each path's slowest-rank median (ns
  * per KiB, the same array on every rank; CCOM_RACE_FALLING or'ed in from
