@@ -42,7 +42,7 @@
 #ifndef DIRECT_SMALL_STEP
 #define DIRECT_SMALL_STEP (256u << 10)
 #endif
-#define DIRECT_SMALL_STEP_MAX (4u << 20)
+#define DIRECT_SMALL_STEP_MAX (1u << 20)
 
 struct dstep {
 	struct ccom_shm *s;
