@@ -39,6 +39,11 @@
 #include "util/err.h"
 #include "util/log.h"
 
+#ifndef DIRECT_SMALL_STEP
+#define DIRECT_SMALL_STEP (256u << 10)
+#endif
+#define DIRECT_SMALL_STEP_MAX (1u << 20)
+
 struct dstep {
 	struct ccom_shm *s;
 	int b;		/* staging buffer of this step */
@@ -129,11 +134,25 @@ static void reduce_copy_out(struct dstep *d, const struct ccom_op *op, size_t es
 	}
 }
 
+/*
+ * The step of a reduction of @bytes per rank: the chunk, but smaller at
+ * 2 ranks when the user buffers stay in cache, as the three rotating
+ * staging buffers should too (3 steps per rank are touched, 3 MiB with
+ * 1 MiB steps).  Every rank computes the same step from the same size.
+ */
+static size_t direct_step(const struct ccom_shm *s, size_t bytes)
+{
+	if (s->nlocal == 2 && bytes <= DIRECT_SMALL_STEP_MAX && s->chunk > DIRECT_SMALL_STEP)
+		return DIRECT_SMALL_STEP;
+	return s->chunk;
+}
+
 /* AllReduce (root < 0) and Reduce (root >= 0), pipelined as the file head says. */
 static int direct_reduce(struct ccomComm *comm, struct ccom_op *op, int root)
 {
 	struct ccom_shm *s = comm->shm;
-	size_t esz = ccom_dtype_size(op->dtype), per = s->chunk / esz, off, len, lo, hi;
+	size_t esz = ccom_dtype_size(op->dtype), off, len, lo, hi;
+	size_t per = direct_step(s, op->count * esz) / esz;
 	bool nt = op->count * esz >= CCOM_STREAM_COPY_MIN;
 	bool out = root < 0 || root == s->me;
 	struct dstep cur, next;
@@ -250,7 +269,8 @@ static void oneshot_reduce(struct ccom_shm *s, const struct ccom_op *op, int b, 
  */
 static bool oneshot_fits(const struct ccom_shm *s, size_t bytes)
 {
-	return bytes <= s->chunk && (s->nlocal == 2 || bytes * (size_t)s->nlocal <= (256u << 10));
+	return bytes <= direct_step(s, bytes) &&
+	       (s->nlocal == 2 || bytes * (size_t)s->nlocal <= (256u << 10));
 }
 
 #define ONESHOT_DEFER_RING_MAX (64u << 10)
