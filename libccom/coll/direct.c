@@ -39,9 +39,8 @@
 #include "util/err.h"
 #include "util/log.h"
 
-#ifndef DIRECT_SMALL_STEP
+/* 2 ranks, reductions up to DIRECT_SMALL_STEP_MAX per rank: see direct_step(). */
 #define DIRECT_SMALL_STEP (256u << 10)
-#endif
 #define DIRECT_SMALL_STEP_MAX (1u << 20)
 
 struct dstep {
