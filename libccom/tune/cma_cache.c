@@ -2,7 +2,7 @@
 /*
  * cma_cache.c - the CMA path's verdicts cached per boot (tune/).
  *
- * File: CCOM_CMA_CALIB_FILE, else /dev/shm/ccom-cma-calib3-UID-BOOTID-N
+ * File: CCOM_CMA_CALIB_FILE-N, else /dev/shm/ccom-cma-calib3-UID-BOOTID-N
  * (N local ranks: the verdict depends on how many ranks share the
  * memory).  One line per measured collective and size: "kind log2 v",
  * kind an enum ccom_coll_kind value below CCOM_TUNE_CMA_KINDS (out of
@@ -34,7 +34,8 @@ static int cache_path(int nlocal, int lrank, char *buf, size_t len)
 	int n;
 
 	if (p && p[0]) {
-		n = snprintf(buf, len, "%s", p);
+		/* -N as in the default name: a 4-rank job must not read 2 ranks' verdicts. */
+		n = snprintf(buf, len, "%s-%d", p, nlocal);
 	} else {
 		ccom_boot_id(boot, sizeof(boot));
 		if (!boot[0])

@@ -268,6 +268,7 @@ int main(void)
 				     .at_init = cma_at_init },
 			     .expect_on = 1 };
 	static char cache[128];
+	char file2[160];
 	FILE *f;
 	int n;
 
@@ -298,25 +299,27 @@ int main(void)
 	if (getenv("CMA_TEST_YAMA") && !strcmp(getenv("CMA_TEST_YAMA"), "1") && cma_yama(&j))
 		return T_FAIL;
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-calib-%d", (int)getpid());
-	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	/* The library appends the local rank count: 2 ranks' verdicts are in -2. */
+	snprintf(file2, sizeof(file2), "%s-2", cache + strlen("CCOM_CMA_CALIB_FILE="));
+	unlink(file2);
 	j.ct.env[0] = "CCOM_CMA=auto";
 	j.ct.env[1] = cache;
 	j.expect_on = 2;
 	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
 		return T_FAIL;
-	T_CHECK(cma_cache_line(cache + strlen("CCOM_CMA_CALIB_FILE=")), "no verdict cached");
+	T_CHECK(cma_cache_line(file2), "no verdict cached in the 2-rank file");
 	printf("2 ranks, CCOM_CMA=auto: %d AllReduces of 1 MiB out of place and %d in place correct, both verdicts cached\n",
 	       AUTO_OPS, AUTO_OPS);
 	j.expect_on = 3;
 	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
 		return T_FAIL;
 	printf("2 ranks, CCOM_CMA=auto: a second communicator starts with both cached verdicts\n");
-	f = fopen(cache + strlen("CCOM_CMA_CALIB_FILE="), "w");
+	f = fopen(file2, "w");
 	T_CHECK(f && fputs("0 20 7\n", f) >= 0 && !fclose(f), "cannot write the cache");
 	j.expect_on = 4;
 	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
 		return T_FAIL;
-	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
+	unlink(file2);
 	printf("2 ranks, CCOM_CMA=auto: a malformed cache is ignored\n");
 	return T_PASS;
 }
