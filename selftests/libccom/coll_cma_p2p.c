@@ -384,7 +384,7 @@ int main(void)
 	struct p2p_job j = { .ct = { .env = { "CCOM_CMA=1", "CCOM_CMA_P2P_MIN_BYTES=65536" },
 				     .at_init = p2p_at_init },
 			     .mode = M_FULL };
-	static char cache[128], send0[160], send1[160];
+	static char cache[128], file2[144], send0[160], send1[160];
 	const char *path;
 	int n;
 
@@ -407,8 +407,10 @@ int main(void)
 	j.ct.env[0] = "CCOM_CMA=auto";
 	snprintf(cache, sizeof(cache), "CCOM_CMA_CALIB_FILE=/tmp/ccom-test-cma-p2p-%d", (int)getpid());
 	j.ct.env[2] = cache;
-	unlink(cache + strlen("CCOM_CMA_CALIB_FILE="));
-	path = cache + strlen("CCOM_CMA_CALIB_FILE=");
+	/* The library appends the local rank count: 2 ranks' verdicts are in -2. */
+	snprintf(file2, sizeof(file2), "%s-2", cache + strlen("CCOM_CMA_CALIB_FILE="));
+	path = file2;
+	unlink(path);
 	snprintf(send0, sizeof(send0), "%s-send0", path);
 	snprintf(send1, sizeof(send1), "%s-send1", path);
 	unlink(send0);
