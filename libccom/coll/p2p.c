@@ -274,6 +274,8 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 			continue;
 		err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
 		cma[i] = !err && hdr[i].path == CCOM_P2P_PATH_CMA;
+		if (err)	/* CMA senders wait for a word: tell them why */
+			ccom_cma_p2p_refuse(comm, ops, nops, hdr, cma, i, err);
 	}
 	if (err)
 		goto out;
@@ -286,7 +288,7 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	for (i = 0, e = 0; i < nops; i++)
 		e |= status[i];
 	if (!err || e) {
-		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status);
+		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status, -1);
 		err = err ? err : e;
 	}
 	if (!err && timed >= 0)

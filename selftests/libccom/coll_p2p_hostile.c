@@ -87,7 +87,7 @@ static const struct mode modes[] = {
 	{ "from", 0, HDR(5, 2, MSG, V, STREAM, 0), REMOTE,
 	  { "peer rank 0", "sender rank 5", NULL }, 0 },
 	{ "version", 0, HDR(0, 2, MSG, 9, STREAM, 0), REMOTE,
-	  { "rank 0", "version 9", "want version 2" }, 0 },
+	  { "rank 0", "version 9", "want version 3" }, 0 },
 	{ "reserved", 0, HDRM(CCOM_P2P_MAGIC, 0, 2, MSG, V, STREAM, 3, 0), REMOTE,
 	  { "rank 0", "reserved word 3", NULL }, 0 },
 	{ "path", 0, HDR(0, 2, MSG, V, 7, 0), REMOTE, { "rank 0", "path 7", NULL }, 0 },
