@@ -43,8 +43,9 @@
  * fault, not the peer's), rank 0 ccomRemoteError naming rank 1.
  * Then the refused headers, between honest ranks under
  * CCOM_OP_TIMEOUT=20: rank 1 sends 8 KiB on CMA where rank 0 posted a
- * 4 KiB receive, alone and as the second of a group of two (the first
- * matches, so its acknowledgement says "unread").  Both ranks must fail
+ * 4 KiB receive, alone, as the second of a group of two (the first
+ * matches, so its acknowledgement says "unread"), and in an exchange
+ * (rank 0 also sends 8 KiB that rank 1 reads, and must hear so).  Both ranks must fail
  * with ccomInvalidArgument in under 10 s (the timeout's half: no wait may
  * end it), rank 0 naming rank 1 and both sizes, rank 1 naming rank 0's
  * refusal of that send and both sizes (without the refusal it saw only
@@ -334,10 +335,14 @@ static int own_buffer_rank(int rank, int n, void *arg)
 #define REFUSE_TIMEOUT "20"	/* CCOM_OP_TIMEOUT: ... */
 #define REFUSE_WITHIN 10.0	/* ... and how soon both ranks must fail */
 
-/* Honest ranks whose counts differ: *@arg 0 one send, 1 a group of two. */
+/*
+ * Honest ranks whose counts differ: *@arg 0 one send, 1 a group of two,
+ * 2 an exchange (each rank sends 8 KiB and receives in one group).
+ */
 static int refuse_rank(int rank, int n, void *arg)
 {
-	int group = *(const int *)arg, k, seq = group ? 2 : 1;
+	int group = *(const int *)arg == 1, swap = *(const int *)arg == 2, k;
+	int seq = group ? 2 : 1;
 	unsigned char *buf = malloc(2 * BIG);
 	ccomResult_t res;
 	ccomComm_t comm;
@@ -365,10 +370,13 @@ static int refuse_rank(int rank, int n, void *arg)
 		else
 			T_CCOM(ccomRecv(buf + k * BIG, k == group ? SMALL : BIG, ccomUint8, 1, comm,
 					NULL), ccomSuccess);
+	if (swap)	/* rank 1 reads rank 0's send: rank 0 waits for its word */
+		T_CCOM(rank ? ccomRecv(buf + BIG, BIG, ccomUint8, 0, comm, NULL) :
+			      ccomSend(buf + BIG, BIG, ccomUint8, 1, comm, NULL), ccomSuccess);
 	T_CCOM(ccomGroupEnd(), ccomSuccess);
 	res = ccomCommSynchronize(comm);
 	dt = t_now() - t0;
-	printf("rank %d (%s): %s after %.3f s: %s\n", rank, group ? "group" : "alone",
+	printf("rank %d (variant %d): %s after %.3f s: %s\n", rank, *(const int *)arg,
 	       ccomGetErrorString(res), dt, ccomGetLastError(comm));
 	fflush(stdout);
 	T_CHECK(res == ccomInvalidArgument, "rank %d: returned %s, want %s", rank,
@@ -389,6 +397,9 @@ static int refuse_rank(int rank, int n, void *arg)
 		words[1], words[2]);
 	for (i = 0; i < 2 * BIG; i++)
 		T_CHECK(buf[i] == 0x5a, "rank %d: byte %zu of its buffers changed", rank, i);
+	T_CHECK(!swap || rank || ccom_cma_p2p_ops(comm) == 1,
+		"rank 0: its send was not acknowledged as read (%llu CMA messages)",
+		(unsigned long long)ccom_cma_p2p_ops(comm));
 	if (rank == 1) {
 		T_CHECK(write(done_pipe[1], "d", 1) == 1, "rank 1: pipe");
 	} else {	/* an abort would end rank 1's wait too: hold the comm */
@@ -421,16 +432,16 @@ int main(void)
 	T_CHECK(!t_fork_ranks_id(2, own_buffer_rank, NULL, codes, 60, &id),
 		"read-only receive buffer: a rank failed (codes %d %d)", codes[0], codes[1]);
 	printf("read-only receive buffer: the receiver blamed itself\n");
-	for (m = 0; m < 2; m++) {
+	for (m = 0; m < 3; m++) {
 		int group = (int)m;
 
 		T_CHECK(!pipe(done_pipe), "pipe: %s", strerror(errno));
 		bad = t_fork_ranks_id(2, refuse_rank, &group, codes, 60, &id);
 		close(done_pipe[0]);
 		close(done_pipe[1]);
-		T_CHECK(!bad, "refused header (%s): a rank failed (codes %d %d)",
-			m ? "group" : "alone", codes[0], codes[1]);
-		printf("refused header (%s): both ranks failed at once\n", m ? "group" : "alone");
+		T_CHECK(!bad, "refused header (variant %d): a rank failed (codes %d %d)", group,
+			codes[0], codes[1]);
+		printf("refused header (variant %d): both ranks failed at once\n", group);
 	}
 	return T_PASS;
 }
