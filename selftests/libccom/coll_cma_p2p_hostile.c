@@ -45,7 +45,8 @@
  * CCOM_OP_TIMEOUT=20: rank 1 sends 8 KiB on CMA where rank 0 posted a
  * 4 KiB receive, alone, as the second of a group of two (the first
  * matches, so its acknowledgement says "unread"), and in an exchange
- * (rank 0 also sends 8 KiB that rank 1 reads, and must hear so).  Both ranks must fail
+ * (rank 0 also sends 8 KiB that rank 1 reads, and must hear so), and
+ * where rank 0 posted a ccomRecvAny.  Both ranks must fail
  * with ccomInvalidArgument in under 10 s (the timeout's half: no wait may
  * end it), rank 0 naming rank 1 and both sizes, rank 1 naming rank 0's
  * refusal of that send and both sizes (without the refusal it saw only
@@ -323,11 +324,13 @@ static int own_buffer_rank(int rank, int n, void *arg)
 
 /*
  * Honest ranks whose counts differ: *@arg 0 one send, 1 a group of two,
- * 2 an exchange (each rank sends 8 KiB and receives in one group).
+ * 2 an exchange (each rank sends 8 KiB and receives in one group), 3 a
+ * ccomRecvAny on rank 0.
  */
 static int refuse_rank(int rank, int n, void *arg)
 {
-	int group = *(const int *)arg == 1, swap = *(const int *)arg == 2, k;
+	int group = *(const int *)arg == 1, swap = *(const int *)arg == 2, k, peer = -1;
+	int any = *(const int *)arg == 3;
 	int seq = group ? 2 : 1;
 	unsigned char *buf = malloc(2 * BIG);
 	ccomResult_t res;
@@ -353,6 +356,8 @@ static int refuse_rank(int rank, int n, void *arg)
 	for (k = 0; k <= group; k++)
 		if (rank == 1)
 			T_CCOM(ccomSend(buf + k * BIG, BIG, ccomUint8, 0, comm, NULL), ccomSuccess);
+		else if (any)
+			T_CCOM(ccomRecvAny(buf, SMALL, ccomUint8, &peer, comm, NULL), ccomSuccess);
 		else
 			T_CCOM(ccomRecv(buf + k * BIG, k == group ? SMALL : BIG, ccomUint8, 1, comm,
 					NULL), ccomSuccess);
@@ -418,7 +423,7 @@ int main(void)
 	T_CHECK(!t_fork_ranks_id(2, own_buffer_rank, NULL, codes, 60, &id),
 		"read-only receive buffer: a rank failed (codes %d %d)", codes[0], codes[1]);
 	printf("read-only receive buffer: the receiver blamed itself\n");
-	for (m = 0; m < 3; m++) {
+	for (m = 0; m < 4; m++) {
 		int group = (int)m;
 
 		T_CHECK(!pipe(done_pipe), "pipe: %s", strerror(errno));
