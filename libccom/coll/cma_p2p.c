@@ -60,8 +60,9 @@
 /*
  * The receiver's word to the sender of a CMA message: its buffer is free,
  * and whether it was read.  A receive that refuses the header (another
- * size, a field it cannot take) answers too, so its sender fails at once
- * with the reason instead of waiting for the timeout.
+ * size, a field it cannot take) answers too, so its sender fails naming
+ * the reason (and with ccomInvalidArgument for another size), not only
+ * with "peer failed" once that rank's op broke the comm.
  */
 struct cma_p2p_ack {
 	uint32_t magic;			/* CCOM_CMA_P2P_ACK_MAGIC (coll/p2p.h) */
