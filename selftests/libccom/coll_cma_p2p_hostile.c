@@ -37,25 +37,29 @@
  *   none_exit    nothing, then rank 0 aborts its communicator
  * A false success (status 0 without a read) cannot be told from "ok" by
  * the sender and harms only the liar's own receive: no case for it.
- * Last, the control for the receiver's side of EFAULT: honest rank 0
+ * Next, the control for the receiver's side of EFAULT: honest rank 0
  * sends 64 KiB on CMA into a receive buffer rank 1 mapped read-only;
  * rank 1 must get ccomInvalidArgument naming its receive buffer (its own
  * fault, not the peer's), rank 0 ccomRemoteError naming rank 1.
  * Then the refused headers, between honest ranks under
  * CCOM_OP_TIMEOUT=20: rank 1 sends 8 KiB on CMA where rank 0 posted a
  * 4 KiB receive, alone, as the second of a group of two (the first
- * matches, so its acknowledgement says "unread"), and in an exchange
- * (rank 0 also sends 8 KiB that rank 1 reads, and must hear so), and
- * where rank 0 posted a ccomRecvAny.  Both ranks must fail
- * with ccomInvalidArgument in under 10 s (the timeout's half: no wait may
- * end it), rank 0 naming rank 1 and both sizes, rank 1 naming rank 0's
- * refusal of that send and both sizes (without the refusal it saw only
- * "peer rank 0 failed", ccomRemoteError); rank 0's buffers stay unwritten,
- * and rank 0 keeps its communicator until rank 1 is done (its abort would
- * end rank 1's wait too).
- * Rank 1's ccomSend must return exactly that result within 5 s (the
- * timeout case: 1.5-6 s), its error must name rank 0 and the field, its
- * send buffer must be unchanged, and it must exit normally.  ASan+UBSan
+ * matches, so its acknowledgement says "unread"), in an exchange (rank 0
+ * also sends 8 KiB that rank 1 reads, and must hear so), and where rank 0
+ * posted a ccomRecvAny.  Both ranks must fail with ccomInvalidArgument in
+ * under 10 s (half the timeout: no wait may end it), rank 0 naming rank 1
+ * and both sizes, rank 1 naming rank 0's refusal of that send and both
+ * sizes (without the refusal it saw only "peer rank 0 failed",
+ * ccomRemoteError).  Last, the stream path between two simulated hosts
+ * (TCP, CMA off): an exchange of 16 MiB where rank 0 posted 4 KiB; rank 1
+ * must fail in under 10 s with ccomRemoteError naming rank 0's revoke
+ * (coll/p2p.c; without it, it blamed a dead peer after 3 s).  Buffers
+ * stay unwritten, and rank 0 keeps its communicator until rank 1 is done
+ * (its abort would end rank 1's wait too).
+ * For the forged acknowledgements, rank 1's ccomSend must return exactly
+ * that result within 5 s (the timeout case: 1.5-6 s), its error must
+ * name rank 0 and the field, its send buffer must be unchanged, and it
+ * must exit normally.  ASan+UBSan
  * run it too.  Rank 0 keeps its process (and, but for the _exit cases,
  * its communicator) until rank 1 says it is done (a pipe).  The test
  * skips when CMA is off on this host (Yama, seccomp, containers).
@@ -319,34 +323,41 @@ static int own_buffer_rank(int rank, int n, void *arg)
 
 #define BIG 8192		/* the refused send */
 #define SMALL 4096		/* the receive rank 0 posted */
+#define TCP_BIG (16 << 20)	/* the refused send between hosts: more than sockets buffer */
 #define REFUSE_TIMEOUT "20"	/* CCOM_OP_TIMEOUT: ... */
 #define REFUSE_WITHIN 10.0	/* ... and how soon both ranks must fail */
 
 /*
  * Honest ranks whose counts differ: *@arg 0 one send, 1 a group of two,
  * 2 an exchange (each rank sends 8 KiB and receives in one group), 3 a
- * ccomRecvAny on rank 0.
+ * ccomRecvAny on rank 0, 4 an exchange of 16 MiB on the stream between
+ * two simulated hosts (TCP: no CMA, the refusal revokes the conn).
  */
 static int refuse_rank(int rank, int n, void *arg)
 {
-	int group = *(const int *)arg == 1, swap = *(const int *)arg == 2, k, peer = -1;
-	int any = *(const int *)arg == 3;
-	int seq = group ? 2 : 1;
-	unsigned char *buf = malloc(2 * BIG);
-	ccomResult_t res;
+	int v = *(const int *)arg, tcp = v == 4, group = v == 1, swap = v == 2 || tcp;
+	int any = v == 3, big = tcp ? TCP_BIG : BIG, seq = group ? 2 : 1, k, peer = -1;
+	unsigned char *buf = malloc(2 * (size_t)big);
+	ccomResult_t res, want;
+	const char *w[3] = { NULL, NULL, NULL };
+	char words[3][64], hid[32];
 	ccomComm_t comm;
-	char words[3][64];
 	double t0, dt;
 	size_t i;
 
 	(void)n;
 	T_CHECK(buf, "out of memory");
-	memset(buf, 0x5a, 2 * BIG);
-	setenv("CCOM_CMA", "1", 1);
+	memset(buf, 0x5a, 2 * (size_t)big);
+	setenv("CCOM_CMA", tcp ? "0" : "1", 1);
 	setenv("CCOM_CMA_P2P_MIN_BYTES", "4096", 1);
 	setenv("CCOM_OP_TIMEOUT", REFUSE_TIMEOUT, 1);
+	if (tcp) {
+		snprintf(hid, sizeof(hid), "refuse-%d-%d", rank, (int)getppid());
+		setenv("CCOM_HOSTID", hid, 1);
+		setenv("CCOM_NET", "socket", 1);
+	}
 	T_CCOM(ccomCommInitRank(&comm, 2, id, rank), ccomSuccess);
-	if (!comm->coll->cma || !comm->coll->cma->on) {
+	if (!tcp && (!comm->coll->cma || !comm->coll->cma->on)) {
 		ccomCommDestroy(comm);
 		free(buf);
 		return T_SKIP;
@@ -355,40 +366,45 @@ static int refuse_rank(int rank, int n, void *arg)
 	T_CCOM(ccomGroupStart(), ccomSuccess);
 	for (k = 0; k <= group; k++)
 		if (rank == 1)
-			T_CCOM(ccomSend(buf + k * BIG, BIG, ccomUint8, 0, comm, NULL), ccomSuccess);
+			T_CCOM(ccomSend(buf + k * big, big, ccomUint8, 0, comm, NULL), ccomSuccess);
 		else if (any)
 			T_CCOM(ccomRecvAny(buf, SMALL, ccomUint8, &peer, comm, NULL), ccomSuccess);
 		else
-			T_CCOM(ccomRecv(buf + k * BIG, k == group ? SMALL : BIG, ccomUint8, 1, comm,
+			T_CCOM(ccomRecv(buf + k * big, k == group ? SMALL : big, ccomUint8, 1, comm,
 					NULL), ccomSuccess);
-	if (swap)	/* rank 1 reads rank 0's send: rank 0 waits for its word */
-		T_CCOM(rank ? ccomRecv(buf + BIG, BIG, ccomUint8, 0, comm, NULL) :
-			      ccomSend(buf + BIG, BIG, ccomUint8, 1, comm, NULL), ccomSuccess);
+	if (swap)	/* rank 1 waits for rank 0's send, rank 0 for rank 1's word */
+		T_CCOM(rank ? ccomRecv(buf + big, big, ccomUint8, 0, comm, NULL) :
+			      ccomSend(buf + big, big, ccomUint8, 1, comm, NULL), ccomSuccess);
 	T_CCOM(ccomGroupEnd(), ccomSuccess);
 	res = ccomCommSynchronize(comm);
 	dt = t_now() - t0;
-	printf("rank %d (variant %d): %s after %.3f s: %s\n", rank, *(const int *)arg,
-	       ccomGetErrorString(res), dt, ccomGetLastError(comm));
+	printf("rank %d (variant %d): %s after %.3f s: %s\n", rank, v, ccomGetErrorString(res), dt,
+	       ccomGetLastError(comm));
 	fflush(stdout);
-	T_CHECK(res == ccomInvalidArgument, "rank %d: returned %s, want %s", rank,
-		ccomGetErrorString(res), ccomGetErrorString(ccomInvalidArgument));
+	want = rank == 1 && tcp ? ccomRemoteError : ccomInvalidArgument;
+	T_CHECK(res == want, "rank %d: returned %s, want %s", rank, ccomGetErrorString(res),
+		ccomGetErrorString(want));
 	T_CHECK(dt < REFUSE_WITHIN, "rank %d: failed only after %.1f s (CCOM_OP_TIMEOUT=%s)", rank,
 		dt, REFUSE_TIMEOUT);
-	if (rank == 1) {
+	if (rank == 1 && tcp) {
+		w[0] = "peer rank 0 revoked";
+	} else if (rank == 1) {
 		snprintf(words[0], sizeof(words[0]), "rank 0 refused CMA send %d", seq);
 		snprintf(words[1], sizeof(words[1]), "posted %d bytes", SMALL);
-		snprintf(words[2], sizeof(words[2]), "%d were sent", BIG);
+		snprintf(words[2], sizeof(words[2]), "%d were sent", big);
 	} else {
-		snprintf(words[0], sizeof(words[0]), "peer 1 sent %d bytes", BIG);
+		snprintf(words[0], sizeof(words[0]), "peer 1 sent %d bytes", big);
 		snprintf(words[1], sizeof(words[1]), "expects %d", SMALL);
 		snprintf(words[2], sizeof(words[2]), "must agree");
 	}
-	T_CHECK(t_has_words(ccomGetLastError(comm), words[0], words[1], words[2], NULL),
-		"rank %d: the error does not say \"%s\", \"%s\" and \"%s\"", rank, words[0],
-		words[1], words[2]);
-	for (i = 0; i < 2 * BIG; i++)
+	for (k = 0; !w[0] && k < 3; k++)
+		w[k] = words[k];
+	T_CHECK(t_has_words(ccomGetLastError(comm), w[0], w[1], w[2], NULL),
+		"rank %d: the error does not say \"%s\"%s%s%s%s", rank, w[0], w[1] ? ", " : "",
+		w[1] ? w[1] : "", w[2] ? ", " : "", w[2] ? w[2] : "");
+	for (i = 0; i < 2 * (size_t)big; i++)
 		T_CHECK(buf[i] == 0x5a, "rank %d: byte %zu of its buffers changed", rank, i);
-	T_CHECK(!swap || rank || ccom_cma_p2p_ops(comm) == 1,
+	T_CHECK(v != 2 || rank || ccom_cma_p2p_ops(comm) == 1,
 		"rank 0: its send was not acknowledged as read (%llu CMA messages)",
 		(unsigned long long)ccom_cma_p2p_ops(comm));
 	if (rank == 1) {
@@ -423,7 +439,7 @@ int main(void)
 	T_CHECK(!t_fork_ranks_id(2, own_buffer_rank, NULL, codes, 60, &id),
 		"read-only receive buffer: a rank failed (codes %d %d)", codes[0], codes[1]);
 	printf("read-only receive buffer: the receiver blamed itself\n");
-	for (m = 0; m < 4; m++) {
+	for (m = 0; m < 5; m++) {
 		int group = (int)m;
 
 		T_CHECK(!pipe(done_pipe), "pipe: %s", strerror(errno));
