@@ -110,10 +110,24 @@ int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void 
 /*
  * The acknowledgements of a group's CMA messages: for each i with
  * @cma[i], a receive sends the status of its read (@status[i], 0 or an
- * errno) to its peer and a send waits for its peer's.  0, or -errno.
+ * errno) to its peer and a send waits for its peer's.  @refused >= 0: the
+ * group's headers failed at receive @refused (@status[@refused]: its
+ * errno), whose acknowledgement says so; the other receives were not
+ * read.  0, or -errno.
  */
 int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops,
-		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status);
+		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status,
+		      int refused);
+/*
+ * Receive @bad of the group refused its header with @err (its sentence
+ * set): answer every CMA send of the group (those of this build, whose
+ * senders wait) with a refusal, so they fail at once naming the reason,
+ * and wait for the acknowledgements of this rank's own CMA sends
+ * (@cma_send), whose buffers a peer may still read.  The sentence set
+ * stays the refusal's.
+ */
+void ccom_cma_p2p_refuse(struct ccomComm *comm, const struct ccom_op *ops, int nops,
+			 const struct ccom_p2p_hdr *hdr, const bool *cma_send, int bad, int err);
 /* auto: the single-send group the sender measured took @ns on path @path. */
 void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t ns);
 /* auto, at init: the Send/Recv races, with this rank's cached verdicts. */

@@ -12,7 +12,10 @@
  * acknowledgement (struct cma_p2p_ack, with the read's status) on its own
  * stream to the sender after the group's other data, so the sender, which
  * waits for it after its own data, returns only when its buffer is no
- * longer read, and fails (naming the cause) when the read failed.  Both
+ * longer read, and fails (naming the cause) when the read failed.  A
+ * receiver that refuses the header answers with its reason instead
+ * (ccom_cma_p2p_refuse()): the sender then fails with a sentence naming
+ * it, not only with the host segment's "peer failed" mark.  Both
  * streams stay in order: the acknowledgement is the next thing the sender
  * reads from that peer, before any later operation looks at the stream
  * (an any-source receive included).
@@ -54,15 +57,26 @@
 
 #define CMA_P2P_MAX_ERRNO 4095
 
-/* The receiver's word to the sender of a CMA message: its buffer is free. */
+/*
+ * The receiver's word to the sender of a CMA message: its buffer is free,
+ * and whether it was read.  A receive that refuses the header (another
+ * size, a field it cannot take) answers too, so its sender fails naming
+ * the reason (and with ccomInvalidArgument for another size), not only
+ * with "peer failed" once that rank's op broke the comm.
+ */
 struct cma_p2p_ack {
 	uint32_t magic;			/* CCOM_CMA_P2P_ACK_MAGIC (coll/p2p.h) */
 	int32_t from;			/* the receiver's rank */
 	uint64_t seq;			/* the @seq of the send's header */
-	int32_t status;			/* 0, or the errno the read met */
-	uint32_t reserved;		/* 0 */
+	int32_t status;			/* 0, or the errno of the read or refusal */
+	uint32_t why;			/* CMA_P2P_READ, _REFUSED or _UNREAD */
+	uint64_t posted;		/* _REFUSED with EINVAL: the receive's bytes; else 0 */
 };
-_Static_assert(sizeof(struct cma_p2p_ack) == 24, "the acknowledgement has no padding");
+_Static_assert(sizeof(struct cma_p2p_ack) == 32, "the acknowledgement has no padding");
+
+#define CMA_P2P_READ 0		/* the receiver read (@status: 0 or its errno) */
+#define CMA_P2P_REFUSED 1	/* it refused the header (@status: EINVAL for another size) */
+#define CMA_P2P_UNREAD 2	/* another receive of its group failed: ECANCELED */
 
 static int bucket_of(size_t bytes)
 {
@@ -229,44 +243,85 @@ int ccom_cma_p2p_read(struct ccomComm *comm, const struct ccom_p2p_hdr *h, void 
 }
 
 /*
+ * The peer's status and reason fields, once magic, rank and send number
+ * matched: each reason allows one set of values; anything else is a lie
+ * (-EBADMSG).  A refusal of another size is -EINVAL (ccomInvalidArgument,
+ * as on the receiver: honest counts that differ); any other failure on
+ * that side is -ECONNABORTED (ccomRemoteError).
+ */
+static int ack_status(struct ccomComm *comm, int peer, const struct ccom_p2p_hdr *h,
+		      const struct cma_p2p_ack *a)
+{
+	unsigned long long seq = (unsigned long long)h->seq;
+	bool ok;
+
+	ok = a->status >= 0 && a->status <= CMA_P2P_MAX_ERRNO &&
+	     (a->why == CMA_P2P_READ ? !a->posted :
+	      a->why == CMA_P2P_REFUSED ? a->status && (a->status == EINVAL ?
+						       a->posted != h->bytes : !a->posted) :
+	      a->why == CMA_P2P_UNREAD && a->status == ECANCELED && !a->posted);
+	if (!ok) {
+		ccom_set_last_error("rank %d: rank %d's acknowledgement of CMA send %llu of %llu bytes carries status %d, reason %u and posted size %llu, which no receiver of this build writes (reason %d: an errno 0..%d; %d: a nonzero errno, with the receive's size, not the send's, for EINVAL; %d: ECANCELED; posted 0 but for EINVAL): the peer's libccom is corrupt or not of this build; run the same build on every rank",
+				    comm->rank, peer, seq, (unsigned long long)h->bytes, a->status,
+				    a->why, (unsigned long long)a->posted, CMA_P2P_READ,
+				    CMA_P2P_MAX_ERRNO, CMA_P2P_REFUSED, CMA_P2P_UNREAD);
+		return -EBADMSG;
+	}
+	if (a->why == CMA_P2P_REFUSED && a->status == EINVAL) {
+		ccom_set_last_error("rank %d: rank %d refused CMA send %llu: it posted %llu bytes where %llu were sent; counts and types of matching send/recv must agree",
+				    comm->rank, peer, seq, (unsigned long long)a->posted,
+				    (unsigned long long)h->bytes);
+		return -EINVAL;
+	}
+	if (a->why == CMA_P2P_REFUSED) {
+		ccom_set_last_error("rank %d: rank %d refused the header of CMA send %llu of %llu bytes (it reports %s); its own error says which field: run the same libccom build on every rank",
+				    comm->rank, peer, seq, (unsigned long long)h->bytes,
+				    strerror(a->status));
+		return -ECONNABORTED;
+	}
+	if (a->why == CMA_P2P_UNREAD) {
+		ccom_set_last_error("rank %d: rank %d did not read CMA send %llu of %llu bytes: another receive of its group failed first; its own error says why",
+				    comm->rank, peer, seq, (unsigned long long)h->bytes);
+		return -ECONNABORTED;
+	}
+	if (a->status) {
+		ccom_set_last_error("rank %d: rank %d could not read CMA send %llu of %llu bytes from this rank (it reports %s); its own error says why",
+				    comm->rank, peer, seq, (unsigned long long)h->bytes,
+				    strerror(a->status));
+		return -ECONNABORTED;
+	}
+	return 0;
+}
+
+/*
  * Acknowledgement @a of CMA send @h to @peer: 0, or -errno with the
  * sentence.  Only @peer writes on the stream, and its next words are this
  * acknowledgement, so each field has one right value: anything else is
  * -EBADMSG (ccomRemoteError), except the header of a p2p message, which
  * says the peer went on to another operation without reading (-EPERM,
- * as for a receive that met one).  A failed read the peer reports is
- * -ECONNABORTED (ccomRemoteError: it failed on that side).
+ * as for a receive that met one).  Status and reason: ack_status().
  */
 static int ack_check(struct ccomComm *comm, int peer, const struct ccom_p2p_hdr *h,
 		     const struct cma_p2p_ack *a)
 {
+	int err;
+
 	if (a->magic == CCOM_P2P_MAGIC || a->magic == CCOM_P2P_MAGIC_COLL) {
 		ccom_set_last_error("rank %d: rank %d sent the header of another p2p message where the acknowledgement of CMA send %llu must be: it did not receive that send (its receive failed, or the ranks issued different operations); issue matching sends and receives in the same order on both ranks",
 				    comm->rank, peer, (unsigned long long)h->seq);
 		return -EPERM;
 	}
-	if (a->magic != CCOM_CMA_P2P_ACK_MAGIC || a->from != peer || a->seq != h->seq ||
-	    a->reserved) {
-		ccom_set_last_error("rank %d: what rank %d sent back after CMA send %llu is not its acknowledgement (magic 0x%x, rank %d, send %llu, reserved %u; want 0x%x, %d, %llu, 0): the peer's libccom is corrupt or not of this build; run the same build on every rank",
+	if (a->magic != CCOM_CMA_P2P_ACK_MAGIC || a->from != peer || a->seq != h->seq) {
+		ccom_set_last_error("rank %d: what rank %d sent back after CMA send %llu is not its acknowledgement (magic 0x%x, rank %d, send %llu; want 0x%x, %d, %llu): the peer's libccom is corrupt or not of this build; run the same build on every rank",
 				    comm->rank, peer, (unsigned long long)h->seq, a->magic, a->from,
-				    (unsigned long long)a->seq, a->reserved,
-				    CCOM_CMA_P2P_ACK_MAGIC, peer, (unsigned long long)h->seq);
+				    (unsigned long long)a->seq, CCOM_CMA_P2P_ACK_MAGIC, peer,
+				    (unsigned long long)h->seq);
 		return -EBADMSG;
 	}
-	if (a->status < 0 || a->status > CMA_P2P_MAX_ERRNO) {
-		ccom_set_last_error("rank %d: rank %d's acknowledgement of CMA send %llu carries status %d, outside 0..%d (an errno): the peer's libccom is corrupt or not of this build; run the same build on every rank",
-				    comm->rank, peer, (unsigned long long)h->seq, a->status,
-				    CMA_P2P_MAX_ERRNO);
-		return -EBADMSG;
-	}
-	if (a->status) {
-		ccom_set_last_error("rank %d: rank %d could not read CMA send %llu of %llu bytes from this rank (it reports %s); its own error says why",
-				    comm->rank, peer, (unsigned long long)h->seq,
-				    (unsigned long long)h->bytes, strerror(a->status));
-		return -ECONNABORTED;
-	}
-	comm->coll->cma->p2p_ops++;
-	return 0;
+	err = ack_status(comm, peer, h, a);
+	if (!err)
+		comm->coll->cma->p2p_ops++;
+	return err;
 }
 
 /*
@@ -291,7 +346,8 @@ static int ack_missing(struct ccomComm *comm, const struct ccom_op *ops,
 }
 
 int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops,
-		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status)
+		      const struct ccom_p2p_hdr *hdr, const bool *cma, const int *status,
+		      int refused)
 {
 	struct cma_p2p_ack *ack;
 	struct ccom_xfer *x;
@@ -313,20 +369,73 @@ int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops
 
 		if (!cma[i])
 			continue;
-		if (recv)
+		if (recv) {
 			ack[i] = (struct cma_p2p_ack){ .magic = CCOM_CMA_P2P_ACK_MAGIC,
 						       .from = comm->rank, .seq = hdr[i].seq,
-						       .status = status[i] };
+						       .status = status[i], .why = CMA_P2P_READ };
+			if (refused >= 0 && i != refused) {
+				ack[i].status = ECANCELED;
+				ack[i].why = CMA_P2P_UNREAD;
+			} else if (i == refused) {
+				ack[i].why = CMA_P2P_REFUSED;
+				if (status[i] == EINVAL)
+					ack[i].posted = ops[i].count * ccom_dtype_size(ops[i].dtype);
+			}
+		}
 		x[n++] = (struct ccom_xfer){ .conn = comm->coll->conns[ops[i].root], .is_send = recv,
 					     .buf = (char *)&ack[i], .size = sizeof(ack[i]) };
 	}
 	err = ccom_xfer_run(comm, x, n);
 	if (err)
 		err = ack_missing(comm, ops, hdr, ack, x, n, err);
-	for (i = 0; !err && i < nops; i++)
-		if (cma[i] && ops[i].kind == CCOM_COLL_SEND)
-			err = ack_check(comm, ops[i].root, &hdr[i], &ack[i]);
+	/* An "unread" only points at another send's reason: name that one first. */
+	for (i = 0; !err && i < 2 * nops; i++) {
+		int j = i % nops;
+
+		if (cma[j] && ops[j].kind == CCOM_COLL_SEND &&
+		    (ack[j].why == CMA_P2P_UNREAD) == (i >= nops))
+			err = ack_check(comm, ops[j].root, &hdr[j], &ack[j]);
+	}
 	free(ack);
 	free(x);
 	return err;
+}
+
+/*
+ * A header CMA send of this build from the stream's peer would carry: its
+ * sender waits for an acknowledgement, so a refusal answers it.  Other
+ * bytes (a collective's, another build's) wait for nothing of ours.
+ */
+static bool wants_ack(const struct ccom_op *op, const struct ccom_p2p_hdr *h)
+{
+	return h->magic == CCOM_P2P_MAGIC && h->from == op->root &&
+	       h->version == CCOM_P2P_VERSION && h->path == CCOM_P2P_PATH_CMA;
+}
+
+void ccom_cma_p2p_refuse(struct ccomComm *comm, const struct ccom_op *ops, int nops,
+			 const struct ccom_p2p_hdr *hdr, const bool *cma_send, int bad, int err)
+{
+	char why[1024];
+	bool *cma = calloc((size_t)nops, sizeof(*cma));
+	int *status = calloc((size_t)nops, sizeof(*status));
+	int i, n = 0;
+
+	if (!cma || !status)
+		goto out;
+	for (i = 0; i < nops; i++) {
+		if (ops[i].root == comm->rank)
+			continue;
+		cma[i] = ops[i].kind == CCOM_COLL_SEND ? cma_send[i] : wants_ack(&ops[i], &hdr[i]);
+		n += cma[i] && ops[i].kind == CCOM_COLL_RECV;
+	}
+	if (!n)
+		goto out;	/* no sender waits for this rank's word */
+	status[bad] = -err;
+	/* The refusal is this rank's error: the acknowledgements' own fate comes second. */
+	snprintf(why, sizeof(why), "%s", ccom_last_error());
+	if (ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status, bad))
+		ccom_set_last_error_quiet(why);
+out:
+	free(cma);
+	free(status);
 }

@@ -204,6 +204,30 @@ static int hdr_missing(struct ccomComm *comm, const struct ccom_op *ops,
 	return err;
 }
 
+/*
+ * A header refused: the group's streams are out of step and this comm is
+ * broken (coll.c fails every later op), but a peer on another host whose
+ * data this rank will not read would wait for it to drain, or in its next
+ * operation, until CCOM_OP_TIMEOUT.  Revoke the group's network conns so
+ * those waits end at once ("revoked": this rank's log says why); the
+ * host's ranks see the segment's mark, CMA senders the refusal.
+ */
+static void p2p_revoke_group(struct ccomComm *comm, const struct ccom_op *ops, int nops)
+{
+	struct ccom_transport_conn *c;
+	int i, j;
+
+	for (i = 0; i < nops; i++) {
+		if (ops[i].root == comm->rank)
+			continue;
+		for (j = 0; j < i && ops[j].root != ops[i].root; j++)
+			;
+		c = comm->coll->conns[ops[i].root];
+		if (j == i && c && c->ops->revoke)
+			c->ops->revoke(comm, c);
+	}
+}
+
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
 static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_t magic,
 		   const struct ccom_p2p_hdr *have0)
@@ -274,6 +298,10 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 			continue;
 		err = p2p_check_header(comm, &ops[i], &hdr[i], magic, seq[i]);
 		cma[i] = !err && hdr[i].path == CCOM_P2P_PATH_CMA;
+		if (err) {	/* CMA senders wait for a word: tell them why */
+			ccom_cma_p2p_refuse(comm, ops, nops, hdr, cma, i, err);
+			p2p_revoke_group(comm, ops, nops);
+		}
 	}
 	if (err)
 		goto out;
@@ -286,7 +314,7 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	for (i = 0, e = 0; i < nops; i++)
 		e |= status[i];
 	if (!err || e) {
-		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status);
+		e = ccom_cma_p2p_acks(comm, ops, nops, hdr, cma, status, -1);
 		err = err ? err : e;
 	}
 	if (!err && timed >= 0)

@@ -27,8 +27,12 @@ struct ccom_op;
  */
 #define CCOM_CMA_P2P_ACK_MAGIC 0x41504343u
 
-/* Version 2 added @version, @path, @reserved and @addr (version 1 was 24 bytes). */
-#define CCOM_P2P_VERSION 2
+/*
+ * Version 2 added @version, @path, @reserved and @addr (version 1 was 24
+ * bytes); version 3 grew the CMA acknowledgement to 32 bytes (a receiver
+ * that refuses a CMA header answers it: coll/cma_p2p.c).
+ */
+#define CCOM_P2P_VERSION 3
 
 /*
  * struct ccom_p2p_hdr - goes before every send's data on its stream

@@ -101,9 +101,11 @@ static int grow_agree(struct ccomComm *comm, const struct grow_job *j)
 
 	for (r = 0; r < n; r++) {
 		if (e[r].magic != GROW_MSG_MAGIC || e[r].old_rank != r) {
-			ccom_set_last_error("ccomCommGrow: rank %d sent a malformed agreement message (magic %#llx, rank %d); use one libccom build on every rank",
-					    r, (unsigned long long)e[r].magic, e[r].old_rank);
-			return -EPROTO;
+			/* The peer's bytes, not ours: ccomRemoteError. */
+			ccom_set_last_error("ccomCommGrow: rank %d sent a malformed agreement message (magic %#llx, rank %d; want %#llx, %d); use one libccom build on every rank",
+					    r, (unsigned long long)e[r].magic, e[r].old_rank,
+					    (unsigned long long)GROW_MSG_MAGIC, r);
+			return -EBADMSG;
 		}
 	}
 	for (r = 1; r < n; r++) {

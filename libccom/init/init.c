@@ -204,9 +204,10 @@ static int stage_peerinfo(struct ccomComm *comm)
 		const struct ccom_peer_info *p = &comm->peers[r];
 
 		if (p->rank != r) {
-			ccom_set_last_error("Init: peer record %d claims rank %d: corrupted all-gather",
-					    r, p->rank);
-			return -EPROTO;
+			/* The peer's bytes, not ours: ccomRemoteError. */
+			ccom_set_last_error("Init: the peer record of rank %d claims rank %d (want %d): that rank's libccom is corrupt or not of this build; run the same build on every rank",
+					    r, p->rank, r);
+			return -EBADMSG;
 		}
 		if (p->version != me->version || p->build_hash != me->build_hash) {
 			ccom_set_last_error("Init: version skew: rank %d (%s pid %d) runs libccom version %u build %016llx but rank %d runs version %u build %016llx; use the same libccom build on every rank",

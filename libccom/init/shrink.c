@@ -166,9 +166,11 @@ static int shrink_exchange(struct ccomComm *comm, struct shrink_job *j)
 			goto out;
 		}
 		if (in->magic != SHRINK_MSG_MAGIC || in->old_rank != from) {
-			ccom_set_last_error("ccomCommShrink: rank %d sent a malformed agreement message (magic %#llx, rank %d); use one libccom build on every rank",
-					    from, (unsigned long long)in->magic, in->old_rank);
-			rc = -EPROTO;
+			/* The peer's bytes, not ours: ccomRemoteError. */
+			ccom_set_last_error("ccomCommShrink: rank %d sent a malformed agreement message (magic %#llx, rank %d; want %#llx, %d); use one libccom build on every rank",
+					    from, (unsigned long long)in->magic, in->old_rank,
+					    (unsigned long long)SHRINK_MSG_MAGIC, from);
+			rc = -EBADMSG;
 			goto out;
 		}
 		if (in->epoch != j->msg->epoch || in->nexclude != j->msg->nexclude ||
