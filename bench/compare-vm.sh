@@ -20,6 +20,11 @@
 # usage: bench/compare-vm.sh [--kernels "6.1 6.12"] [--reps N] [--ns "2 4"]
 #          [--colls "allreduce allgather alltoall broadcast"]
 #          [--min 64K] [--max 16M] [--factor 16] [--iters N] [--warmup N]
+#          (--warmup: per size; every run is a fresh program, so its first
+#          size also pays the shm segment's first touch, several ms per op
+#          over about 8 operations in TCG (issue 27, kdev.rst): -w 1 timed
+#          that at 1 MiB as a 3-8x slower staged path; the default, 8,
+#          times the paths warm; before 2026-12-06 it was 1)
 #          [--variants "mpi auto kdev map shm"] (a subset: e.g. no mpi at 256M)
 #          [--mpi-iters N] (Open MPI's -i; default --iters: it takes ~1.4 s
 #          per op at 16 MiB in the guest)
@@ -42,7 +47,7 @@
 set -u
 TREE=$(cd "$(dirname "$0")/.." && pwd)
 kernels="6.1 6.12" reps=2 ns="2 4" colls="allreduce allgather alltoall broadcast"
-min=64K max=16M factor=16 iters=4 warmup=1 outdir="" in_guest="" summary_only=""
+min=64K max=16M factor=16 iters=4 warmup=8 outdir="" in_guest="" summary_only=""
 variants="mpi auto kdev map shm" mpi_iters="" tcg=single run_timeout=900 append="" inplace="" prime=0
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -65,7 +70,7 @@ while [ $# -gt 0 ]; do
 	--summary-only) summary_only=1; shift ;;
 	--in-place) inplace=1; shift ;;
 	--prime) prime=$2; shift 2 ;;
-	*) sed -n '3,38p' "$0"; exit 2 ;;
+	*) sed -n '3,44p' "$0"; exit 2 ;;
 	esac
 done
 mpi_iters=${mpi_iters:-$iters}

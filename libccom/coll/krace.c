@@ -21,17 +21,18 @@
 /*
  * The kdev race's agreement (tune/kdev_race.c), at the start of an
  * operation every rank reaches at the same point of the same race: when
- * it is READY each rank publishes its medians (ns per KiB, two per word,
- * with the flag of a path still getting faster: tune/race.h)
- * in its line of the host segment and all keep the slowest rank's; every
- * CCOM_KRACE_CHECKIN kept operations each rank's request to measure a
- * verdict again (the line's recheck, free: CMA is off with the driver) is
- * read by all.  Two barriers: nobody rewrites its line before all read it.
+ * it is READY each rank publishes its figures (medians of turn means, ns
+ * per KiB, two per word, with the flag of a path still getting faster:
+ * tune/race.h) in its line of the host segment and all keep the slowest
+ * rank's; every CCOM_KRACE_CHECKIN kept operations each rank's request to
+ * measure a verdict again (the line's recheck, free: CMA is off with the
+ * driver) is read by all.  Two barriers: nobody rewrites its line before
+ * all read it.
  */
 #define CCOM_KRACE_CHECKIN 16
 
 /*
- * Two of ccom_race_report()'s values in one word: 31 bits of median each
+ * Two of ccom_race_report()'s values in one word: 31 bits of figure each
  * (ns per KiB, capped) and bit 31 of each half for CCOM_RACE_FALLING.
  */
 #define HALF_FALLING (1ull << 31)

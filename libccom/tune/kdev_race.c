@@ -10,13 +10,13 @@
  * COPY against memcpy, transport/kdev/calibrate.c) did not see it: it
  * does not time what the operation does.  So from CCOM_KDEV_MIN_BYTES on,
  * each collective and power of two of the size races its candidate paths
- * on the operations themselves (tune/race.c: turns per path, medians of
- * the slowest rank), keeps the fastest, and measures again when the kept
- * path runs clearly slower than its price.  An engine the calibration
- * found slow is not a candidate (it stays the cheap first filter).  The
- * mapped path is a candidate of every collective it runs (AllReduce,
- * Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll) when the driver
- * maps grants.
+ * on the operations themselves (tune/race.c: turns per path, the slowest
+ * rank's median of the turns' means), keeps the fastest, and measures
+ * again when the kept path runs clearly slower than its price.  An engine
+ * the calibration found slow is not a candidate (it stays the cheap first
+ * filter).  The mapped path is a candidate of every collective it runs
+ * (AllReduce, Broadcast, Reduce, AllGather, ReduceScatter, AlltoAll) when
+ * the driver maps grants.
  *
  * Verdicts are cached in /dev/shm/ccom-kdev-race-UID-KEY-N (KEY: boot id
  * and /dev/nccom's inode and change time, which a reload renews; N local
@@ -203,7 +203,7 @@ void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
 	kr->decided++;
 	if (comm->local_rank == 0)
 		cache_store(kr);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median of the last %d turns of %d ops, the first %d dropped): %s from now on",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median over the last %d turns of each turn's mean per op, turns of %d ops, the first %d dropped): %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
 		  what, r->turns, r->run, r->drop,
 		  ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, v)));

@@ -3,8 +3,9 @@
  * race.h - the measured choice between a collective's candidate paths
  * (tune/race.c): per collective and size class, the operations themselves
  * are timed on each path in turns, the fastest (by the slowest rank's
- * median) is kept, and the verdict is measured again when the kept path
- * runs clearly slower than its price.  Pure bookkeeping: the caller runs
+ * median of the turns' mean times per operation) is kept, and the
+ * verdict is measured again when the kept path runs clearly slower than
+ * its price.  Pure bookkeeping: the caller runs
  * the operations, times them, and makes the ranks agree (every rank keeps
  * the same schedule because every rank runs the same operations in the
  * same order).
@@ -24,6 +25,12 @@
  * 1.5-1.8 ms in its first turn and 1.3, 1.0, 0.86 ms in its second
  * against 0.7 ms in steady state).  Each path gets CCOM_RACE_TURNS turns,
  * the paths alternating, so that a drift of the machine's load hits all.
+ * A turn's sample is the mean of its kept operations (ns per KiB), so a
+ * slow operation in it counts as a user pays it; a path's figure is the
+ * median of its turns' samples, so one bad turn (a stall, a preemption)
+ * does not decide and a tail that recurs in most turns does (issue 27: the
+ * staged path's median beat the engine's while its mean was up to 3x its
+ * median).
  * From CCOM_RACE_SHORT_BYTES per rank a race runs shorter turns
  * (CCOM_RACE_SHORT_RUN operations, the first dropped, CCOM_RACE_SHORT_TURNS
  * per path): an operation there takes tens of ms, a scheduling hiccup is
@@ -56,7 +63,7 @@
  * Clearly wrong: CCOM_RACE_SLOW_RUN operations in a row on the kept path,
  * each more than CCOM_RACE_SLOW_FACTOR times its price (the median it won
  * with, or the best seen since) and more than 3/2 of the best rival's
- * median (a machine that got slower for every path is not a wrong
+ * figure (a machine that got slower for every path is not a wrong
  * choice).  A race that kept its incumbent doubles the operations before
  * the next re-check may fire (CCOM_RACE_RECHECK_OPS << n), so a loaded
  * machine does not spend its time measuring.
@@ -83,12 +90,12 @@ enum ccom_race_state {
  * @extra: turns of every path added because one was still getting faster
  * @op: operations run in the current race
  * @n: samples kept per path (the last @turns turns' kept operations)
- * @ns_per_kb: the samples (ns per KiB of the operation, so that the sizes
- *	within one class compare)
- * @price: the kept path's ns per KiB: the median it won with, lowered by
+ * @ns_per_kb: the samples, turn after turn (ns per KiB of each kept
+ *	operation, so that the sizes within one class compare)
+ * @price: the kept path's ns per KiB: the figure it won with, lowered by
  *	faster operations since; 0 for a verdict read from a cache until its
  *	first operation
- * @rival: the fastest other path's median when the verdict was made (0: unknown)
+ * @rival: the fastest other path's figure at the verdict (0: unknown)
  * @slow: consecutive operations of the kept path clearly too slow
  * @kept_ops: operations of the kept path since the verdict
  * @backoff: re-checks that confirmed their incumbent (capped)
@@ -128,15 +135,18 @@ enum ccom_race_state ccom_race_state(const struct ccom_race *r);
 int ccom_race_next(const struct ccom_race *r);
 /* A trial operation of @path and @bytes took @ns (@path must be ccom_race_next()'s). */
 void ccom_race_record(struct ccom_race *r, int path, size_t bytes, uint64_t ns);
-/* This rank's median of @path in ns per KiB (0: no sample). */
+/*
+ * This rank's figure of @path in ns per KiB (0: no sample): the median
+ * (the lower middle) of its last turns' means.
+ */
 uint64_t ccom_race_median(const struct ccom_race *r, int path);
 /*
  * What this rank publishes for @path before ccom_race_decide(): the
- * median, with CCOM_RACE_FALLING set while the path's last turn ran
- * clearly faster than its turn before.
+ * figure (ccom_race_median()), with CCOM_RACE_FALLING set while the
+ * path's last turn's mean was clearly lower than its turn before's.
  */
 uint64_t ccom_race_report(const struct ccom_race *r, int path);
-/* Two ranks' reports of one path: the slower median, falling if either was. */
+/* Two ranks' reports of one path: the slower figure, falling if either was. */
 static inline uint64_t ccom_race_worse(uint64_t a, uint64_t b)
 {
 	uint64_t ma = a & ~CCOM_RACE_FALLING, mb = b & ~CCOM_RACE_FALLING;
@@ -144,7 +154,7 @@ static inline uint64_t ccom_race_worse(uint64_t a, uint64_t b)
 	return (ma > mb ? ma : mb) | ((a | b) & CCOM_RACE_FALLING);
 }
 /*
- * Keep the fastest path given @worst, each path's slowest-rank median (ns
+ * Keep the fastest path given @worst, each path's slowest-rank figure (ns
  * per KiB, the same array on every rank; CCOM_RACE_FALLING or'ed in from
  * any rank's ccom_race_report()): returns the verdict.  A path beats the
  * default (0) only by more than the margin; in a race that re-checks a
