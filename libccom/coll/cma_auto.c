@@ -121,7 +121,7 @@ void ccom_cma_auto_decide(struct ccomComm *comm, const struct ccom_op *op,
 	comm->coll->cma->decided++;
 	if (s->me == 0 && op->kind < CCOM_TUNE_CMA_KINDS)
 		cache_store(comm->coll->cma, s->nlocal);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank%s: CMA %llu us, staged %llu us (slowest rank's median of the last %d turns of %d ops, the first %d dropped)%s: %s from now on",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank%s: CMA %llu us, staged %llu us (slowest rank's median over the last %d turns of each turn's mean per op, turns of %d ops, the first %d dropped)%s: %s from now on",
 		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
 		  inplace ? " in place" : "", (unsigned long long)race_us(op, worst[1] & ~CCOM_RACE_FALLING),
 		  (unsigned long long)race_us(op, worst[0] & ~CCOM_RACE_FALLING), t->race.turns,

@@ -172,7 +172,7 @@ void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t 
 		return;	/* a path still getting faster: one more turn of each */
 	c->decided++;
 	p2p_cache_store(comm, c);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: ccomSend of %zu bytes: CMA %.1f us, stream %.1f us (this sender's median of the last %d turns of %d sends, the first %d dropped): %s from now on",
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: ccomSend of %zu bytes: CMA %.1f us, stream %.1f us (this sender's median over the last %d turns of each turn's mean per send, turns of %d sends, the first %d dropped): %s from now on",
 		  comm->rank, bytes, (double)(m[1] & ~CCOM_RACE_FALLING) * (double)(bytes >> 10) / 1e3,
 		  (double)(m[0] & ~CCOM_RACE_FALLING) * (double)(bytes >> 10) / 1e3, r->turns, r->run,
 		  r->drop, r->verdict == 1 ? "CMA" : "stream");
