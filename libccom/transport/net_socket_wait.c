@@ -41,8 +41,13 @@ static int watch(struct pollfd *pfd, int n, struct net_conn *c, bool tx, bool rx
 		return n;
 	if (atomic_load_explicit(&c->state, memory_order_relaxed) != NET_READY)
 		return net_lazy_watch(pfd, n, c, lfd_added);
+	/*
+	 * POLLRDHUP: a peer that refused our stream (a revoke) shuts its
+	 * sockets down without reading; its FIN is all a sender stuck on a
+	 * full buffer can see (no POLLHUP or EPIPE until the peer closes).
+	 */
 	if (tx)
-		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT };
+		pfd[n++] = (struct pollfd){ .fd = c->fds[c->tx.cur], .events = POLLOUT | POLLRDHUP };
 	if (rx)
 		pfd[n++] = (struct pollfd){ .fd = c->fds[c->rx.cur], .events = POLLIN };
 	return n;
@@ -72,6 +77,34 @@ static int ensure_pfds(struct net_group *g)
 	g->pfds = p;
 	g->pfds_cap = need * 2;
 	return 0;
+}
+
+/*
+ * A conn we send on whose peer shut its side down never takes our bytes:
+ * fail it now (the control note names a revoke), or the sender waits for
+ * CCOM_OP_TIMEOUT.  ccom never half-closes, so a FIN while we still send
+ * means the peer left.  Another conn of the group is marked dead (its next
+ * send reports it; the level-triggered POLLRDHUP would spin the wait).
+ */
+static int tx_shut(struct net_group *g, struct net_conn *c, int n)
+{
+	int i, j, r = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!(g->pfds[i].events & POLLOUT) || !(g->pfds[i].revents & POLLRDHUP))
+			continue;
+		for (j = 0; j < g->nconns; j++) {
+			struct net_conn *o = g->conns[j];
+
+			if (o->dead || atomic_load_explicit(&o->state, memory_order_relaxed) != NET_READY ||
+			    o->fds[o->tx.cur] != g->pfds[i].fd)
+				continue;
+			net_peer_gone(o, "was shut down by the peer while we sent", 0);
+			if (o == c)
+				r = -ECONNRESET;
+		}
+	}
+	return r;
 }
 
 /*
@@ -138,6 +171,9 @@ int net_wait(struct ccom_transport_conn *conn, int dir, int timeout_us)
 	r = ppoll(g->pfds, n, &ts, NULL);
 	if (r < 0)
 		return errno == EINTR ? 0 : -errno;
+	r = tx_shut(g, c, n);
+	if (r)
+		return r;
 	/* A connection on its way reports its errors through net_lazy_progress(). */
 	ready = atomic_load_explicit(&c->state, memory_order_relaxed) == NET_READY;
 	for (i = 0; ready && i < n; i++) {

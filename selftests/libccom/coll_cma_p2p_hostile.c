@@ -53,7 +53,10 @@
  * ccomRemoteError).  Last, the stream path between two simulated hosts
  * (TCP, CMA off): an exchange of 16 MiB where rank 0 posted 4 KiB; rank 1
  * must fail in under 10 s with ccomRemoteError naming rank 0's revoke
- * (coll/p2p.c; without it, it blamed a dead peer after 3 s).  Buffers
+ * (coll/p2p.c; without it, it blamed a dead peer after 3 s), and the
+ * same 16 MiB sent alone (rank 1 only sends, blocked on full socket
+ * buffers: before its send wait watched for the peer's shutdown it waited
+ * for the whole CCOM_OP_TIMEOUT).  Buffers
  * stay unwritten, and rank 0 keeps its communicator until rank 1 is done
  * (its abort would end rank 1's wait too).
  * For the forged acknowledgements, rank 1's ccomSend must return exactly
@@ -326,16 +329,20 @@ static int own_buffer_rank(int rank, int n, void *arg)
 #define TCP_BIG (16 << 20)	/* the refused send between hosts: more than sockets buffer */
 #define REFUSE_TIMEOUT "20"	/* CCOM_OP_TIMEOUT: ... */
 #define REFUSE_WITHIN 10.0	/* ... and how soon both ranks must fail */
+#define SEND_FIRST_US 1000000	/* variant 5: rank 0 posts this late (a full zero window never RSTs) */
 
 /*
  * Honest ranks whose counts differ: *@arg 0 one send, 1 a group of two,
  * 2 an exchange (each rank sends 8 KiB and receives in one group), 3 a
  * ccomRecvAny on rank 0, 4 an exchange of 16 MiB on the stream between
- * two simulated hosts (TCP: no CMA, the refusal revokes the conn).
+ * two simulated hosts (TCP: no CMA, the refusal revokes the conn), 5 the
+ * same send of 16 MiB alone (rank 1 is stuck on a full socket buffer and
+ * must notice the revoke on its send; rank 0 posts 1 s late so that the
+ * buffers are full when it refuses, as on a loaded machine).
  */
 static int refuse_rank(int rank, int n, void *arg)
 {
-	int v = *(const int *)arg, tcp = v == 4, group = v == 1, swap = v == 2 || tcp;
+	int v = *(const int *)arg, tcp = v >= 4, group = v == 1, swap = v == 2 || v == 4;
 	int any = v == 3, big = tcp ? TCP_BIG : BIG, seq = group ? 2 : 1, k, peer = -1;
 	unsigned char *buf = malloc(2 * (size_t)big);
 	ccomResult_t res, want;
@@ -362,6 +369,8 @@ static int refuse_rank(int rank, int n, void *arg)
 		free(buf);
 		return T_SKIP;
 	}
+	if (v == 5 && !rank)	/* let rank 1 fill the socket buffers before the refusal */
+		usleep(SEND_FIRST_US);
 	t0 = t_now();
 	T_CCOM(ccomGroupStart(), ccomSuccess);
 	for (k = 0; k <= group; k++)
@@ -439,7 +448,7 @@ int main(void)
 	T_CHECK(!t_fork_ranks_id(2, own_buffer_rank, NULL, codes, 60, &id),
 		"read-only receive buffer: a rank failed (codes %d %d)", codes[0], codes[1]);
 	printf("read-only receive buffer: the receiver blamed itself\n");
-	for (m = 0; m < 5; m++) {
+	for (m = 0; m < 6; m++) {
 		int group = (int)m;
 
 		T_CHECK(!pipe(done_pipe), "pipe: %s", strerror(errno));
