@@ -36,11 +36,12 @@ int ccom_tree_run(struct ccomComm *comm, struct ccom_op *op);
 int ccom_hier_run(struct ccomComm *comm, struct ccom_op *op, int algo);
 void ccom_hier_free(struct ccom_hier *h);
 /*
- * p2p.c: the sends/receives @ops of one group run concurrently; _group_run()
- * for the user's (ccomSend/ccomRecv/ccomRecvAny), _run() for those of a
- * collective (rooted.c), whose headers an any-source receive never takes.
+ * p2p.c: the sends/receives of one group run concurrently; _group_run()
+ * for the user's (ccomSend/ccomRecv/ccomRecvAny: @group's subs, and its
+ * flight label), _run() for those of a collective (rooted.c), whose
+ * headers an any-source receive never takes.
  */
-int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
+int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *group);
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops);
 
 /*

@@ -339,7 +339,7 @@ static int coll_run_single(struct ccomComm *comm, struct ccom_op *op)
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
 
 	if (op->kind == CCOM_COLL_P2P_GROUP)
-		return ccom_p2p_group_run(comm, op->subs, op->nsubs);
+		return ccom_p2p_group_run(comm, op);
 	if (op->recvbuff != op->sendbuff && bytes)
 		memmove(op->recvbuff, op->sendbuff, bytes);
 	return 0;
@@ -418,7 +418,7 @@ static int coll_dispatch_one(struct ccomComm *comm, struct ccom_op *op)
 	if (comm->nranks == 1)
 		return coll_run_single(comm, op);
 	if (op->kind == CCOM_COLL_P2P_GROUP)
-		return ccom_p2p_group_run(comm, op->subs, op->nsubs);
+		return ccom_p2p_group_run(comm, op);
 	if (op->count == 0)
 		return 0;
 	if (op->kind == CCOM_COLL_GATHER || op->kind == CCOM_COLL_SCATTER) {

@@ -27,6 +27,8 @@
 #include "coll/p2p.h"
 #include "core/comm.h"
 #include "core/op.h"
+#include "proxy/flight.h"
+#include "proxy/proxy.h"
 #include "proxy/xfer.h"
 #include "reduce/reduce.h"
 #include "transport/kdev/kdev.h"
@@ -115,6 +117,30 @@ static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
 }
 
 /*
+ * The user's group in the flight recorder: "p2p/cma" if a message of it
+ * went over CMA, "p2p/kdev" if the engine moved one, else "p2p/simple"
+ * (the streams; set before the headers by ccom_p2p_group_run()).
+ */
+static void p2p_flight_label(struct ccomComm *comm, const struct ccom_op *group,
+			     const struct ccom_op *ops, int nops, const bool *cma, const bool *done)
+{
+	const char *proto = NULL;
+	int i;
+
+	for (i = 0; i < nops; i++) {
+		if (ops[i].root == comm->rank || !done[i])
+			continue;
+		if (cma[i]) {
+			proto = ccom_flight_cma;
+			break;
+		}
+		proto = ccom_flight_kdev;
+	}
+	if (proto)
+		ccom_flight_algo(comm->proxy->flight, group, ccom_flight_p2p, proto);
+}
+
+/*
  * The data of the group whose headers agreed: CMA receives read first
  * (*@status: their errnos, for the acknowledgements), then the engine's
  * and the transports' transfers, which run even after a failed read so
@@ -122,7 +148,8 @@ static int p2p_check_header(struct ccomComm *comm, const struct ccom_op *op,
  * before CMA).  0 or the first -errno.
  */
 static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const uint64_t *bytes,
-		    const struct ccom_p2p_hdr *hdr, const bool *cma, int *status)
+		    const struct ccom_p2p_hdr *hdr, const bool *cma, int *status,
+		    const struct ccom_op *group)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_xfer *x;
@@ -149,6 +176,8 @@ static int p2p_data(struct ccomComm *comm, struct ccom_op *ops, int nops, const 
 	}
 	if (comm->kdev)
 		err = ccom_kdev_p2p_run(comm, ops, nops, done);
+	if (group)
+		p2p_flight_label(comm, group, ops, nops, cma, done);
 	for (i = 0; !err && i < nops; i++) {
 		if (ops[i].root == comm->rank || done[i])
 			continue;
@@ -229,8 +258,9 @@ static void p2p_revoke_group(struct ccomComm *comm, const struct ccom_op *ops, i
 }
 
 /* @magic: CCOM_P2P_MAGIC for the user's sends, CCOM_P2P_MAGIC_COLL for a collective's. */
+/* @group: the user's group op (its flight label), NULL for a collective's transfers. */
 static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_t magic,
-		   const struct ccom_p2p_hdr *have0)
+		   const struct ccom_p2p_hdr *have0, const struct ccom_op *group)
 {
 	struct ccom_coll_state *cs = comm->coll;
 	struct ccom_p2p_hdr *hdr;
@@ -305,7 +335,7 @@ static int p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops, uint32_
 	}
 	if (err)
 		goto out;
-	err = p2p_data(comm, ops, nops, bytes, hdr, cma, status);
+	err = p2p_data(comm, ops, nops, bytes, hdr, cma, status, group);
 	/*
 	 * After the data on every stream: a sender's buffer is free once its
 	 * peer said so.  A failed read is acknowledged too (its sender fails
@@ -330,13 +360,16 @@ out:
 	return err;
 }
 
-int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
+int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *group)
 {
+	struct ccom_op *ops = group->subs;
+	int i, err, nops = group->nsubs;
 	struct ccom_p2p_hdr h;
-	int i, err;
 
+	ccom_flight_algo(comm->proxy->flight, group, ccom_flight_p2p,
+			 ccom_proto_name(CCOM_PROTO_SIMPLE));
 	if (nops <= 0 || ops[0].root != CCOM_P2P_ANY)
-		return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, NULL);
+		return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, NULL, group);
 	/*
 	 * A group of ccomRecvAny (api.c allows no other mix): the first picks
 	 * the peer, the others are receives from it.
@@ -348,10 +381,10 @@ int ccom_p2p_group_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 		ops[i].root = ops[0].root;
 		*ops[i].any_peer = ops[0].root;
 	}
-	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, &h);
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC, &h, group);
 }
 
 int ccom_p2p_run(struct ccomComm *comm, struct ccom_op *ops, int nops)
 {
-	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC_COLL, NULL);
+	return p2p_run(comm, ops, nops, CCOM_P2P_MAGIC_COLL, NULL, NULL);
 }

@@ -14,11 +14,14 @@
  *
  * Then the labels: 3 ranks with CCOM_CMA=1 run an AllReduce of 16 floats
  * (below CMA's minimum), one of 64 Ki floats, a Gather (root 0) and a
- * Scatter (root 1) of 32 Ki floats per rank, and abort; the dump must
- * record "direct/cma" for each op that ran on the CMA path (ccom_cma_ops()
- * counted it), "p2p/simple" for a Gather/Scatter that did not, and a host
+ * Scatter (root 1) of 32 Ki floats per rank, then two Send/Recv groups
+ * (each rank sends to the next and receives from the previous) of 16 and
+ * 64 Ki floats, and abort; the dump must record "direct/cma" for each
+ * collective that ran on the CMA path (ccom_cma_ops() counted it),
+ * "p2p/cma" for a group whose messages did (ccom_cma_p2p_ops()),
+ * "p2p/simple" for a Gather/Scatter or group that did not, and a host
  * algorithm and protocol (ll, simple, ll128) for an AllReduce that did not.
- * Where the path is on (ccom_cma_describe()) the three large ops must
+ * Where the path is on (ccom_cma_describe()) the four large ops must
  * have taken it; where it is off the test says why and checks the host
  * labels only.
  */
@@ -170,16 +173,31 @@ static const char *pylabels =
 
 #define LABEL_BIG (64u << 10)	/* floats: 256 KiB, above CMA's 64 KiB per rank */
 #define LABEL_ROOTED (32u << 10)	/* floats per rank: 128 KiB */
-#define LABEL_NOPS 4
+#define LABEL_NOPS 6
+
+/* One group: @count floats to the next rank, from the previous. */
+static ccomResult_t label_ring(ccomComm_t comm, int rank, int n, float *sb, float *rb, size_t count)
+{
+	ccomResult_t a, b, c;
+
+	a = ccomGroupStart();
+	b = ccomSend(sb, count, ccomFloat32, (rank + 1) % n, comm, NULL);
+	c = ccomRecv(rb, count, ccomFloat32, (rank + n - 1) % n, comm, NULL);
+	if (a == ccomSuccess)
+		a = ccomGroupEnd();
+	return a != ccomSuccess ? a : b != ccomSuccess ? b : c;
+}
 
 static int label_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
 	static const char *const host_want[LABEL_NOPS] = { "host", "host", "p2p/simple",
-							   "p2p/simple" };
+							   "p2p/simple", "p2p/simple", "p2p/simple" };
+	static const char *const what[LABEL_NOPS] = { "AllReduce", "AllReduce", "Gather", "Scatter",
+						      "Send/Recv", "Send/Recv" };
 	char path[512], dump[512], cmd[1400];
 	const char *want[LABEL_NOPS], *why;
-	uint64_t ops0;
+	uint64_t ops0, p2p0;
 	size_t len = 0;
 	float *sb, *rb;
 	ccomResult_t res;
@@ -199,22 +217,28 @@ static int label_rank(int rank, int n, void *arg)
 	T_CHECK(sb && rb, "calloc");
 	for (i = 0; i < LABEL_NOPS; i++) {
 		ops0 = ccom_cma_ops(comm);
+		p2p0 = ccom_cma_p2p_ops(comm);
 		if (i < 2)
 			res = ccomAllReduce(sb, rb, i ? LABEL_BIG : 16, ccomFloat32, ccomSum, comm,
 					    NULL);
 		else if (i == 2)
 			res = ccomGather(sb, rb, LABEL_ROOTED, ccomFloat32, 0, comm, NULL);
-		else
+		else if (i == 3)
 			res = ccomScatter(sb, rb, LABEL_ROOTED, ccomFloat32, 1, comm, NULL);
+		else
+			res = label_ring(comm, rank, n, sb, rb, i == 4 ? 16 : LABEL_BIG);
 		T_CCOM(res, ccomSuccess);
 		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
-		want[i] = ccom_cma_ops(comm) != ops0 ? "direct/cma" : host_want[i];
-		/* CCOM_CMA=1: where the path is on, every op from 64 KiB per rank takes it. */
-		T_CHECK(!on || !i || ccom_cma_ops(comm) != ops0,
+		want[i] = ccom_cma_ops(comm) != ops0 ? "direct/cma" :
+			  ccom_cma_p2p_ops(comm) != p2p0 ? "p2p/cma" : host_want[i];
+		/* CCOM_CMA=1: where the path is on, every op from 64 KiB per rank (256 KiB a message) takes it. */
+		T_CHECK(!on || i == 0 || i == 4 || ccom_cma_ops(comm) != ops0 ||
+			ccom_cma_p2p_ops(comm) != p2p0,
 			"rank %d: CMA is %s, yet op %d (%s) did not run on it: no label to check",
-			rank, why, i + 1, i < 2 ? "AllReduce" : i == 2 ? "Gather" : "Scatter");
-		T_CHECK(!on || i || ccom_cma_ops(comm) == ops0,
-			"rank %d: an AllReduce of 64 bytes ran on the CMA path", rank);
+			rank, why, i + 1, what[i]);
+		T_CHECK(!on || (i != 0 && i != 4) ||
+			(ccom_cma_ops(comm) == ops0 && ccom_cma_p2p_ops(comm) == p2p0),
+			"rank %d: a %s of 64 bytes ran on the CMA path", rank, what[i]);
 	}
 	if (!on)
 		printf("rank %d: the CMA path is %s: host labels only\n", rank, why);
@@ -230,8 +254,8 @@ static int label_rank(int rank, int n, void *arg)
 	len = (size_t)snprintf(cmd, sizeof(cmd), "python3 %s %s", path, dump);
 	for (i = 0; i < LABEL_NOPS && len < sizeof(cmd); i++)
 		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " %s", want[i]);
-	T_CHECK(len < sizeof(cmd) && system(cmd) == 0, "rank %d: the labels in %s are not %s %s %s %s",
-		rank, dump, want[0], want[1], want[2], want[3]);
+	T_CHECK(len < sizeof(cmd) && system(cmd) == 0, "rank %d: the labels in %s are not %s %s %s %s %s %s",
+		rank, dump, want[0], want[1], want[2], want[3], want[4], want[5]);
 	return T_PASS;
 }
 
