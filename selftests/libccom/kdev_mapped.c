@@ -21,7 +21,8 @@
  * the driver's counters must be zero.  Every rank also reads the flight
  * recorder's label of each collective it ran: "mapped/kdev" on the
  * mapped path, "engine/kdev" on the engine (CCOM_KDEV_MAP=0, the mixed
- * job's even ranks).  SKIPs without /dev/nccom or without
+ * job's even ranks), and "p2p/kdev" for a Send/Recv group from 256 KiB
+ * (smaller ones may be "p2p/simple").  SKIPs without /dev/nccom or without
  * NCCOM_FEAT_DMABUF_MMAP.
  */
 #include <stdbool.h>
@@ -47,6 +48,7 @@ struct kstat {
 	long long eng[K_N], out[K_N];
 	const char *want;	/* "mapped/kdev" or "engine/kdev" */
 	int labelled;		/* collectives whose label was checked */
+	int labelled_p2p;	/* Send/Recv groups recorded as p2p/kdev */
 };
 
 /* Sum of the engines' destination bytes over every device. */
@@ -102,14 +104,22 @@ static int run_case(ccomComm_t comm, const struct ct_case *c, int rank, int n, c
 
 	if (ct_case_run(comm, c, rank, n, sb, rb, bufsz))
 		return T_FAIL;
-	/* The path this rank took, as recorded (Send/Recv groups carry no label). */
+	/* The path this rank took, as recorded. */
+	if (last_label(comm, label, sizeof(label)))
+		snprintf(label, sizeof(label), "nothing");
 	if (c->kind != K_SR) {
-		if (last_label(comm, label, sizeof(label)))
-			snprintf(label, sizeof(label), "nothing");
 		T_CHECK(!strcmp(label, st->want),
 			"rank %d, %d ranks: %s of %zu elements recorded as %s, want %s", rank, n,
 			k_names[c->kind], c->count, label, st->want);
 		st->labelled++;
+	} else {
+		/* A group's label is its messages' path: the kdev room's from 256 KiB. */
+		T_CHECK(!strcmp(label, "p2p/kdev") ||
+			(c->count * ct_size(c->dt) < (256u << 10) && !strcmp(label, "p2p/simple")),
+			"rank %d, %d ranks: a Send/Recv group of %zu bytes recorded as %s, want p2p/kdev%s",
+			rank, n, c->count * ct_size(c->dt), label,
+			c->count * ct_size(c->dt) < (256u << 10) ? " or p2p/simple" : "");
+		st->labelled_p2p += !strcmp(label, "p2p/kdev");
 	}
 	if (rank == 0) {
 		long long e1 = engine_bytes();
@@ -190,7 +200,7 @@ static int mapped_rank(int rank, int n, void *arg)
 	struct ct_job *j = arg;
 	size_t bufsz = ((size_t)BIG + 8) * 4 + 4096;
 	const char *env;
-	struct kstat st = { { 0 }, { 0 }, NULL, 0 };
+	struct kstat st = { { 0 }, { 0 }, NULL, 0, 0 };
 	ccomComm_t comm;
 	char *sb, *rb;
 	int map;
@@ -205,7 +215,9 @@ static int mapped_rank(int rank, int n, void *arg)
 	T_CHECK(sb && rb, "malloc");
 	if (run_cases(comm, rank, n, sb, rb, bufsz, &st, map == 1))
 		return T_FAIL;
-	printf("%d ranks, rank %d: %d collectives recorded as %s\n", n, rank, st.labelled, st.want);
+	printf("%d ranks, rank %d: %d collectives recorded as %s, %d Send/Recv groups as p2p/kdev\n",
+	       n, rank, st.labelled, st.want, st.labelled_p2p);
+	T_CHECK(st.labelled_p2p > 0, "rank %d: no Send/Recv group recorded as p2p/kdev", rank);
 	if (rank == 0 && check_share(&st, n, map))
 		return T_FAIL;
 	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
