@@ -11,7 +11,10 @@
  * A sender's Send/Recv verdicts are its own, in the same name followed by
  * "-sendL" (L its local rank, the file's only writer in a communicator),
  * lines "0 log2 v".  A new boot has a new boot id, so a new file: the
- * machine is measured again.  "calib3": in-place calls measured apart
+ * machine is measured again; so is a file older than CCOM_CMA_CALIB_TTL
+ * seconds, since one race run while other jobs loaded the machine would
+ * otherwise decide for the whole boot (one rank reads the collectives'
+ * file for all, and a sender its own file, so the ranks still agree).  "calib3": in-place calls measured apart
  * and the race's warm-up rounds (tune/race.c); "calib2" files mixed
  * in-place and out-of-place calls in one verdict and are not read.
  */
@@ -61,7 +64,8 @@ static struct ccom_verdict_file file_of(const char *path, int rows, const char *
 					   .form = form, .nkinds = rows,
 					   .log_min = CCOM_TUNE_CMA_LOG_MIN,
 					   .nsizes = CCOM_TUNE_CMA_SIZES, .none = 0,
-					   .valid = one_or_minus_one };
+					   .valid = one_or_minus_one,
+					   .max_age_s = ccom_param_int("CCOM_CMA_CALIB_TTL") };
 }
 
 int ccom_tune_cma_load(int nlocal, struct ccom_tune_cma_table *t)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tune/verdict_file.h"
@@ -42,6 +43,7 @@ int ccom_verdict_load(const struct ccom_verdict_file *f, int8_t *v)
 {
 	char line[128];
 	int k, s, val, n = 0;
+	struct stat st;
 	FILE *fp;
 
 	fill_none(f, v);
@@ -50,6 +52,14 @@ int ccom_verdict_load(const struct ccom_verdict_file *f, int8_t *v)
 	fp = fopen(f->path, "re");
 	if (!fp)
 		return -errno;
+	if (f->max_age_s > 0 && !fstat(fileno(fp), &st) &&
+	    (int64_t)time(NULL) - (int64_t)st.st_mtime > f->max_age_s) {
+		ccom_info(CCOM_SUBSYS_TUNE, "%s %s was written %lld s ago, more than %lld s: its verdicts are measured again",
+			  f->what, f->path, (long long)((int64_t)time(NULL) - (int64_t)st.st_mtime),
+			  (long long)f->max_age_s);
+		fclose(fp);
+		return -ESTALE;
+	}
 	while (fgets(line, sizeof(line), fp)) {
 		n++;
 		if (!line_ok(f, line, &k, &s, &val)) {

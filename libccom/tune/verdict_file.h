@@ -24,6 +24,7 @@
  * @none: the table's value for "no verdict" (never written, never read)
  * @valid: whether @v may stand in row @kind (NULL: any value but @none)
  * @arg: passed to @valid
+ * @max_age_s: a file last written longer ago is not read (0: any age)
  */
 struct ccom_verdict_file {
 	const char *path;
@@ -35,12 +36,14 @@ struct ccom_verdict_file {
 	int8_t none;
 	bool (*valid)(const void *arg, int kind, int v);
 	const void *arg;
+	int64_t max_age_s;
 };
 
 /*
  * Read @f into @v (@nkinds x @nsizes, row by row; entries the file lacks
  * are @none): 0, or -errno (-ENOENT: no file yet; -EBADMSG: a malformed
- * line, logged at INFO with the file's name, and every entry @none).
+ * line, logged at INFO with the file's name, and every entry @none;
+ * -ESTALE: older than @max_age_s, logged at INFO, every entry @none).
  */
 int ccom_verdict_load(const struct ccom_verdict_file *f, int8_t *v);
 /*

@@ -26,6 +26,9 @@
  * (off), scope 2 (off).
  */
 #include <grp.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <time.h>
 
 #include "coll_cma.h"
 #include "coll_matrix.h"
@@ -219,7 +222,8 @@ static int cma_auto_rank(int rank, int n, void *arg)
 		rc = T_FAIL;
 	}
 	if (!rc && j->expect_on == 4 && ccom_cma_cached(comm) != 0) {
-		fprintf(stderr, "rank %d: CCOM_CMA=auto took verdicts from a malformed cache\n", rank);
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took verdicts from a malformed or stale cache\n",
+			rank);
 		rc = T_FAIL;
 	}
 	if (!rc && ccomCommFinalize(comm) != ccomSuccess)
@@ -268,7 +272,9 @@ int main(void)
 				     .at_init = cma_at_init },
 			     .expect_on = 1 };
 	static char cache[128];
+	struct timeval old[2] = { { 0 } };
 	char file2[160];
+	struct stat st;
 	FILE *f;
 	int n;
 
@@ -314,6 +320,15 @@ int main(void)
 	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
 		return T_FAIL;
 	printf("2 ranks, CCOM_CMA=auto: a second communicator starts with both cached verdicts\n");
+	/* Written an hour ago, past CCOM_CMA_CALIB_TTL's 600 s: measured again, rewritten. */
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 3600;
+	T_CHECK(!utimes(file2, old), "utimes %s: %s", file2, strerror(errno));
+	j.expect_on = 4;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	T_CHECK(!stat(file2, &st) && time(NULL) - st.st_mtime < 600 && cma_cache_line(file2),
+		"the stale cache %s was not rewritten with the new verdicts", file2);
+	printf("2 ranks, CCOM_CMA=auto: a cache older than CCOM_CMA_CALIB_TTL is measured again and rewritten\n");
 	f = fopen(file2, "w");
 	T_CHECK(f && fputs("0 20 7\n", f) >= 0 && !fclose(f), "cannot write the cache");
 	j.expect_on = 4;
