@@ -79,6 +79,7 @@ void ccom_verdict_store(const struct ccom_verdict_file *f, const int8_t *v)
 {
 	char tmp[640];
 	int k, s, fd, err = 0;
+	struct stat st;
 	FILE *fp;
 
 	if (!f->path || !f->path[0])
@@ -105,7 +106,18 @@ void ccom_verdict_store(const struct ccom_verdict_file *f, const int8_t *v)
 		for (s = 0; s < f->nsizes; s++)
 			if (v[k * f->nsizes + s] != f->none)
 				fprintf(fp, "%d %d %d\n", k, s + f->log_min, v[k * f->nsizes + s]);
-	if (fclose(fp))
+	/*
+	 * With @max_age_s, a file still young keeps its time: @v holds its
+	 * verdicts, and adding one must not make them young again.
+	 */
+	if (f->max_age_s > 0 && !stat(f->path, &st) &&
+	    (int64_t)time(NULL) - (int64_t)st.st_mtime <= f->max_age_s) {
+		struct timespec ts[2] = { { .tv_nsec = UTIME_OMIT }, st.st_mtim };
+
+		if (fflush(fp) || futimens(fileno(fp), ts))
+			err = errno;
+	}
+	if (fclose(fp) && !err)
 		err = errno;
 	if (!err && rename(tmp, f->path))
 		err = errno;

@@ -24,7 +24,9 @@
  * @none: the table's value for "no verdict" (never written, never read)
  * @valid: whether @v may stand in row @kind (NULL: any value but @none)
  * @arg: passed to @valid
- * @max_age_s: a file last written longer ago is not read (0: any age)
+ * @max_age_s: a file older is not read (0: any age); storing into a file
+ *	younger keeps its time, so that its verdicts age from when the first
+ *	of them was written
  */
 struct ccom_verdict_file {
 	const char *path;

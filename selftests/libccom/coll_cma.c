@@ -18,7 +18,9 @@
  * in place, correct whichever path the measurement keeps; both verdicts
  * (in place measured apart) land in the cache file (CCOM_CMA_CALIB_FILE)
  * as "0 20 1|-1" and "8 20 1|-1", a second communicator starts with
- * them, and a malformed cache is ignored.  With CMA_TEST_YAMA=1 (in a
+ * them, a file an hour old (past CCOM_CMA_CALIB_TTL) is measured again
+ * and rewritten, a verdict added to a young file keeps its time, and a
+ * malformed cache is ignored.  With CMA_TEST_YAMA=1 (in a
  * throwaway guest: it changes kernel.yama.ptrace_scope and restores it;
  * "only": nothing else):
  * ranks that dropped to uid 65534 (root's CAP_SYS_PTRACE passes Yama),
@@ -40,7 +42,7 @@
 
 struct cma_job {
 	struct ct_job ct;
-	int expect_on;		/* the path must run (1) or stay off (0) */
+	int expect_on;		/* the path must run (1) or stay off (0); auto: 2 decided, 3 all, 5 one, 4 none cached */
 	const char *why;	/* off: what the reason must contain */
 	int light;		/* one AllReduce instead of the matrices (slow guests) */
 };
@@ -221,6 +223,11 @@ static int cma_auto_rank(int rank, int n, void *arg)
 			rank, ccom_cma_cached(comm));
 		rc = T_FAIL;
 	}
+	if (!rc && j->expect_on == 5 && ccom_cma_cached(comm) != 1) {
+		fprintf(stderr, "rank %d: CCOM_CMA=auto took %d verdicts from the cache, want 1\n",
+			rank, ccom_cma_cached(comm));
+		rc = T_FAIL;
+	}
 	if (!rc && j->expect_on == 4 && ccom_cma_cached(comm) != 0) {
 		fprintf(stderr, "rank %d: CCOM_CMA=auto took verdicts from a malformed or stale cache\n",
 			rank);
@@ -329,6 +336,22 @@ int main(void)
 	T_CHECK(!stat(file2, &st) && time(NULL) - st.st_mtime < 600 && cma_cache_line(file2),
 		"the stale cache %s was not rewritten with the new verdicts", file2);
 	printf("2 ranks, CCOM_CMA=auto: a cache older than CCOM_CMA_CALIB_TTL is measured again and rewritten\n");
+	/*
+	 * A young file (300 s) with the out-of-place verdict only: the in-place
+	 * one is measured and added, and the file keeps its time (adding a
+	 * verdict must not make the old one young again).
+	 */
+	f = fopen(file2, "w");
+	T_CHECK(f && fputs("0 20 -1\n", f) >= 0 && !fclose(f), "cannot write the cache");
+	old[0].tv_sec = old[1].tv_sec = time(NULL) - 300;
+	T_CHECK(!utimes(file2, old), "utimes %s: %s", file2, strerror(errno));
+	j.expect_on = 5;
+	if (ct_run(&j.ct, 2, cma_auto_rank, 280))
+		return T_FAIL;
+	T_CHECK(cma_cache_line(file2) && !stat(file2, &st) && st.st_mtime == old[1].tv_sec,
+		"adding the in-place verdict to %s changed its time (%lld, was %lld)", file2,
+		(long long)st.st_mtime, (long long)old[1].tv_sec);
+	printf("2 ranks, CCOM_CMA=auto: a verdict added to a young cache keeps the file's time\n");
 	f = fopen(file2, "w");
 	T_CHECK(f && fputs("0 20 7\n", f) >= 0 && !fclose(f), "cannot write the cache");
 	j.expect_on = 4;
