@@ -351,7 +351,7 @@ int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops
 {
 	struct cma_p2p_ack *ack;
 	struct ccom_xfer *x;
-	int i, n = 0, err;
+	int i, n = 0, err, pass;
 
 	for (i = 0; i < nops && !cma[i]; i++)
 		;
@@ -388,14 +388,12 @@ int ccom_cma_p2p_acks(struct ccomComm *comm, const struct ccom_op *ops, int nops
 	err = ccom_xfer_run(comm, x, n);
 	if (err)
 		err = ack_missing(comm, ops, hdr, ack, x, n, err);
-	/* An "unread" only points at another send's reason: name that one first. */
-	for (i = 0; !err && i < 2 * nops; i++) {
-		int j = i % nops;
-
-		if (cma[j] && ops[j].kind == CCOM_COLL_SEND &&
-		    (ack[j].why == CMA_P2P_UNREAD) == (i >= nops))
-			err = ack_check(comm, ops[j].root, &hdr[j], &ack[j]);
-	}
+	/* An "unread" only points at another send's reason: check those last. */
+	for (pass = 0; !err && pass < 2; pass++)
+		for (i = 0; !err && i < nops; i++)
+			if (cma[i] && ops[i].kind == CCOM_COLL_SEND &&
+			    (ack[i].why == CMA_P2P_UNREAD) == (pass == 1))
+				err = ack_check(comm, ops[i].root, &hdr[i], &ack[i]);
 	free(ack);
 	free(x);
 	return err;
