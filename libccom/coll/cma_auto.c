@@ -150,13 +150,18 @@ void ccom_cma_auto_recheck_take(struct ccomComm *comm, struct ccom_cma *c)
 		b = ((r - 1) / 2) % CCOM_CMA_BUCKETS;
 		ip = (r - 1) % 2;
 		t = &c->trial[k][b][ip];
-		if (ccom_race_state(&t->race) == CCOM_RACE_KEPT) {
+		if (ccom_race_state(&t->race) != CCOM_RACE_KEPT)
+			continue;
+		if (t->race.audit)
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: the %s path has run %u %s operations%s of about 2^%d bytes per rank since it was measured; measuring CMA and the staged path again (an audit)",
+				  comm->rank, t->race.verdict ? "CMA" : "staged", t->race.kept_ops,
+				  ccom_coll_kind_name((enum ccom_coll_kind)k), ip ? " in place" : "", b);
+		else
 			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations%s of about 2^%d bytes per rank on the %s path each more than %dx slower than its price; measuring CMA and the staged path again",
 				  comm->rank, l, CCOM_RACE_SLOW_RUN,
 				  ccom_coll_kind_name((enum ccom_coll_kind)k), ip ? " in place" : "", b,
 				  t->race.verdict ? "CMA" : "staged", CCOM_RACE_SLOW_FACTOR);
-			ccom_race_restart(&t->race);
-		}
+		ccom_race_restart(&t->race);
 	}
 	c->recheck_seen = s->hdr->cdesc[s->me].recheck;
 }

@@ -155,9 +155,13 @@ void ccom_cma_p2p_timed(struct ccomComm *comm, size_t bytes, int path, uint64_t 
 	r = &c->p2p_trial[b].race;
 	if (ccom_race_state(r) == CCOM_RACE_KEPT) {
 		if (r->verdict == k && ccom_race_after(r, bytes, ns)) {
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %d ccomSends of about 2^%d bytes on the %s path each more than %dx slower than its price; measuring both paths again",
-				  comm->rank, CCOM_RACE_SLOW_RUN, b, k ? "CMA" : "stream",
-				  CCOM_RACE_SLOW_FACTOR);
+			if (r->audit)
+				ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %u ccomSends of about 2^%d bytes on the %s path since it was measured; measuring both paths again (an audit)",
+					  comm->rank, r->kept_ops, b, k ? "CMA" : "stream");
+			else
+				ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %d ccomSends of about 2^%d bytes on the %s path each more than %dx slower than its price; measuring both paths again",
+					  comm->rank, CCOM_RACE_SLOW_RUN, b, k ? "CMA" : "stream",
+					  CCOM_RACE_SLOW_FACTOR);
 			ccom_race_restart(r);
 		}
 		return;

@@ -90,13 +90,19 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 		if (q <= 0 || q > CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)
 			continue;
 		rq = &kr->race[(q - 1) / CCOM_KRACE_SIZES][(q - 1) % CCOM_KRACE_SIZES];
-		if (ccom_race_state(rq) == CCOM_RACE_KEPT) {
+		if (ccom_race_state(rq) != CCOM_RACE_KEPT)
+			continue;
+		if (rq->audit)
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: the %s path has run %u %s operations of about 2^%d bytes per rank since it was measured; measuring the kdev paths again (an audit)",
+				  comm->rank, ccom_kpath_name(ccom_tune_krace_kpath(kr, (q - 1) / CCOM_KRACE_SIZES, rq->verdict)),
+				  rq->kept_ops, ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
+				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN);
+		else
 			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank each more than %dx slower than their price; measuring the kdev paths again",
 				  comm->rank, l, CCOM_RACE_SLOW_RUN,
 				  ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
 				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN, CCOM_RACE_SLOW_FACTOR);
-			ccom_race_restart(rq);
-		}
+		ccom_race_restart(rq);
 	}
 	err = ccom_shm_barrier(s);
 	if (!err && mine && me->recheck == mine)
@@ -146,6 +152,11 @@ void ccom_krace_end(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 	struct ccom_tune_krace *kr = comm->tune->krace;
 	int slot = ccom_race_next(r);
 
+	ccom_trace(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank on the %s path (%s, op %u): %llu us",
+		   comm->rank, ccom_coll_kind_name(op->kind), bytes,
+		   ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, slot)),
+		   ccom_race_state(r) == CCOM_RACE_TRIAL ? "race" : "kept", r->op,
+		   (unsigned long long)(ns / 1000));
 	if (ccom_race_state(r) == CCOM_RACE_TRIAL)
 		ccom_race_record(r, slot, bytes, ns);
 	else if (ccom_race_after(r, bytes, ns))	/* 1 + the race's index in kr->race */

@@ -256,6 +256,11 @@ bool ccom_race_after(struct ccom_race *r, size_t bytes, uint64_t ns)
 		return false;
 	if (r->kept_ops < UINT32_MAX)
 		r->kept_ops++;
+	r->audit = r->kept_ops >= ((uint32_t)CCOM_RACE_AUDIT_OPS << r->backoff);
+	if (r->audit) {
+		r->slow = 0;
+		return true;
+	}
 	if (!r->price || v < r->price) {
 		r->price = v;
 		r->slow = 0;

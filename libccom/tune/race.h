@@ -72,6 +72,17 @@
 #define CCOM_RACE_SLOW_RUN 4
 #define CCOM_RACE_RECHECK_OPS 32
 #define CCOM_RACE_BACKOFF_MAX 10
+/*
+ * An audit: a kept verdict (raced or read from a cache) is measured again
+ * after CCOM_RACE_AUDIT_OPS operations on it, even when they run at their
+ * price, and again after twice as many each time the audit keeps it.  One
+ * race is a sample: on a 2-core host at load 0.1-2, 1 of 9 races of a
+ * 1 MiB AllReduce on 2 ranks kept the staged path while CMA ran 1.45x
+ * faster (issue 27), and a path that runs at its price never looks
+ * clearly wrong.  An audit costs about half a race's turns on the losing
+ * paths: about 1 % of the operations before it at 1 MiB.
+ */
+#define CCOM_RACE_AUDIT_OPS 256
 
 enum ccom_race_state {
 	CCOM_RACE_TRIAL,	/* run the path ccom_race_next() names, then ccom_race_record() */
@@ -99,6 +110,8 @@ enum ccom_race_state {
  * @slow: consecutive operations of the kept path clearly too slow
  * @kept_ops: operations of the kept path since the verdict
  * @backoff: re-checks that confirmed their incumbent (capped)
+ * @audit: ccom_race_after() last fired for an audit (CCOM_RACE_AUDIT_OPS),
+ *	not for operations clearly too slow
  * @races: races run (the first one included)
  */
 struct ccom_race {
@@ -113,6 +126,7 @@ struct ccom_race {
 	uint8_t n[CCOM_RACE_MAX_PATHS];
 	uint8_t slow;
 	uint8_t backoff;
+	uint8_t audit;
 	uint32_t races;
 	uint32_t kept_ops;
 	uint64_t ns_per_kb[CCOM_RACE_MAX_PATHS][CCOM_RACE_SAMPLES];
@@ -165,9 +179,12 @@ static inline uint64_t ccom_race_worse(uint64_t a, uint64_t b)
  */
 int ccom_race_decide(struct ccom_race *r, const uint64_t *worst);
 /*
- * A kept operation of @bytes took @ns: true when it is clearly wrong
- * (CCOM_RACE_SLOW_RUN in a row far above the price): the caller makes
- * every rank agree, then calls ccom_race_restart() on every rank.
+ * A kept operation of @bytes took @ns: true when the verdict is to be
+ * measured again, because it is clearly wrong (CCOM_RACE_SLOW_RUN in a
+ * row far above the price) or because an audit is due (@r->audit set;
+ * every rank counts the same operations, so all reach it together): the
+ * caller makes every rank agree, then calls ccom_race_restart() on every
+ * rank.
  */
 bool ccom_race_after(struct ccom_race *r, size_t bytes, uint64_t ns);
 /* Measure again, keeping the old verdict as the incumbent. */
