@@ -37,6 +37,7 @@ _Static_assert(CCOM_COLL_ALLTOALL < CCOM_TUNE_CMA_KINDS && CCOM_COLL_GATHER < CC
 void ccom_cma_auto_cache_take(struct ccom_cma *c, struct ccom_shm *s)
 {
 	struct ccom_cma_trial *t;
+	uint32_t audit = ccom_race_audit_param();
 	int k, b, ip, v, n = 0;
 
 	for (k = 0; k < CCOM_COLL_NKINDS; k++)
@@ -45,6 +46,7 @@ void ccom_cma_auto_cache_take(struct ccom_cma *c, struct ccom_shm *s)
 				t = &c->trial[k][b][ip];
 				ccom_race_init(&t->race, 2);
 				ccom_race_size(&t->race, b < 63 ? 1ull << b : UINT64_MAX);
+				ccom_race_audit_every(&t->race, audit);
 			}
 	for (k = 0; k < CCOM_TUNE_CMA_ROWS; k++)
 		for (b = 0; b < CCOM_TUNE_CMA_SIZES; b++) {

@@ -91,13 +91,16 @@ void ccom_cma_p2p_auto_init(struct ccomComm *comm)
 {
 	struct ccom_cma *c = comm->coll->cma;
 	struct ccom_tune_cma_p2p_table t;
+	uint32_t audit;
 	int b, v;
 
 	if (!c || !c->on || c->mode != 2)
 		return;
+	audit = ccom_race_audit_param();
 	for (b = 0; b < CCOM_CMA_BUCKETS; b++) {
 		ccom_race_init(&c->p2p_trial[b].race, 2);
 		ccom_race_size(&c->p2p_trial[b].race, b < 63 ? 1ull << b : UINT64_MAX);
+		ccom_race_audit_every(&c->p2p_trial[b].race, audit);
 	}
 	/* A CMA communicator is one host: its ranks are the local ranks. */
 	if (ccom_tune_cma_p2p_load(comm->nranks, comm->local_rank, &t))

@@ -125,6 +125,7 @@ int ccom_tune_krace_init(struct ccomComm *comm)
 	struct ccom_tune_krace *kr;
 	const char *p = ccom_param_str("CCOM_KDEV_RACE_FILE");
 	int k, s, kp[CCOM_KPATH_NUM];
+	uint32_t audit;
 
 	if (!e->present || e->forced || e->p2p_only || !comm->tune->paths.shm)
 		return 0;
@@ -132,12 +133,14 @@ int ccom_tune_krace_init(struct ccomComm *comm)
 	if (!kr)
 		return -ENOMEM;
 	kr->engine_ok = !e->slow;
+	audit = ccom_race_audit_param();
 	kr->mapped = e->map_feature;
 	for (k = 0; k < CCOM_KRACE_KINDS; k++)
 		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
 			ccom_race_init(&kr->race[k][s], slots(kr, k, kp));
 			/* Short turns for large sizes, as the CMA races (tune/race.h). */
 			ccom_race_size(&kr->race[k][s], 1ull << (s + CCOM_KRACE_LOG_MIN));
+			ccom_race_audit_every(&kr->race[k][s], audit);
 		}
 	if (p && p[0])
 		snprintf(kr->path, sizeof(kr->path), "%s", p);

@@ -32,9 +32,13 @@
  * race whose losing path still gets faster runs more turns, comparing
  * the last CCOM_RACE_TURNS, and large sizes run shorter turns.
  */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "tune/race.h"
+#include "util/log.h"
+#include "util/params.h"
 
 #define RACE_OPS(r) ((r)->npaths * ((r)->turns + (r)->extra) * (r)->run)
 #define RACE_KEPT(r) ((r)->run - (r)->drop)	/* samples per turn */
@@ -49,6 +53,28 @@ void ccom_race_init(struct ccom_race *r, int npaths)
 	r->run = CCOM_RACE_RUN;
 	r->drop = CCOM_RACE_DROP;
 	r->turns = CCOM_RACE_TURNS;
+	r->audit_ops = CCOM_RACE_AUDIT_OPS;
+}
+
+void ccom_race_audit_every(struct ccom_race *r, uint32_t ops)
+{
+	r->audit_ops = ops;
+}
+
+#define AUDIT_OPS_MAX (1u << 20)
+
+uint32_t ccom_race_audit_param(void)
+{
+	static atomic_bool warned;	/* once per process, not per race table */
+	int64_t v = ccom_param_int("CCOM_TUNE_AUDIT_OPS");
+
+	if (v < 0 || v > AUDIT_OPS_MAX) {
+		if (!atomic_exchange(&warned, true))
+			ccom_warn("CCOM_TUNE_AUDIT_OPS=%lld is outside 0..%u; using %d", (long long)v,
+				  AUDIT_OPS_MAX, CCOM_RACE_AUDIT_OPS);
+		return CCOM_RACE_AUDIT_OPS;
+	}
+	return (uint32_t)v;
 }
 
 void ccom_race_size(struct ccom_race *r, uint64_t bytes)
@@ -69,6 +95,7 @@ static void race_reset(struct ccom_race *r)
 	r->run = old.run;
 	r->drop = old.drop;
 	r->turns = old.turns;
+	r->audit_ops = old.audit_ops;
 }
 
 void ccom_race_set(struct ccom_race *r, int path)
@@ -256,7 +283,7 @@ bool ccom_race_after(struct ccom_race *r, size_t bytes, uint64_t ns)
 		return false;
 	if (r->kept_ops < UINT32_MAX)
 		r->kept_ops++;
-	r->audit = r->kept_ops >= ((uint32_t)CCOM_RACE_AUDIT_OPS << r->backoff);
+	r->audit = r->audit_ops && r->kept_ops >= ((uint64_t)r->audit_ops << r->backoff);
 	if (r->audit) {
 		r->slow = 0;
 		return true;

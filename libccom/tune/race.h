@@ -82,7 +82,7 @@
  * clearly wrong.  An audit costs about half a race's turns on the losing
  * paths: about 1 % of the operations before it at 1 MiB.
  */
-#define CCOM_RACE_AUDIT_OPS 256
+#define CCOM_RACE_AUDIT_OPS 256	/* the default of CCOM_TUNE_AUDIT_OPS */
 
 enum ccom_race_state {
 	CCOM_RACE_TRIAL,	/* run the path ccom_race_next() names, then ccom_race_record() */
@@ -110,8 +110,9 @@ enum ccom_race_state {
  * @slow: consecutive operations of the kept path clearly too slow
  * @kept_ops: operations of the kept path since the verdict
  * @backoff: re-checks that confirmed their incumbent (capped)
- * @audit: ccom_race_after() last fired for an audit (CCOM_RACE_AUDIT_OPS),
- *	not for operations clearly too slow
+ * @audit: ccom_race_after() last fired for an audit, not for operations
+ *	clearly too slow
+ * @audit_ops: operations of a verdict before its first audit (0: none)
  * @races: races run (the first one included)
  */
 struct ccom_race {
@@ -129,6 +130,7 @@ struct ccom_race {
 	uint8_t audit;
 	uint32_t races;
 	uint32_t kept_ops;
+	uint32_t audit_ops;
 	uint64_t ns_per_kb[CCOM_RACE_MAX_PATHS][CCOM_RACE_SAMPLES];
 	uint64_t price;
 	uint64_t rival;
@@ -142,6 +144,14 @@ void ccom_race_init(struct ccom_race *r, int npaths);
  * ccom_race_init(); ccom_race_set() and ccom_race_restart() keep it.
  */
 void ccom_race_size(struct ccom_race *r, uint64_t bytes);
+/*
+ * Audit @r's verdicts after @ops operations (0: never; default
+ * CCOM_RACE_AUDIT_OPS): call after ccom_race_init(); ccom_race_set() and
+ * ccom_race_restart() keep it.
+ */
+void ccom_race_audit_every(struct ccom_race *r, uint32_t ops);
+/* CCOM_TUNE_AUDIT_OPS, bounded (a value out of 0..2^20 warns and gives the default). */
+uint32_t ccom_race_audit_param(void);
 /* A verdict taken from a cache (@path out of range: measure instead). */
 void ccom_race_set(struct ccom_race *r, int path);
 enum ccom_race_state ccom_race_state(const struct ccom_race *r);

@@ -454,6 +454,20 @@ static int test_audit(void)
 		T_CHECK(decide_local(&r) == 1 && r.backoff == round + 1, "round %d: backoff %d", round,
 			r.backoff);
 	}
+	/* CCOM_TUNE_AUDIT_OPS=0: none; a restart keeps the setting. */
+	ccom_race_init(&r, 2);
+	ccom_race_audit_every(&r, 0);
+	ccom_race_set(&r, 0);
+	T_CHECK(ops_to_fire(&r, 1000, 100000) == 0, "an audit with audits off");
+	ccom_race_init(&r, 2);
+	ccom_race_audit_every(&r, 40);
+	ccom_race_set(&r, 0);
+	T_CHECK(ops_to_fire(&r, 1000, 100000) == 40 && r.audit, "no audit after 40 ops");
+	ccom_race_restart(&r);
+	T_CHECK(r.audit_ops == 40, "the restart forgot the audit setting");
+	if (run_race(&r, cma_wins, -1, 0, 1))
+		return T_FAIL;
+	T_CHECK(decide_local(&r) == 1, "the audit of 40 kept the slower path");
 	return T_PASS;
 }
 
