@@ -152,11 +152,12 @@ void ccom_krace_end(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 	struct ccom_tune_krace *kr = comm->tune->krace;
 	int slot = ccom_race_next(r);
 
-	ccom_trace(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank on the %s path (%s, op %u): %llu us",
-		   comm->rank, ccom_coll_kind_name(op->kind), bytes,
-		   ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, slot)),
-		   ccom_race_state(r) == CCOM_RACE_TRIAL ? "race" : "kept", r->op,
-		   (unsigned long long)(ns / 1000));
+	if (ccom_log_enabled(CCOM_LOG_TRACE, CCOM_SUBSYS_TUNE))	/* every op: no lookups unless traced */
+		ccom_trace(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank on the %s path (%s, op %u): %llu us",
+			   comm->rank, ccom_coll_kind_name(op->kind), bytes,
+			   ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, slot)),
+			   ccom_race_state(r) == CCOM_RACE_TRIAL ? "race" : "kept", r->op,
+			   (unsigned long long)(ns / 1000));
 	if (ccom_race_state(r) == CCOM_RACE_TRIAL)
 		ccom_race_record(r, slot, bytes, ns);
 	else if (ccom_race_after(r, bytes, ns))	/* 1 + the race's index in kr->race */
