@@ -363,6 +363,19 @@ uint64_t ccom_cma_decided(const struct ccomComm *comm)
 	return comm->coll && comm->coll->cma ? comm->coll->cma->decided : 0;
 }
 
+bool ccom_cma_kept(const struct ccomComm *comm, enum ccom_coll_kind kind, size_t bytes,
+		   bool inplace)
+{
+	const struct ccom_cma_trial *pair;
+
+	if (!comm->coll || !comm->coll->cma || kind >= CCOM_COLL_NKINDS)
+		return false;
+	pair = comm->coll->cma->trial[kind][ccom_cma_bucket(bytes)];
+	if (inplace && !pair[1].open)
+		return false;
+	return ccom_race_state(&pair[inplace].race) == CCOM_RACE_KEPT;
+}
+
 uint64_t ccom_cma_ops(const struct ccomComm *comm)
 {
 	return comm->coll && comm->coll->cma ? comm->coll->cma->ops : 0;

@@ -73,6 +73,9 @@ void ccom_cma_staged_done(struct ccomComm *comm);
 /* auto (tests): verdicts taken from the per-boot cache at init, and measured since. */
 int ccom_cma_cached(const struct ccomComm *comm);
 uint64_t ccom_cma_decided(const struct ccomComm *comm);
+/* auto (tests): a verdict kept for @kind and @bytes, out of or (measured apart) in place. */
+bool ccom_cma_kept(const struct ccomComm *comm, enum ccom_coll_kind kind, size_t bytes,
+		   bool inplace);
 /* Operations the CMA path ran on this rank (tests): collectives, Send/Recv messages. */
 uint64_t ccom_cma_ops(const struct ccomComm *comm);
 uint64_t ccom_cma_p2p_ops(const struct ccomComm *comm);
