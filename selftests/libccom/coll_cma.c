@@ -221,6 +221,7 @@ static int cma_auto_all_kept(ccomComm_t comm, bool inplace, int32_t *all)
 		return T_FAIL;
 	return T_PASS;
 }
+
 static int cma_auto_rank(int rank, int n, void *arg)
 {
 	struct cma_job *j = arg;
