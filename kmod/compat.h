@@ -65,4 +65,17 @@ static inline void nccom_vm_flags_clear(struct vm_area_struct *vma,
 }
 #endif
 
+#ifdef NCCOM_HAVE_RELEASE_FAULT_LOCK
+static inline void nccom_release_fault_lock(struct vm_fault *vmf)
+{
+	release_fault_lock(vmf);
+}
+#else
+/* Before 6.4, every fault holds the mmap lock for read. */
+static inline void nccom_release_fault_lock(struct vm_fault *vmf)
+{
+	mmap_read_unlock(vmf->vma->vm_mm);
+}
+#endif
+
 #endif /* _NCCOM_COMPAT_H */

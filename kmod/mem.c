@@ -119,7 +119,9 @@ static int nccom_region_check_once(struct nccom_region *region,
  * nccom_region_revalidate() - check a stale region against the page tables
  * @region: the region
  *
- * Context: engine thread, no locks held. Snapshots the user's page tables
+ * Context: the engine thread, a registering process or a peer faulting on
+ * a mapped grant; no locks held, not even the caller's mmap lock (this
+ * takes the owner's). Snapshots the user's page tables
  * (hmm_range_fault() without faulting) and compares them with the pinned
  * pages: the same pages clear the stale flag, anything else marks the
  * region dead.
@@ -281,6 +283,13 @@ static struct nccom_region *nccom_region_pin(unsigned long uaddr, u64 length,
 	ret = nccom_pin_pages(region);
 	if (ret)
 		goto err_remove_notifier;
+	/*
+	 * Pinning for write breaks copy-on-write (the zero page a read
+	 * mapped), which notifies the range we just inserted: see whether the
+	 * pages we hold are still the ones mapped.
+	 */
+	if (region->stale && !region->dead)
+		nccom_region_revalidate(region);
 	if (region->dead) {
 		/* The range changed while we pinned it. */
 		ret = -EAGAIN;

@@ -55,6 +55,29 @@ static void nccom_map_close(struct vm_area_struct *vma)
 }
 
 /*
+ * A stale region may still hold the owner's pages: the kernel also reports
+ * MMU_NOTIFY_CLEAR when it splits a huge page's PMD (the owner's madvise(),
+ * mprotect() or fork() of part of it) or breaks copy-on-write of the zero
+ * page while pinning. Check it against the owner's page tables before
+ * giving up, with this fault's lock dropped: the check takes the owner's
+ * mmap lock, and holding ours meanwhile could deadlock against an owner
+ * that faults on a grant of ours. The fault is then retried once.
+ */
+static vm_fault_t nccom_map_fault_stale(struct vm_fault *vmf,
+					struct nccom_region *region)
+{
+	if (!fault_flag_allow_retry_first(vmf->flags))
+		return VM_FAULT_SIGBUS;
+	if (vmf->flags & FAULT_FLAG_RETRY_NOWAIT)
+		return VM_FAULT_RETRY;
+	nccom_region_get(region);
+	nccom_release_fault_lock(vmf);
+	nccom_region_revalidate(region);
+	nccom_region_put(region);
+	return VM_FAULT_RETRY;
+}
+
+/*
  * Inserts the PTE without the region's lock (allocating page tables under
  * it could recurse into the notifier through reclaim), then checks that no
  * invalidation ran meanwhile; if one did, the PTE may postdate its zap, so
@@ -74,8 +97,10 @@ static vm_fault_t nccom_map_fault(struct vm_fault *vmf)
 		return VM_FAULT_SIGBUS;
 	for (;;) {
 		seq = mmu_interval_read_begin(&region->notifier);
-		if (READ_ONCE(region->dead) || READ_ONCE(region->stale))
+		if (READ_ONCE(region->dead))
 			return VM_FAULT_SIGBUS;
+		if (READ_ONCE(region->stale))
+			return nccom_map_fault_stale(vmf, region);
 		ret = vmf_insert_pfn(vma, addr,
 				     page_to_pfn(region->pages[vmf->pgoff]));
 		if (ret != VM_FAULT_NOPAGE)
@@ -133,8 +158,9 @@ int nccom_export_mmap(struct nccom_export *exp, struct vm_area_struct *vma)
 	ret = nccom_map_check(exp, vma);
 	if (ret)
 		return ret;
+	/* A stale region is checked at the first fault (nccom_map_fault()). */
 	mutex_lock(&region->lock);
-	if (region->dead || region->stale) {
+	if (region->dead) {
 		mutex_unlock(&region->lock);
 		nccom_warn_rl("grant mmap: owner's range is gone, register and export again\n");
 		return -EFAULT;

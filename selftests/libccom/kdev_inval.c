@@ -11,12 +11,16 @@
  * pinned pages and leave the new buffer untouched).  After (a), (b) and
  * (c) the same buffer is also the input of a ReduceScatter, an AlltoAll,
  * a Reduce and a Broadcast, so that each collective the kdev path serves
- * meets a re-registered buffer; run-vm runs this test again with
+ * meets a re-registered buffer.  (e) Changes that keep the pages (the
+ * split of a transparent huge page by madvise() of a neighbouring page
+ * and by fork()) must neither fail a collective nor make it read a stale
+ * page.  run-vm runs this test again with
  * CCOM_KDEV_MAP=1, where a stale grant would be a stale mapping in the
  * peers.  Afterwards the driver's counters must be zero.  SKIPs without
  * /dev/nccom.
  */
 #include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "kdev_util.h"
 
@@ -92,6 +96,48 @@ static int other_colls(ccomComm_t comm, int rank, int n, int32_t *b, int32_t *ou
 	return T_PASS;
 }
 
+#define HUGE_SZ (2ul << 20)
+
+/*
+ * (e) Changes that keep the pages: the buffer starts one page into a
+ * transparent huge page; dropping that first page splits the PMD, and so
+ * does a fork (the DataLoader workers of a training job). The kernel
+ * notifies the whole huge page, the pinned pages stay mapped, and the next
+ * collective must neither fail nor read a stale page.
+ */
+static int spurious(ccomComm_t comm, int rank, int n)
+{
+	size_t bytes = N * sizeof(int32_t), area = bytes + 3 * HUGE_SZ;
+	char *a = mmap(NULL, area, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	char *h;
+	int32_t *b;
+	pid_t pid;
+	int st;
+
+	T_CHECK(a != MAP_FAILED, "mmap");
+	h = (char *)(((uintptr_t)a + HUGE_SZ - 1) & ~(HUGE_SZ - 1));
+	madvise(h, bytes + HUGE_SZ, MADV_HUGEPAGE);
+	memset(h, 1, 4096);
+	b = (int32_t *)(h + 4096);
+	fill(b, rank, 11);
+	if (allreduce(comm, b, b) || check_sum(b, n, 11, "allreduce on a huge page"))
+		return T_FAIL;
+	T_CHECK(madvise(h, 4096, MADV_DONTNEED) == 0, "madvise");
+	fill(b, rank, 12);
+	if (allreduce(comm, b, b) || check_sum(b, n, 12, "allreduce after a split of its huge page"))
+		return T_FAIL;
+	pid = fork();
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0)
+		_exit(0);
+	T_CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && !WEXITSTATUS(st), "child");
+	fill(b, rank, 13);
+	if (allreduce(comm, b, b) || check_sum(b, n, 13, "allreduce after a fork"))
+		return T_FAIL;
+	munmap(a, area);
+	return T_PASS;
+}
+
 static int inval_rank(int rank, int n, void *arg)
 {
 	struct ct_job *j = arg;
@@ -162,6 +208,8 @@ static int inval_rank(int rank, int n, void *arg)
 	fill(s, rank, 7);
 	if (allreduce(comm, s, r) || check_sum(r, n, 7, "allreduce after free + malloc of the receive buffer"))
 		return T_FAIL;
+	if (spurious(comm, rank, n))
+		return T_FAIL;
 	T_CCOM(ccomCommFinalize(comm), ccomSuccess);
 	ccomCommDestroy(comm);
 	free(s);
@@ -178,7 +226,7 @@ int main(void)
 	for (int n = 2; n <= 3; n++) {
 		if (ct_run(&j, n, inval_rank, 300))
 			return T_FAIL;
-		printf("%d ranks: results correct after unmap/remap, MADV_DONTNEED, free/malloc\n", n);
+		printf("%d ranks: results correct after unmap/remap, MADV_DONTNEED, free/malloc, THP split and fork\n", n);
 		if (kt_counters_zero("after the invalidation cases"))
 			return T_FAIL;
 	}

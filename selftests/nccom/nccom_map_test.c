@@ -7,8 +7,11 @@
  * read by process_vm_readv or inherited by fork; invalidation when the owner
  * munmaps, mremaps, MADV_DONTNEEDs or exits (the peer's next access raises
  * SIGBUS, a new mmap fails with EFAULT: never a page the owner no longer
- * sees), the owner's fork keeps the mapping coherent, nothing is accounted
- * twice, and the mapping outlives the fd and the handle without leaking.
+ * sees), the owner's fork keeps the mapping coherent, spurious
+ * invalidations that keep the pages (a transparent huge page split by a
+ * neighbour's madvise or by fork, the zero page replaced while pinning)
+ * leave the grant readable, nothing is accounted twice, and the mapping
+ * outlives the fd and the handle without leaking.
  */
 #include <pthread.h>
 #include <setjmp.h>
@@ -434,6 +437,170 @@ TEST_F_TIMEOUT(map, munmap_during_reads, 60)
 	munmap((void *)r.m, LEN);
 	self->buf = nccom_alloc(LEN);	/* for the teardown's munmap */
 	free(want);
+}
+
+/*
+ * Spurious invalidations: the kernel calls the notifier with
+ * MMU_NOTIFY_CLEAR where the owner's pages stay mapped (the split of a
+ * transparent huge page's PMD when the owner madvise()s, mprotect()s or
+ * forks part of it; the copy-on-write break of the zero page when the
+ * registration pins a read-only touched buffer). The grant must survive
+ * them: the peer's next access revalidates instead of raising SIGBUS.
+ */
+#define HPAGE_SZ (2UL << 20)
+
+/* KiB of AnonHugePages in the VMA holding @p, or -1 if unreadable. */
+static long anon_huge_kb(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "r");
+	unsigned long lo, hi;
+	bool in = false;
+	char line[256];
+	long kb = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2) {
+			in = (uintptr_t)p >= lo && (uintptr_t)p < hi;
+			continue;
+		}
+		if (in && sscanf(line, "AnonHugePages: %ld kB", &kb) == 1)
+			break;
+	}
+	fclose(f);
+	return kb;
+}
+
+/* A 2 MiB-aligned, filled huge page of anonymous memory, or NULL. */
+static uint8_t *thp_alloc(void **base)
+{
+	uint8_t *p = nccom_alloc(2 * HPAGE_SZ), *h;
+
+	*base = p;
+	if (!p)
+		return NULL;
+	h = (uint8_t *)(((uintptr_t)p + HPAGE_SZ - 1) & ~(HPAGE_SZ - 1));
+	madvise(h, HPAGE_SZ, MADV_HUGEPAGE);
+	fill_pattern(h, HPAGE_SZ, 11);
+	return h;
+}
+
+/* Registers and grants the first half of @h; returns the peer's mapping. */
+static uint8_t *thp_grant(struct __test_metadata *_metadata, int fd, uint8_t *h,
+			  uint32_t *handle, int *dbfd)
+{
+	uint8_t *m;
+
+	if (_test_cmd_mem_register(fd, NCCOM_MEM_READ | NCCOM_MEM_WRITE, h,
+				   HPAGE_SZ / 2, handle) ||
+	    export_flags(fd, *handle, 0, dbfd))
+		return NULL;
+	m = map_grant(*dbfd, HPAGE_SZ / 2, PROT_READ, MAP_SHARED, 0);
+	if (m && memcmp(m, h, HPAGE_SZ / 2))
+		TH_LOG("grant differs from the owner's pages before the split");
+	return m;
+}
+
+/* Every page of @m reads without a signal and equals @want. */
+static int all_pages_match(const uint8_t *m, const uint8_t *want, size_t len)
+{
+	uint8_t v;
+
+	for (size_t i = 0; i < len; i += PAGE_SZ)
+		if (probe_read(m + i, &v) || v != want[i])
+			return -1;
+	return memcmp(m, want, len) ? -1 : 0;
+}
+
+TEST_F(map, thp_split_keeps_grant)
+{
+	uint32_t h2;
+	void *base;
+	uint8_t *h = thp_alloc(&base), *m;
+	int dbfd;
+
+	ASSERT_NE(NULL, h);
+	if (anon_huge_kb(h) < 2048) {
+		nccom_free(base, 2 * HPAGE_SZ);
+		SKIP(return, "no transparent huge page for the buffer (THP disabled?)");
+	}
+	m = thp_grant(_metadata, self->fd, h, &h2, &dbfd);
+	ASSERT_NE(NULL, m);
+	/* Outside the registration, inside its huge page: splits the PMD. */
+	ASSERT_EQ(0, madvise(h + HPAGE_SZ - PAGE_SZ, PAGE_SZ, MADV_DONTNEED));
+	EXPECT_GT(2048, anon_huge_kb(h)) TH_LOG("the PMD was not split");
+	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+		TH_LOG("the grant did not survive a split that kept its pages");
+	fill_pattern(h, HPAGE_SZ / 2, 12);
+	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+		TH_LOG("the peer no longer sees the owner's writes");
+	/* A real change after that still revokes. */
+	ASSERT_EQ(0, madvise(h, PAGE_SZ, MADV_DONTNEED));
+	EXPECT_EQ(0, all_pages_sigbus(m, HPAGE_SZ / 2));
+	munmap(m, HPAGE_SZ / 2);
+	close(dbfd);
+	test_cmd_destroy(h2);
+	nccom_free(base, 2 * HPAGE_SZ);
+}
+
+/* Forking splits a pinned huge page's PMD in the owner. */
+TEST_F(map, thp_owner_fork_keeps_grant)
+{
+	uint32_t h2;
+	void *base;
+	uint8_t *h = thp_alloc(&base), *m;
+	int dbfd, status;
+	pid_t pid;
+
+	ASSERT_NE(NULL, h);
+	if (anon_huge_kb(h) < 2048) {
+		nccom_free(base, 2 * HPAGE_SZ);
+		SKIP(return, "no transparent huge page for the buffer (THP disabled?)");
+	}
+	m = thp_grant(_metadata, self->fd, h, &h2, &dbfd);
+	ASSERT_NE(NULL, m);
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (pid == 0) {
+		fill_pattern(h, HPAGE_SZ, 13);	/* the child's own copy */
+		_exit(0);
+	}
+	ASSERT_EQ(0, wait_child(pid, &status, 30000));
+	EXPECT_TRUE(child_ok(status));
+	fill_pattern(h, HPAGE_SZ / 2, 14);
+	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+		TH_LOG("the grant did not survive the owner's fork");
+	munmap(m, HPAGE_SZ / 2);
+	close(dbfd);
+	test_cmd_destroy(h2);
+	nccom_free(base, 2 * HPAGE_SZ);
+}
+
+/* Pinning for write replaces the zero page a read mapped: same range. */
+TEST_F(map, zero_page_registration_maps)
+{
+	uint8_t *b = nccom_alloc(LEN), *m;
+	volatile uint8_t sum = 0;
+	uint32_t h2;
+	int dbfd;
+
+	ASSERT_NE(NULL, b);
+	madvise(b, LEN, MADV_NOHUGEPAGE);
+	for (size_t i = 0; i < LEN; i += PAGE_SZ)
+		sum += ((volatile uint8_t *)b)[i];
+	test_cmd_mem_register(NCCOM_MEM_READ | NCCOM_MEM_WRITE, b, LEN, &h2);
+	ASSERT_EQ(0, export_flags(self->fd, h2, 0, &dbfd));
+	m = map_grant(dbfd, LEN, PROT_READ, MAP_SHARED, 0);
+	ASSERT_NE(NULL, m) TH_LOG("mmap of a grant pinned from the zero page: %s",
+				  strerror(errno));
+	fill_pattern(b, LEN, 15);
+	EXPECT_EQ(0, all_pages_match(m, b, LEN));
+	munmap(m, LEN);
+	close(dbfd);
+	test_cmd_destroy(h2);
+	nccom_free(b, LEN);
+	(void)sum;
 }
 
 TEST_F(map, no_double_accounting)

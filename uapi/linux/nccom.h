@@ -258,13 +258,16 @@ enum nccom_mem_export_flags {
  * with -EACCES). It is not inherited across fork(), cannot be grown by
  * mremap(), and cannot itself be registered, pinned or read with
  * process_vm_readv(). The mapping follows the owner's range: when the owner
- * unmaps or remaps it, exits, calls madvise(MADV_DONTNEED) on it, or forks
- * while the range holds transparent huge pages, every peer's mapping is
- * zapped before the owner's call returns, and a later access raises SIGBUS
- * instead of reading pages the owner no longer sees; mmap() of such a
- * dma-buf fails with -EFAULT. Register the range again and export a new
- * dma-buf. The pages are accounted once, to the owner's RLIMIT_MEMLOCK,
- * at registration; mappings add nothing.
+ * unmaps or remaps it, exits or calls madvise(MADV_DONTNEED) on it, every
+ * peer's mapping is zapped before the owner's call returns, and a later
+ * access raises SIGBUS instead of reading pages the owner no longer sees;
+ * mmap() of a dma-buf whose range was unmapped fails with -EFAULT. Register
+ * the range again and export a new dma-buf. Changes that keep the owner's
+ * pages mapped (the split of a transparent huge page when the owner forks or
+ * changes part of it) also zap the peers' mappings, but their next access
+ * finds the same pages in the owner's page tables and reads on. The pages
+ * are accounted once, to the owner's RLIMIT_MEMLOCK, at registration;
+ * mappings add nothing.
  */
 struct nccom_mem_export_dmabuf {
 	__u32 size;
