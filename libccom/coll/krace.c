@@ -26,8 +26,10 @@
  * tune/race.h) in its line of the host segment and all keep the slowest
  * rank's; every CCOM_KRACE_CHECKIN kept operations each rank's request to
  * measure a verdict again (the line's recheck, free: CMA is off with the
- * driver) is read by all.  Two barriers: nobody rewrites its line before
- * all read it.
+ * driver) is read by all, and so is whether each rank's call is in place:
+ * when every rank's is, in-place calls of that collective and size race
+ * apart from then on (tune/kdev_race.h).  Two barriers: nobody rewrites
+ * its line before all read it.
  */
 #define CCOM_KRACE_CHECKIN 16
 
@@ -55,6 +57,66 @@ static uint64_t pack2(uint64_t a, uint64_t b)
 	return half(a) | half(b) << 32;
 }
 
+/*
+ * Whether this rank's call is in place: it reduces or sends from the
+ * buffer it receives into (its own block of it for AllGather and
+ * ReduceScatter, NCCL's convention).
+ */
+static bool op_in_place(const struct ccomComm *comm, const struct ccom_op *op)
+{
+	size_t block = op->count * ccom_dtype_size(op->dtype);
+	const char *s = op->sendbuff, *r = op->recvbuff;
+
+	if (op->kind == CCOM_COLL_ALLGATHER)
+		return s == r + (size_t)comm->rank * block;
+	if (op->kind == CCOM_COLL_REDUCESCATTER)
+		return r == s + (size_t)comm->rank * block;
+	return s == r;
+}
+
+/* Every rank in place (the same answer on every rank): 0 or -errno. */
+static int krace_agree(struct ccomComm *comm, const struct ccom_op *op, bool *every_ip)
+{
+	struct ccom_tune_krace *kr = comm->tune->krace;
+	struct ccom_shm *s = comm->shm;
+	int w = (int)(kr->agreements++ & 1), l, n = 0, err;
+
+	atomic_store(&s->hdr->kplace[s->me].agree[w], op_in_place(comm, op));
+	err = ccom_shm_barrier(s);
+	if (err)
+		return err;
+	for (l = 0; l < s->nlocal; l++)
+		n += atomic_load(&s->hdr->kplace[l].agree[w]);
+	*every_ip = n == s->nlocal;
+	return 0;
+}
+
+/* Whether the in-place calls of race @r's collective and size race apart. */
+static bool *ip_open_of(struct ccom_tune_krace *kr, const struct ccom_race *r)
+{
+	int i = ccom_tune_krace_index(kr, r) % (CCOM_KRACE_KINDS * CCOM_KRACE_SIZES);
+
+	return &kr->ip_open[i / CCOM_KRACE_SIZES][i % CCOM_KRACE_SIZES];
+}
+
+/* After a check-in's first barrier: every rank's call of out-of-place race @r is in place. */
+static void krace_open_ip(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
+{
+	struct ccom_tune_krace *kr = comm->tune->krace;
+	struct ccom_shm *s = comm->shm;
+	bool *open = ip_open_of(kr, r);
+	int l;
+
+	if (ccom_tune_krace_is_ip(kr, r) || *open)
+		return;
+	for (l = 0; l < s->nlocal; l++)
+		if (!atomic_load(&s->hdr->kplace[l].checkin))
+			return;
+	*open = true;
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: every rank called %s of %zu bytes per rank in place: in-place calls of that size race apart from now on",
+		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype));
+}
+
 static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
 {
 	struct ccom_tune_krace *kr = comm->tune->krace;
@@ -62,17 +124,20 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 	struct ccom_shm_cdesc *me = &s->hdr->cdesc[s->me];
 	bool deciding = ccom_race_state(r) == CCOM_RACE_READY;
 	uint64_t worst[CCOM_KPATH_NUM] = { 0 }, v[CCOM_KPATH_NUM];
+	const int per_place = CCOM_KRACE_KINDS * CCOM_KRACE_SIZES;
 	struct ccom_race *rq;
 	int32_t mine = me->recheck, q;
-	int l, i, err;
+	int l, i, k, err;
 
 	if (deciding) {
 		atomic_store(&me->best_ns[0], pack2(ccom_race_report(r, 0), ccom_race_report(r, 1)));
 		atomic_store(&me->best_ns[1], pack2(ccom_race_report(r, 2), 0));
 	}
+	atomic_store(&s->hdr->kplace[s->me].checkin, op_in_place(comm, op));
 	err = ccom_shm_barrier(s);
 	if (err)
 		return err;
+	krace_open_ip(comm, op, r);
 	for (l = 0; deciding && l < s->nlocal; l++) {
 		uint64_t w0 = atomic_load(&s->hdr->cdesc[l].best_ns[0]);
 		uint64_t w1 = atomic_load(&s->hdr->cdesc[l].best_ns[1]);
@@ -84,23 +149,25 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 			worst[i] = ccom_race_worse(worst[i], v[i]);
 	}
 	if (deciding)
-		ccom_tune_krace_decide(comm, op, worst);
+		ccom_tune_krace_decide(comm, op, r, worst);
 	for (l = 0; l < s->nlocal; l++) {
 		q = s->hdr->cdesc[l].recheck;
-		if (q <= 0 || q > CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)
+		if (q <= 0 || q > CCOM_KRACE_PLACES * per_place)
 			continue;
-		rq = &kr->race[(q - 1) / CCOM_KRACE_SIZES][(q - 1) % CCOM_KRACE_SIZES];
+		rq = ccom_tune_krace_at(kr, q - 1);
+		k = (q - 1) % per_place / CCOM_KRACE_SIZES;
 		if (ccom_race_state(rq) != CCOM_RACE_KEPT)
 			continue;
 		if (rq->audit)
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: the %s path has run %u %s operations of about 2^%d bytes per rank since it was measured; measuring the kdev paths again (an audit)",
-				  comm->rank, ccom_kpath_name(ccom_tune_krace_kpath(kr, (q - 1) / CCOM_KRACE_SIZES, rq->verdict)),
-				  rq->kept_ops, ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: the %s path has run %u %s%s operations of about 2^%d bytes per rank since it was measured; measuring the kdev paths again (an audit)",
+				  comm->rank, ccom_kpath_name(ccom_tune_krace_kpath(kr, k, rq->verdict)),
+				  rq->kept_ops, ccom_coll_kind_name((enum ccom_coll_kind)k),
+				  ccom_tune_krace_is_ip(kr, rq) ? " in place" : "",
 				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN);
 		else
-			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s operations of about 2^%d bytes per rank each more than %dx slower than their price; measuring the kdev paths again",
-				  comm->rank, l, CCOM_RACE_SLOW_RUN,
-				  ccom_coll_kind_name((enum ccom_coll_kind)((q - 1) / CCOM_KRACE_SIZES)),
+			ccom_info(CCOM_SUBSYS_TUNE, "rank %d: local rank %d saw %d %s%s operations of about 2^%d bytes per rank each more than %dx slower than their price; measuring the kdev paths again",
+				  comm->rank, l, CCOM_RACE_SLOW_RUN, ccom_coll_kind_name((enum ccom_coll_kind)k),
+				  ccom_tune_krace_is_ip(kr, rq) ? " in place" : "",
 				  (q - 1) % CCOM_KRACE_SIZES + CCOM_KRACE_LOG_MIN, CCOM_RACE_SLOW_FACTOR);
 		ccom_race_restart(rq);
 	}
@@ -110,21 +177,44 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 	return err;
 }
 
+/* The two races of a size would not run the same path: the ranks must agree which. */
+static bool races_differ(const struct ccom_race *oop, const struct ccom_race *ip)
+{
+	return ccom_race_state(oop) != CCOM_RACE_KEPT || ccom_race_state(ip) != CCOM_RACE_KEPT ||
+	       oop->verdict != ip->verdict;
+}
+
 /*
  * Which kdev path @op runs (*@kpath, -1: not measured), after the race's
  * agreement if one is due: 0 or -errno.
  */
+
 int ccom_krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race **rp,
 		       int *kpath)
 {
-	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op) : NULL;
+	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op, false) : NULL, *rip;
+	struct ccom_tune_krace *kr;
 	enum ccom_race_state st;
+	bool every_ip = false;
 	int err;
 
-	*rp = r;
+	*rp = NULL;
 	*kpath = -1;
 	if (!r)
 		return 0;
+	kr = comm->tune->krace;
+	kr->cur_ip = false;
+	rip = ccom_tune_krace_of(comm, op, true);
+	/* Both kept on one path: the out-of-place race times the call, no barrier. */
+	if (*ip_open_of(kr, r) && races_differ(r, rip)) {
+		err = krace_agree(comm, op, &every_ip);
+		if (err)
+			return err;
+		if (every_ip)
+			r = rip;
+		kr->cur_ip = every_ip;
+	}
+	*rp = r;
 	st = ccom_race_state(r);
 	if (st == CCOM_RACE_READY ||
 	    (st == CCOM_RACE_KEPT && (r->kept_ops + 1) % CCOM_KRACE_CHECKIN == 0)) {
@@ -161,6 +251,5 @@ void ccom_krace_end(struct ccomComm *comm, const struct ccom_op *op, struct ccom
 	if (ccom_race_state(r) == CCOM_RACE_TRIAL)
 		ccom_race_record(r, slot, bytes, ns);
 	else if (ccom_race_after(r, bytes, ns))	/* 1 + the race's index in kr->race */
-		comm->shm->hdr->cdesc[comm->shm->me].recheck =
-			(int32_t)(((const char *)r - (const char *)kr->race) / (ptrdiff_t)sizeof(*r)) + 1;
+		comm->shm->hdr->cdesc[comm->shm->me].recheck = ccom_tune_krace_index(kr, r) + 1;
 }

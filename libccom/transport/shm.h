@@ -158,6 +158,20 @@ struct ccom_shm_sig {
 };
 _Static_assert(sizeof(struct ccom_shm_sig) == 32, "two entries per line");
 
+/*
+ * The kdev race's placement words (coll/krace.c), one line per local rank:
+ * whether this rank's call is in place, for the agreement before a path
+ * is picked (two words used in turn: a rank that went on to its next
+ * agreement does not overwrite the word a slower peer is still reading)
+ * and for a check-in (read between the check-in's two barriers).
+ */
+struct ccom_shm_kplace {
+	_Atomic int32_t agree[2];
+	_Atomic int32_t checkin;
+	char pad[CCOM_SHM_LINE - 12];
+};
+_Static_assert(sizeof(struct ccom_shm_kplace) == CCOM_SHM_LINE, "one line per rank");
+
 struct ccom_shm_hdr {
 	uint64_t magic;
 	uint32_t nlocal;
@@ -175,6 +189,7 @@ struct ccom_shm_hdr {
 	/* CMA verdicts of the per-boot cache (tune/cma_cache.h), read by local rank 0 at init. */
 	int8_t cma_verdict[16][16];	/* four lines: out of place, then in place */
 	struct ccom_shm_sig sig[CCOM_SHM_MAX_LOCAL][CCOM_SHM_SIG_RING];
+	struct ccom_shm_kplace kplace[CCOM_SHM_MAX_LOCAL];
 };
 
 struct ccom_shm_fifo {

@@ -105,7 +105,8 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 	}
 	if (!e->forced && e->slow)
 		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
-	if (!e->forced && (r = ccom_tune_krace_of(comm, op))) {
+	if (!e->forced &&
+	    (r = ccom_tune_krace_of(comm, op, comm->tune->krace && comm->tune->krace->cur_ip))) {
 		/* Measured: the race's trial or verdict (coll/coll.c decided a READY race). */
 		if (ccom_tune_krace_kpath(comm->tune->krace, op->kind, ccom_race_next(r)) ==
 		    CCOM_KPATH_STAGED)

@@ -20,7 +20,8 @@
  *
  * Verdicts are cached in /dev/shm/ccom-kdev-race-UID-KEY-N (KEY: boot id
  * and /dev/nccom's inode and change time, which a reload renews; N local
- * ranks), lines "kind log2 path"; CCOM_KDEV_RACE_FILE names another file.
+ * ranks), lines "kind log2 path", kind + 6 for the races of in-place calls
+ * (tune/kdev_race.h); CCOM_KDEV_RACE_FILE names another file.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -75,56 +76,61 @@ int ccom_tune_krace_kpath(const struct ccom_tune_krace *kr, int kind, int slot)
 
 static bool kpath_valid(const void *arg, int kind, int kpath)
 {
-	return slot_of(arg, kind, kpath) >= 0;
+	return slot_of(arg, kind % CCOM_KRACE_KINDS, kpath) >= 0;
 }
 
 static struct ccom_verdict_file cache_file(const struct ccom_tune_krace *kr)
 {
 	return (struct ccom_verdict_file){ .path = kr->path, .what = "kdev path cache",
-					   .form = "kind log2 path, a path this communicator has",
-					   .nkinds = CCOM_KRACE_KINDS, .log_min = CCOM_KRACE_LOG_MIN,
+					   .form = "kind (+6 in place) log2 path, a path this communicator has",
+					   .nkinds = CCOM_KRACE_PLACES * CCOM_KRACE_KINDS, .log_min = CCOM_KRACE_LOG_MIN,
 					   .nsizes = CCOM_KRACE_SIZES, .none = -1,
 					   .valid = kpath_valid, .arg = kr };
 }
 
+/* A cached in-place verdict opens its race: those calls agree from the first. */
 static void cache_load(struct ccom_tune_krace *kr)
 {
 	struct ccom_verdict_file f = cache_file(kr);
-	int8_t v[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
-	int k, s;
+	int8_t v[CCOM_KRACE_PLACES][CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	int p, k, s;
 
-	if (ccom_verdict_load(&f, &v[0][0]))
+	if (ccom_verdict_load(&f, &v[0][0][0]))
 		return;
-	for (k = 0; k < CCOM_KRACE_KINDS; k++)
-		for (s = 0; s < CCOM_KRACE_SIZES; s++)
-			if (v[k][s] >= 0) {
-				ccom_race_set(&kr->race[k][s], slot_of(kr, k, v[k][s]));
-				kr->cached++;
-			}
+	for (p = 0; p < CCOM_KRACE_PLACES; p++)
+		for (k = 0; k < CCOM_KRACE_KINDS; k++)
+			for (s = 0; s < CCOM_KRACE_SIZES; s++)
+				if (v[p][k][s] >= 0) {
+					ccom_race_set(&kr->race[p][k][s], slot_of(kr, k, v[p][k][s]));
+					kr->ip_open[k][s] |= p == 1;
+					kr->cached++;
+				}
 }
 
 static void cache_store(const struct ccom_tune_krace *kr)
 {
 	struct ccom_verdict_file f = cache_file(kr);
-	int8_t v[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	int8_t v[CCOM_KRACE_PLACES][CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
 	const struct ccom_race *r;
-	int k, s, slot;
+	int p, k, s, slot;
 
-	for (k = 0; k < CCOM_KRACE_KINDS; k++)
-		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
-			r = &kr->race[k][s];
-			slot = r->verdict >= 0 ? r->verdict : r->incumbent;
-			v[k][s] = (int8_t)(slot >= 0 ? ccom_tune_krace_kpath(kr, k, slot) : -1);
-		}
-	ccom_verdict_store(&f, &v[0][0]);
+	for (p = 0; p < CCOM_KRACE_PLACES; p++)
+		for (k = 0; k < CCOM_KRACE_KINDS; k++)
+			for (s = 0; s < CCOM_KRACE_SIZES; s++) {
+				r = &kr->race[p][k][s];
+				slot = r->verdict >= 0 ? r->verdict : r->incumbent;
+				v[p][k][s] = (int8_t)(slot >= 0 ? ccom_tune_krace_kpath(kr, k, slot) : -1);
+			}
+	ccom_verdict_store(&f, &v[0][0][0]);
 }
 
 int ccom_tune_krace_init(struct ccomComm *comm)
 {
 	const struct ccom_tune_engine *e = &comm->tune->paths.engine;
 	struct ccom_tune_krace *kr;
-	const char *p = ccom_param_str("CCOM_KDEV_RACE_FILE");
-	int k, s, kp[CCOM_KPATH_NUM];
+	const char *file = ccom_param_str("CCOM_KDEV_RACE_FILE");
+	int p, k, s, kp[CCOM_KPATH_NUM];
+	struct ccom_race *r;
 	uint32_t audit;
 
 	if (!e->present || e->forced || e->p2p_only || !comm->tune->paths.shm)
@@ -135,15 +141,17 @@ int ccom_tune_krace_init(struct ccomComm *comm)
 	kr->engine_ok = !e->slow;
 	audit = ccom_race_audit_param();
 	kr->mapped = e->map_feature;
-	for (k = 0; k < CCOM_KRACE_KINDS; k++)
-		for (s = 0; s < CCOM_KRACE_SIZES; s++) {
-			ccom_race_init(&kr->race[k][s], slots(kr, k, kp));
-			/* Short turns for large sizes, as the CMA races (tune/race.h). */
-			ccom_race_size(&kr->race[k][s], 1ull << (s + CCOM_KRACE_LOG_MIN));
-			ccom_race_audit_every(&kr->race[k][s], audit);
-		}
-	if (p && p[0])
-		snprintf(kr->path, sizeof(kr->path), "%s", p);
+	for (p = 0; p < CCOM_KRACE_PLACES; p++)
+		for (k = 0; k < CCOM_KRACE_KINDS; k++)
+			for (s = 0; s < CCOM_KRACE_SIZES; s++) {
+				r = &kr->race[p][k][s];
+				ccom_race_init(r, slots(kr, k, kp));
+				/* Short turns for large sizes, as the CMA races (tune/race.h). */
+				ccom_race_size(r, 1ull << (s + CCOM_KRACE_LOG_MIN));
+				ccom_race_audit_every(r, audit);
+			}
+	if (file && file[0])
+		snprintf(kr->path, sizeof(kr->path), "%s", file);
 	else if (e->load_key[0])
 		snprintf(kr->path, sizeof(kr->path), "/dev/shm/ccom-kdev-race-%u-%s-%d",
 			 (unsigned)getuid(), e->load_key, e->nlocal);
@@ -166,7 +174,7 @@ static int log2_of(size_t b)
 	return l;
 }
 
-struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op *op)
+struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op *op, bool ip)
 {
 	struct ccom_tune_krace *kr = comm->tune ? comm->tune->krace : NULL;
 	size_t bytes = op->count * ccom_dtype_size(op->dtype);
@@ -178,14 +186,32 @@ struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op
 	    lg >= CCOM_KRACE_LOG_MIN + CCOM_KRACE_SIZES)
 		return NULL;
 	/* One candidate (the engine found slow, no mapping): the staged path, no race. */
-	return slots(kr, op->kind, kp) >= 2 ? &kr->race[op->kind][lg - CCOM_KRACE_LOG_MIN] : NULL;
+	return slots(kr, op->kind, kp) >= 2 ? &kr->race[ip][op->kind][lg - CCOM_KRACE_LOG_MIN] : NULL;
 }
 
-void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
+#define PER_PLACE (CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)
+
+int ccom_tune_krace_index(const struct ccom_tune_krace *kr, const struct ccom_race *r)
+{
+	return (int)(((const char *)r - (const char *)kr->race) / (ptrdiff_t)sizeof(*r));
+}
+
+struct ccom_race *ccom_tune_krace_at(struct ccom_tune_krace *kr, int index)
+{
+	return &kr->race[index / PER_PLACE][index % PER_PLACE / CCOM_KRACE_SIZES]
+			[index % CCOM_KRACE_SIZES];
+}
+
+bool ccom_tune_krace_is_ip(const struct ccom_tune_krace *kr, const struct ccom_race *r)
+{
+	return ccom_tune_krace_index(kr, r) >= PER_PLACE;
+}
+
+void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
 			    const uint64_t worst[CCOM_KPATH_NUM])
 {
 	struct ccom_tune_krace *kr = comm->tune->krace;
-	struct ccom_race *r = ccom_tune_krace_of(comm, op);
+	const char *place = ccom_tune_krace_is_ip(kr, r) ? " in place" : "";
 	size_t kb = (op->count * ccom_dtype_size(op->dtype)) >> 10;
 	char what[160];
 	int i, n = 0, v;
@@ -198,16 +224,16 @@ void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
 			      (unsigned long long)((worst[i] & ~CCOM_RACE_FALLING) * kb / 1000));
 	v = ccom_race_decide(r, worst);
 	if (v < 0) {
-		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s; a losing path still getting faster: one more turn of each",
-			  comm->rank, ccom_coll_kind_name(op->kind),
+		ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s%s of %zu bytes per rank: %s; a losing path still getting faster: one more turn of each",
+			  comm->rank, ccom_coll_kind_name(op->kind), place,
 			  op->count * ccom_dtype_size(op->dtype), what);
 		return;
 	}
 	kr->decided++;
 	if (comm->local_rank == 0)
 		cache_store(kr);
-	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s of %zu bytes per rank: %s (slowest rank's median over the last %d turns of each turn's mean per op, turns of %d ops, the first %d dropped): %s from now on",
-		  comm->rank, ccom_coll_kind_name(op->kind), op->count * ccom_dtype_size(op->dtype),
+	ccom_info(CCOM_SUBSYS_TUNE, "rank %d: %s%s of %zu bytes per rank: %s (slowest rank's median over the last %d turns of each turn's mean per op, turns of %d ops, the first %d dropped): %s from now on",
+		  comm->rank, ccom_coll_kind_name(op->kind), place, op->count * ccom_dtype_size(op->dtype),
 		  what, r->turns, r->run, r->drop,
 		  ccom_kpath_name(ccom_tune_krace_kpath(kr, op->kind, v)));
 }

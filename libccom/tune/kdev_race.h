@@ -39,9 +39,22 @@ static inline bool ccom_kpath_mapped_serves(int kind)
 	return kind >= 0 && kind < CCOM_KRACE_KINDS;
 }
 
+/*
+ * In place apart: a call where every rank is in place runs its own race
+ * once a check-in found every rank in place (ccom_krace_begin()).  In the
+ * TCG guests of issue 27 (quiet host, 2 ranks) AllGather kept the engine
+ * out of place while the mapped path ran faster in place (16 MiB on 6.1,
+ * 64 MiB on both), and one verdict for both left in-place calls on the
+ * slower path.  Whether every rank is in place is known only after a host
+ * barrier, so while the two races of a size do not keep the same path,
+ * every call of that size passes one before it picks a path.
+ */
+#define CCOM_KRACE_PLACES 2	/* [0]: out of place or mixed, [1]: every rank in place */
+
 /**
  * struct ccom_tune_krace - a communicator's races (comm->tune->krace)
- * @race: per collective and power of two of the per-rank bytes
+ * @race: per placement (CCOM_KRACE_PLACES), collective and power of two of
+ *	the per-rank bytes
  * @mapped: the driver maps grants (NCCOM_FEAT_DMABUF_MMAP): the
  *	collectives ccom_kpath_mapped_serves() race three paths (the same on
  *	every rank: one driver per host)
@@ -50,9 +63,17 @@ static inline bool ccom_kpath_mapped_serves(int kind)
  * @cached: verdicts read from the cache at init
  * @decided: verdicts measured by this communicator
  * @path: the cache file ("": none)
+ * @ip_open: in-place calls of this collective and size race apart
+ * @agreements: placement agreements run (each rank's flag alternates
+ *	between two words, so one barrier is enough)
+ * @cur_ip: the placement the current operation runs under (set by
+ *	ccom_krace_begin(), read by tune/engine.c)
  */
 struct ccom_tune_krace {
-	struct ccom_race race[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	struct ccom_race race[CCOM_KRACE_PLACES][CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	bool ip_open[CCOM_KRACE_KINDS][CCOM_KRACE_SIZES];
+	uint32_t agreements;
+	bool cur_ip;
 	bool mapped;
 	bool engine_ok;
 	int cached;
@@ -63,12 +84,21 @@ struct ccom_tune_krace {
 /* At ccom_tune_init(): the races, with the cache's verdicts; 0 or -ENOMEM. */
 int ccom_tune_krace_init(struct ccomComm *comm);
 /*
- * The race of @op, or NULL when the path is not measured (CCOM_KDEV set,
- * no engine, below CCOM_KDEV_MIN_BYTES, not a collective the engine runs).
+ * The race of @op when every rank is in place (@ip) or not, or NULL when
+ * the path is not measured (CCOM_KDEV set, no engine, below
+ * CCOM_KDEV_MIN_BYTES, not a collective the engine runs).
  */
-struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op *op);
-/* Keep a path from @worst (every rank's slowest medians); logs the verdict, caches it. */
-void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op,
+struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op *op, bool ip);
+/*
+ * Race @r's index in @kr->race (placement, then collective, then size: 0 ..
+ * CCOM_KRACE_PLACES * CCOM_KRACE_KINDS * CCOM_KRACE_SIZES - 1), and back.
+ */
+int ccom_tune_krace_index(const struct ccom_tune_krace *kr, const struct ccom_race *r);
+struct ccom_race *ccom_tune_krace_at(struct ccom_tune_krace *kr, int index);
+/* Whether race @r is one of in-place calls. */
+bool ccom_tune_krace_is_ip(const struct ccom_tune_krace *kr, const struct ccom_race *r);
+/* Keep a path of @r from @worst (every rank's slowest medians); logs the verdict, caches it. */
+void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
 			    const uint64_t worst[CCOM_KPATH_NUM]);
 const char *ccom_kpath_name(int path);
 /* The path (enum ccom_kpath) behind race slot @slot of collective @kind. */

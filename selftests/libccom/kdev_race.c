@@ -19,7 +19,11 @@
  * decides again.  Last, the race of
  * another collective the mapped path runs: 64 AllGathers of 1 MiB per
  * rank with the same cache, checked the same way (its own verdict,
- * trials and cache line).  Skips (77) without a usable /dev/nccom.
+ * trials and cache line), and then 80 AllGathers in place: the first
+ * check-in (op 16) finds both ranks in place, in-place calls race apart
+ * (logged), their verdict follows the measurement as above and is cached
+ * on its own line (kind 3 + 6); a second in-place job reads both verdicts
+ * and races nothing.  Skips (77) without a usable /dev/nccom.
  */
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,8 +52,9 @@ static struct kcase {
 	const char *engine_line;
 	const char *mapped_line;
 	const char *verdict_line;	/* the CMA race's, with CCOM_KDEV=0, starts "CMA" */
+	bool inplace;			/* AllGather only: from this rank's block of the output */
 } K = { 0, "kind 0 262144 elements: registrations", "AllReduce 262144 elements from mapped grants",
-	"ccomAllReduce of 1048576 bytes per rank: staged " };
+	"ccomAllReduce of 1048576 bytes per rank: staged ", false };
 
 #define ENGINE_LINE K.engine_line
 #define MAPPED_LINE K.mapped_line
@@ -63,6 +68,8 @@ static int allgather_op(ccomComm_t comm, int rank, int op, float *a, float *b)
 	size_t i;
 	int r;
 
+	if (K.inplace)
+		a = b + (size_t)rank * COUNT;
 	for (i = 0; i < COUNT; i++)
 		a[i] = (float)(rank * 7 + (i + (size_t)op) % 5);
 	T_CCOM(ccomAllGather(a, b, COUNT, ccomFloat32, comm, NULL), ccomSuccess);
@@ -224,7 +231,7 @@ static int allgather_race(const char *const *auto_env, const char *race, int nsl
 {
 	struct kcase ag = { 3, "kind 3 262144 elements: registrations",
 			    "AllGather 262144 elements from mapped grants",
-			    "ccomAllGather of 1048576 bytes per rank: staged " };
+			    "ccomAllGather of 1048576 bytes per rank: staged ", false };
 	struct kcase ar = K;
 	int kept[2], want[3] = { 0 }, r, found = 0;
 	char line[64], want_line[32];
@@ -253,6 +260,55 @@ static int allgather_race(const char *const *auto_env, const char *race, int nsl
 	fclose(f);
 	T_CHECK(found == 1, "AllGather: no cache line '3 20 %d' in %s", kept[0], race);
 	K = ar;
+	return T_PASS;
+}
+
+/*
+ * In-place AllGathers after the out-of-place verdict is cached in @race:
+ * they race apart from the first check-in on, keep their own verdict and
+ * cache it; a second job reads it and races nothing.
+ */
+static int allgather_inplace(const char *const *auto_env, const char *race)
+{
+	struct kcase ar = K;
+	int kept[2], r, found = 0;
+	char line[64], want_line[32];
+	FILE *f;
+
+	K = (struct kcase){ 3, "kind 3 262144 elements: registrations",
+			    "AllGather 262144 elements from mapped grants",
+			    "ccomAllGather in place of 1048576 bytes per rank: staged ", true };
+	nops = 16 + 3 * (CCOM_RACE_TURNS + CCOM_RACE_EXTRA_MAX) * CCOM_RACE_RUN + 4;
+	if (run_job("auto-allgather-inplace", auto_env))
+		return T_FAIL;
+	for (r = 0; r < 2; r++) {
+		T_CHECK(count(r, "in-place calls of that size race apart") == 1,
+			"rank %d: in-place AllGathers did not race apart (log %s)", r, logdir);
+		if (verdict(r, &kept[r]))
+			return T_FAIL;
+	}
+	T_CHECK(kept[0] == kept[1], "AllGather in place: the ranks kept different paths (%d, %d)",
+		kept[0], kept[1]);
+	snprintf(want_line, sizeof(want_line), "9 20 %d\n", kept[0]);
+	f = fopen(race, "r");
+	T_CHECK(f, "the verdicts were not cached in %s", race);
+	while (fgets(line, sizeof(line), f))
+		found += !strcmp(line, want_line);
+	fclose(f);
+	T_CHECK(found == 1, "AllGather in place: no cache line '9 20 %d' in %s", kept[0], race);
+	/* Cached: both placements kept, nothing raced, nothing opened again. */
+	nops = NOPS_CACHED;
+	if (run_job("cached-allgather-inplace", auto_env))
+		return T_FAIL;
+	for (r = 0; r < 2; r++)
+		T_CHECK(count(r, "from now on") == 0 && count(r, "race apart") == 0,
+			"rank %d: in-place AllGathers on cached verdicts raced again (log %s)", r,
+			logdir);
+	printf("AllGather in place: %s kept, cached and read back\n",
+	       kept[0] == 0 ? "staged" : kept[0] == 1 ? "engine" : "mapped");
+	fflush(stdout);
+	K = ar;
+	nops = NOPS;
 	return T_PASS;
 }
 
@@ -298,7 +354,7 @@ int main(void)
 	T_CHECK(atoi(line) == 0 && atoi(strchr(line, ' ') + 1) == 20 &&
 		atoi(strrchr(line, ' ') + 1) == kept[0], "cache line '%s', want '0 20 %d'", line,
 		kept[0]);
-	if (allgather_race(auto_env, race, nslots, trials))
+	if (allgather_race(auto_env, race, nslots, trials) || allgather_inplace(auto_env, race))
 		return T_FAIL;
 	/* The cached verdict: every operation on it, no race. */
 	_Static_assert(NOPS_CACHED < CCOM_RACE_RECHECK_OPS &&

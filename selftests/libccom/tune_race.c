@@ -601,10 +601,13 @@ static int test_kdev_cache(void)
 	struct ccom_op op = { .kind = CCOM_COLL_ALLREDUCE, .count = 262144,
 			      .dtype = ccomFloat32 };	/* 1 MiB: log2 20 */
 	uint64_t worst[CCOM_KPATH_NUM] = { 1000, 900, 700 };	/* mapped fastest */
-	char key[64], want[256];
+	uint64_t worst_ip[CCOM_KPATH_NUM] = { 1000, 600, 700 };	/* in place: the engine */
+	char key[64], want[256], text[512];
 	struct ccomComm c;
 	struct ccom_tune t;
-	struct ccom_race *r;
+	struct ccom_race *r, *rip;
+	size_t n;
+	FILE *f;
 
 	unsetenv("CCOM_KDEV_RACE_FILE");
 	snprintf(key, sizeof(key), "selftest%d-12-34.000000005", (int)getpid());
@@ -613,34 +616,54 @@ static int test_kdev_cache(void)
 	snprintf(want, sizeof(want), "/dev/shm/ccom-kdev-race-%u-%s-2", (unsigned)getuid(), key);
 	T_CHECK(!strcmp(t.krace->path, want), "cache %s, want %s", t.krace->path, want);
 	unlink(want);
-	r = ccom_tune_krace_of(&c, &op);
+	r = ccom_tune_krace_of(&c, &op, false);
 	T_CHECK(r && r->npaths == 3, "AllReduce of 1 MiB: no 3-path race");
 	/* Every collective the mapped path runs races it; the rooted ones have no kdev race. */
 	for (op.kind = CCOM_COLL_ALLREDUCE; op.kind <= CCOM_COLL_ALLTOALL; op.kind++)
-		T_CHECK(ccom_tune_krace_of(&c, &op) && ccom_tune_krace_of(&c, &op)->npaths == 3,
+		T_CHECK(ccom_tune_krace_of(&c, &op, false) && ccom_tune_krace_of(&c, &op, false)->npaths == 3,
 			"%s of 1 MiB: no 3-path race", ccom_coll_kind_name(op.kind));
 	op.kind = CCOM_COLL_GATHER;
-	T_CHECK(!ccom_tune_krace_of(&c, &op), "Gather got a kdev race");
+	T_CHECK(!ccom_tune_krace_of(&c, &op, false), "Gather got a kdev race");
 	op.kind = CCOM_COLL_ALLREDUCE;
 	op.count = 1024;	/* 4 KiB: below CCOM_KDEV_MIN_BYTES */
-	T_CHECK(!ccom_tune_krace_of(&c, &op), "4 KiB raced");
+	T_CHECK(!ccom_tune_krace_of(&c, &op, false), "4 KiB raced");
 	op.count = 262144;
-	ccom_tune_krace_decide(&c, &op, worst);
+	ccom_tune_krace_decide(&c, &op, r, worst);
 	T_CHECK(r->verdict == 2, "verdict %d, want mapped (2)", r->verdict);
+	/* In place apart: its own race, its own line (kind + 6), the index round trip. */
+	rip = ccom_tune_krace_of(&c, &op, true);
+	T_CHECK(rip && rip != r && ccom_tune_krace_is_ip(t.krace, rip) &&
+		!ccom_tune_krace_is_ip(t.krace, r) && ccom_race_state(rip) == CCOM_RACE_TRIAL,
+		"no separate in-place race");
+	T_CHECK(ccom_tune_krace_at(t.krace, ccom_tune_krace_index(t.krace, rip)) == rip &&
+		ccom_tune_krace_at(t.krace, ccom_tune_krace_index(t.krace, r)) == r,
+		"race index round trip");
+	T_CHECK(!t.krace->ip_open[0][4], "in place open before any call");
+	ccom_tune_krace_decide(&c, &op, rip, worst_ip);
+	T_CHECK(rip->verdict == 1, "in-place verdict %d, want engine (1)", rip->verdict);
+	f = fopen(want, "r");
+	T_CHECK(f, "no cache file %s", want);
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = 0;
+	T_CHECK(strstr(text, "0 20 2\n") && strstr(text, "6 20 1\n"),
+		"cache file holds \"%s\", want the lines \"0 20 2\" and \"6 20 1\"", text);
 	free(t.krace);
-	/* Same boot and driver load: the verdict is read. */
+	/* Same boot and driver load: the verdicts are read; in place races apart at once. */
 	if (fake_comm(&c, &t, key, 2))
 		return T_FAIL;
-	r = ccom_tune_krace_of(&c, &op);
-	T_CHECK(t.krace->cached == 1 && ccom_race_state(r) == CCOM_RACE_KEPT && r->verdict == 2,
-		"the cached verdict was not read (%d cached)", t.krace->cached);
+	r = ccom_tune_krace_of(&c, &op, false);
+	rip = ccom_tune_krace_of(&c, &op, true);
+	T_CHECK(t.krace->cached == 2 && ccom_race_state(r) == CCOM_RACE_KEPT && r->verdict == 2 &&
+		ccom_race_state(rip) == CCOM_RACE_KEPT && rip->verdict == 1 && t.krace->ip_open[0][4],
+		"the cached verdicts were not read (%d cached)", t.krace->cached);
 	free(t.krace);
 	/* The driver reloaded (another inode/ctime in the key), or 3 local ranks: measured again. */
 	key[strlen(key) - 1] = '6';
 	if (fake_comm(&c, &t, key, 2))
 		return T_FAIL;
 	T_CHECK(t.krace->cached == 0 &&
-		ccom_race_state(ccom_tune_krace_of(&c, &op)) == CCOM_RACE_TRIAL,
+		ccom_race_state(ccom_tune_krace_of(&c, &op, false)) == CCOM_RACE_TRIAL,
 		"a verdict of another driver load was read");
 	free(t.krace);
 	key[strlen(key) - 1] = '5';
