@@ -226,6 +226,22 @@ static int forced(const char *tag, const char *const *env, int engine, int mappe
 	return T_PASS;
 }
 
+/* Lines "@kind 20 @path" in the cache file @race (-1: no file). */
+static int cache_lines(const char *race, int kind, int path)
+{
+	char line[64], want[32];
+	int found = 0;
+	FILE *f = fopen(race, "r");
+
+	if (!f)
+		return -1;
+	snprintf(want, sizeof(want), "%d 20 %d\n", kind, path);
+	while (fgets(line, sizeof(line), f))
+		found += !strcmp(line, want);
+	fclose(f);
+	return found;
+}
+
 /* The AllGather race, after AllReduce's verdict is cached in @race. */
 static int allgather_race(const char *const *auto_env, const char *race, int nslots, int trials)
 {
@@ -233,9 +249,7 @@ static int allgather_race(const char *const *auto_env, const char *race, int nsl
 			    "AllGather 262144 elements from mapped grants",
 			    "ccomAllGather of 1048576 bytes per rank: staged ", false };
 	struct kcase ar = K;
-	int kept[2], want[3] = { 0 }, r, found = 0;
-	char line[64], want_line[32];
-	FILE *f;
+	int kept[2], want[3] = { 0 }, r;
 
 	K = ag;
 	if (run_job("auto-allgather", auto_env))
@@ -252,13 +266,8 @@ static int allgather_race(const char *const *auto_env, const char *race, int nsl
 		T_CHECK(count(r, ENGINE_LINE) == want[1] && count(r, MAPPED_LINE) == want[2],
 			"AllGather, rank %d: %d engine and %d mapped operations, want %d and %d (log %s)",
 			r, count(r, ENGINE_LINE), count(r, MAPPED_LINE), want[1], want[2], logdir);
-	snprintf(want_line, sizeof(want_line), "3 20 %d\n", kept[0]);
-	f = fopen(race, "r");
-	T_CHECK(f, "the verdicts were not cached in %s", race);
-	while (fgets(line, sizeof(line), f))
-		found += !strcmp(line, want_line);
-	fclose(f);
-	T_CHECK(found == 1, "AllGather: no cache line '3 20 %d' in %s", kept[0], race);
+	T_CHECK(cache_lines(race, 3, kept[0]) == 1, "AllGather: no cache line '3 20 %d' in %s",
+		kept[0], race);
 	K = ar;
 	return T_PASS;
 }
@@ -271,9 +280,7 @@ static int allgather_race(const char *const *auto_env, const char *race, int nsl
 static int allgather_inplace(const char *const *auto_env, const char *race)
 {
 	struct kcase ar = K;
-	int kept[2], r, found = 0;
-	char line[64], want_line[32];
-	FILE *f;
+	int kept[2], r;
 
 	K = (struct kcase){ 3, "kind 3 262144 elements: registrations",
 			    "AllGather 262144 elements from mapped grants",
@@ -289,13 +296,8 @@ static int allgather_inplace(const char *const *auto_env, const char *race)
 	}
 	T_CHECK(kept[0] == kept[1], "AllGather in place: the ranks kept different paths (%d, %d)",
 		kept[0], kept[1]);
-	snprintf(want_line, sizeof(want_line), "9 20 %d\n", kept[0]);
-	f = fopen(race, "r");
-	T_CHECK(f, "the verdicts were not cached in %s", race);
-	while (fgets(line, sizeof(line), f))
-		found += !strcmp(line, want_line);
-	fclose(f);
-	T_CHECK(found == 1, "AllGather in place: no cache line '9 20 %d' in %s", kept[0], race);
+	T_CHECK(cache_lines(race, 9, kept[0]) == 1,
+		"AllGather in place: no cache line '9 20 %d' in %s", kept[0], race);
 	/* Cached: both placements kept, nothing raced, nothing opened again. */
 	nops = NOPS_CACHED;
 	if (run_job("cached-allgather-inplace", auto_env))

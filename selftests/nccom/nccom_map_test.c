@@ -513,68 +513,73 @@ static int all_pages_match(const uint8_t *m, const uint8_t *want, size_t len)
 	return memcmp(m, want, len) ? -1 : 0;
 }
 
-TEST_F(map, thp_split_keeps_grant)
-{
-	uint32_t h2;
-	void *base;
-	uint8_t *h = thp_alloc(&base), *m;
+/* The first half of a transparent huge page registered, granted and mapped. */
+FIXTURE(thp) {
+	int fd;
+	void *base;		/* the mapping that holds the huge page */
+	uint8_t *h;		/* the huge page */
+	uint8_t *m;		/* the peer's mapping of the grant */
+	uint32_t handle;
 	int dbfd;
+};
 
-	ASSERT_NE(NULL, h);
-	if (anon_huge_kb(h) < 2048) {
-		nccom_free(base, 2 * HPAGE_SZ);
+FIXTURE_SETUP(thp)
+{
+	self->dbfd = -1;
+	self->fd = nccom_open();
+	ASSERT_LE(0, self->fd) TH_LOG("open %s: %s", NCCOM_DEV, strerror(errno));
+	probe_install();
+	self->h = thp_alloc(&self->base);
+	ASSERT_NE(NULL, self->h);
+	if (anon_huge_kb(self->h) < 2048)
 		SKIP(return, "no transparent huge page for the buffer (THP disabled?)");
-	}
-	m = thp_grant(_metadata, self->fd, h, &h2, &dbfd);
-	ASSERT_NE(NULL, m);
+	self->m = thp_grant(_metadata, self->fd, self->h, &self->handle, &self->dbfd);
+	ASSERT_NE(NULL, self->m);
+}
+
+FIXTURE_TEARDOWN(thp)
+{
+	if (self->m)
+		munmap(self->m, HPAGE_SZ / 2);
+	if (self->dbfd >= 0)
+		close(self->dbfd);
+	if (self->base)
+		nccom_free(self->base, 2 * HPAGE_SZ);
+	close(self->fd);	/* destroys the registration */
+}
+
+TEST_F(thp, split_keeps_grant)
+{
 	/* Outside the registration, inside its huge page: splits the PMD. */
-	ASSERT_EQ(0, madvise(h + HPAGE_SZ - PAGE_SZ, PAGE_SZ, MADV_DONTNEED));
-	EXPECT_GT(2048, anon_huge_kb(h)) TH_LOG("the PMD was not split");
-	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+	ASSERT_EQ(0, madvise(self->h + HPAGE_SZ - PAGE_SZ, PAGE_SZ, MADV_DONTNEED));
+	EXPECT_GT(2048, anon_huge_kb(self->h)) TH_LOG("the PMD was not split");
+	EXPECT_EQ(0, all_pages_match(self->m, self->h, HPAGE_SZ / 2))
 		TH_LOG("the grant did not survive a split that kept its pages");
-	fill_pattern(h, HPAGE_SZ / 2, 12);
-	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+	fill_pattern(self->h, HPAGE_SZ / 2, 12);
+	EXPECT_EQ(0, all_pages_match(self->m, self->h, HPAGE_SZ / 2))
 		TH_LOG("the peer no longer sees the owner's writes");
 	/* A real change after that still revokes. */
-	ASSERT_EQ(0, madvise(h, PAGE_SZ, MADV_DONTNEED));
-	EXPECT_EQ(0, all_pages_sigbus(m, HPAGE_SZ / 2));
-	munmap(m, HPAGE_SZ / 2);
-	close(dbfd);
-	test_cmd_destroy(h2);
-	nccom_free(base, 2 * HPAGE_SZ);
+	ASSERT_EQ(0, madvise(self->h, PAGE_SZ, MADV_DONTNEED));
+	EXPECT_EQ(0, all_pages_sigbus(self->m, HPAGE_SZ / 2));
 }
 
 /* Forking splits a pinned huge page's PMD in the owner. */
-TEST_F(map, thp_owner_fork_keeps_grant)
+TEST_F(thp, owner_fork_keeps_grant)
 {
-	uint32_t h2;
-	void *base;
-	uint8_t *h = thp_alloc(&base), *m;
-	int dbfd, status;
+	int status;
 	pid_t pid;
 
-	ASSERT_NE(NULL, h);
-	if (anon_huge_kb(h) < 2048) {
-		nccom_free(base, 2 * HPAGE_SZ);
-		SKIP(return, "no transparent huge page for the buffer (THP disabled?)");
-	}
-	m = thp_grant(_metadata, self->fd, h, &h2, &dbfd);
-	ASSERT_NE(NULL, m);
 	pid = fork();
 	ASSERT_LE(0, pid);
 	if (pid == 0) {
-		fill_pattern(h, HPAGE_SZ, 13);	/* the child's own copy */
+		fill_pattern(self->h, HPAGE_SZ, 13);	/* the child's own copy */
 		_exit(0);
 	}
 	ASSERT_EQ(0, wait_child(pid, &status, 30000));
 	EXPECT_TRUE(child_ok(status));
-	fill_pattern(h, HPAGE_SZ / 2, 14);
-	EXPECT_EQ(0, all_pages_match(m, h, HPAGE_SZ / 2))
+	fill_pattern(self->h, HPAGE_SZ / 2, 14);
+	EXPECT_EQ(0, all_pages_match(self->m, self->h, HPAGE_SZ / 2))
 		TH_LOG("the grant did not survive the owner's fork");
-	munmap(m, HPAGE_SZ / 2);
-	close(dbfd);
-	test_cmd_destroy(h2);
-	nccom_free(base, 2 * HPAGE_SZ);
 }
 
 /* Pinning for write replaces the zero page a read mapped: same range. */
