@@ -94,7 +94,7 @@ static int krace_agree(struct ccomComm *comm, const struct ccom_op *op, bool *ev
 /* Whether the in-place calls of race @r's collective and size race apart. */
 static bool *ip_open_of(struct ccom_tune_krace *kr, const struct ccom_race *r)
 {
-	int i = ccom_tune_krace_index(kr, r) % (CCOM_KRACE_KINDS * CCOM_KRACE_SIZES);
+	int i = ccom_tune_krace_index(kr, r) % CCOM_KRACE_PER_PLACE;
 
 	return &kr->ip_open[i / CCOM_KRACE_SIZES][i % CCOM_KRACE_SIZES];
 }
@@ -124,7 +124,6 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 	struct ccom_shm_cdesc *me = &s->hdr->cdesc[s->me];
 	bool deciding = ccom_race_state(r) == CCOM_RACE_READY;
 	uint64_t worst[CCOM_KPATH_NUM] = { 0 }, v[CCOM_KPATH_NUM];
-	const int per_place = CCOM_KRACE_KINDS * CCOM_KRACE_SIZES;
 	struct ccom_race *rq;
 	int32_t mine = me->recheck, q;
 	int l, i, k, err;
@@ -152,10 +151,10 @@ static int krace_sync(struct ccomComm *comm, const struct ccom_op *op, struct cc
 		ccom_tune_krace_decide(comm, op, r, worst);
 	for (l = 0; l < s->nlocal; l++) {
 		q = s->hdr->cdesc[l].recheck;
-		if (q <= 0 || q > CCOM_KRACE_PLACES * per_place)
+		if (q <= 0 || q > CCOM_KRACE_PLACES * CCOM_KRACE_PER_PLACE)
 			continue;
 		rq = ccom_tune_krace_at(kr, q - 1);
-		k = (q - 1) % per_place / CCOM_KRACE_SIZES;
+		k = (q - 1) % CCOM_KRACE_PER_PLACE / CCOM_KRACE_SIZES;
 		if (ccom_race_state(rq) != CCOM_RACE_KEPT)
 			continue;
 		if (rq->audit)
@@ -188,11 +187,10 @@ static bool races_differ(const struct ccom_race *oop, const struct ccom_race *ip
  * Which kdev path @op runs (*@kpath, -1: not measured), after the race's
  * agreement if one is due: 0 or -errno.
  */
-
 int ccom_krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race **rp,
 		       int *kpath)
 {
-	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op, false) : NULL, *rip;
+	struct ccom_race *r = comm->shm ? ccom_tune_krace_of(comm, op, false) : NULL;
 	struct ccom_tune_krace *kr;
 	enum ccom_race_state st;
 	bool every_ip = false;
@@ -204,15 +202,19 @@ int ccom_krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct cco
 		return 0;
 	kr = comm->tune->krace;
 	kr->cur_ip = false;
-	rip = ccom_tune_krace_of(comm, op, true);
 	/* Both kept on one path: the out-of-place race times the call, no barrier. */
-	if (*ip_open_of(kr, r) && races_differ(r, rip)) {
-		err = krace_agree(comm, op, &every_ip);
-		if (err)
-			return err;
-		if (every_ip)
-			r = rip;
-		kr->cur_ip = every_ip;
+	if (*ip_open_of(kr, r)) {
+		struct ccom_race *rip = ccom_tune_krace_at(kr, ccom_tune_krace_index(kr, r) +
+								 CCOM_KRACE_PER_PLACE);
+
+		if (races_differ(r, rip)) {
+			err = krace_agree(comm, op, &every_ip);
+			if (err)
+				return err;
+			if (every_ip)
+				r = rip;
+			kr->cur_ip = every_ip;
+		}
 	}
 	*rp = r;
 	st = ccom_race_state(r);

@@ -189,8 +189,6 @@ struct ccom_race *ccom_tune_krace_of(struct ccomComm *comm, const struct ccom_op
 	return slots(kr, op->kind, kp) >= 2 ? &kr->race[ip][op->kind][lg - CCOM_KRACE_LOG_MIN] : NULL;
 }
 
-#define PER_PLACE (CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)
-
 int ccom_tune_krace_index(const struct ccom_tune_krace *kr, const struct ccom_race *r)
 {
 	return (int)(((const char *)r - (const char *)kr->race) / (ptrdiff_t)sizeof(*r));
@@ -198,13 +196,14 @@ int ccom_tune_krace_index(const struct ccom_tune_krace *kr, const struct ccom_ra
 
 struct ccom_race *ccom_tune_krace_at(struct ccom_tune_krace *kr, int index)
 {
-	return &kr->race[index / PER_PLACE][index % PER_PLACE / CCOM_KRACE_SIZES]
-			[index % CCOM_KRACE_SIZES];
+	int p = index / CCOM_KRACE_PER_PLACE, k = index % CCOM_KRACE_PER_PLACE / CCOM_KRACE_SIZES;
+
+	return &kr->race[p][k][index % CCOM_KRACE_SIZES];
 }
 
 bool ccom_tune_krace_is_ip(const struct ccom_tune_krace *kr, const struct ccom_race *r)
 {
-	return ccom_tune_krace_index(kr, r) >= PER_PLACE;
+	return ccom_tune_krace_index(kr, r) >= CCOM_KRACE_PER_PLACE;
 }
 
 void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,

@@ -50,6 +50,7 @@ static inline bool ccom_kpath_mapped_serves(int kind)
  * every call of that size passes one before it picks a path.
  */
 #define CCOM_KRACE_PLACES 2	/* [0]: out of place or mixed, [1]: every rank in place */
+#define CCOM_KRACE_PER_PLACE (CCOM_KRACE_KINDS * CCOM_KRACE_SIZES)	/* races of one placement */
 
 /**
  * struct ccom_tune_krace - a communicator's races (comm->tune->krace)
