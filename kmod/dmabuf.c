@@ -60,9 +60,9 @@ static void nccom_dmabuf_release(struct dma_buf *dmabuf)
 	struct nccom_export *exp = dmabuf->priv;
 	struct nccom_region *region = exp->region;
 
-	mutex_lock(&region->lock);
+	down_write(&region->lock);
 	list_del(&exp->node);
-	mutex_unlock(&region->lock);
+	up_write(&region->lock);
 	kfree(exp);
 	nccom_region_put(region);
 	atomic64_dec(&nccom_stats.objects);
@@ -135,9 +135,9 @@ int nccom_ioctl_mem_export_dmabuf(struct nccom_ucmd *ucmd)
 	}
 	exp->dmabuf = dmabuf;
 	nccom_region_get(mem->region);
-	mutex_lock(&mem->region->lock);
+	down_write(&mem->region->lock);
 	list_add(&exp->node, &mem->region->exports);
-	mutex_unlock(&mem->region->lock);
+	up_write(&mem->region->lock);
 	atomic64_inc(&nccom_stats.objects);
 	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
 	if (fd < 0) {
@@ -160,9 +160,9 @@ static void nccom_move_notify(struct dma_buf_attachment *attach)
 	struct nccom_region *region = attach->importer_priv;
 
 	/* Never called for a pinned attachment; be safe if it is. */
-	mutex_lock(&region->lock);
+	down_write(&region->lock);
 	region->dead = true;
-	mutex_unlock(&region->lock);
+	up_write(&region->lock);
 }
 
 static const struct dma_buf_attach_ops nccom_importer_ops = {
@@ -250,7 +250,7 @@ static struct nccom_region *nccom_region_import(struct dma_buf *dmabuf,
 	if (!region)
 		return ERR_PTR(-ENOMEM);
 	kref_init(&region->kref);
-	mutex_init(&region->lock);
+	init_rwsem(&region->lock);
 	INIT_LIST_HEAD(&region->exports);
 	region->kind = NCCOM_REGION_VMAP;
 	region->access = access;

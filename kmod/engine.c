@@ -289,7 +289,7 @@ static int nccom_lock_regions(struct nccom_region **r, unsigned int n)
 	for (i = 0; i < n; i++) {
 		if (i && r[i] == r[i - 1])
 			continue;
-		mutex_lock_nested(&r[i]->lock, i);
+		down_read_nested(&r[i]->lock, i);
 	}
 	for (j = 0; j < n; j++)
 		if (r[j]->dead)
@@ -323,7 +323,7 @@ static void nccom_unlock_regions(struct nccom_region **r, unsigned int n)
 	for (i = n; i-- > 0;) {
 		if (i && r[i] == r[i - 1])
 			continue;
-		mutex_unlock(&r[i]->lock);
+		up_read(&r[i]->lock);
 	}
 }
 

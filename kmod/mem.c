@@ -57,8 +57,8 @@ static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 	if (READ_ONCE(region->dead))
 		return true;
 	if (mmu_notifier_range_blockable(range))
-		mutex_lock(&region->lock);
-	else if (atomic_read(&region->nmaps) || !mutex_trylock(&region->lock))
+		down_write(&region->lock);
+	else if (atomic_read(&region->nmaps) || !down_write_trylock(&region->lock))
 		return false;	/* zapping peers' mappings may sleep */
 	mmu_interval_set_seq(mni, cur_seq);
 	if (range->event == MMU_NOTIFY_UNMAP ||
@@ -68,7 +68,7 @@ static bool nccom_region_invalidate(struct mmu_interval_notifier *mni,
 		region->stale = true;
 	/* Peers must not keep reading pages the owner no longer maps. */
 	nccom_region_zap_maps(region);
-	mutex_unlock(&region->lock);
+	up_write(&region->lock);
 	return true;
 }
 
@@ -102,16 +102,16 @@ static int nccom_region_check_once(struct nccom_region *region,
 	if (ret == -EBUSY)
 		return ret;
 	same = !ret && nccom_region_same_pages(region, range->hmm_pfns);
-	mutex_lock(&region->lock);
+	down_write(&region->lock);
 	if (mmu_interval_read_retry(&region->notifier, range->notifier_seq)) {
-		mutex_unlock(&region->lock);
+		up_write(&region->lock);
 		return -EBUSY;
 	}
 	if (same)
 		region->stale = false;
 	else
 		region->dead = true;
-	mutex_unlock(&region->lock);
+	up_write(&region->lock);
 	return same ? 0 : -EFAULT;
 }
 
@@ -242,7 +242,7 @@ static struct nccom_region *nccom_region_alloc(u32 access, u64 length)
 	if (!region)
 		return NULL;
 	kref_init(&region->kref);
-	mutex_init(&region->lock);
+	init_rwsem(&region->lock);
 	INIT_LIST_HEAD(&region->exports);
 	region->access = access;
 	region->length = length;
@@ -328,7 +328,6 @@ static void nccom_region_release(struct kref *kref)
 		mmdrop(region->mm);
 		kvfree(region->pages);
 	}
-	mutex_destroy(&region->lock);
 	kfree(region);
 }
 

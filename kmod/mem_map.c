@@ -27,7 +27,7 @@ void nccom_region_zap_maps(struct nccom_region *region)
 {
 	struct nccom_export *exp;
 
-	lockdep_assert_held(&region->lock);
+	lockdep_assert_held_write(&region->lock);
 	list_for_each_entry(exp, &region->exports, node)
 		if (exp->nvmas)
 			unmap_mapping_range(exp->dmabuf->file->f_mapping,
@@ -38,20 +38,20 @@ static void nccom_map_open(struct vm_area_struct *vma)
 {
 	struct nccom_export *exp = vma->vm_private_data;
 
-	mutex_lock(&exp->region->lock);
+	down_write(&exp->region->lock);
 	exp->nvmas++;
 	atomic_inc(&exp->region->nmaps);
-	mutex_unlock(&exp->region->lock);
+	up_write(&exp->region->lock);
 }
 
 static void nccom_map_close(struct vm_area_struct *vma)
 {
 	struct nccom_export *exp = vma->vm_private_data;
 
-	mutex_lock(&exp->region->lock);
+	down_write(&exp->region->lock);
 	exp->nvmas--;
 	atomic_dec(&exp->region->nmaps);
-	mutex_unlock(&exp->region->lock);
+	up_write(&exp->region->lock);
 }
 
 /*
@@ -105,9 +105,9 @@ static vm_fault_t nccom_map_fault(struct vm_fault *vmf)
 				     page_to_pfn(region->pages[vmf->pgoff]));
 		if (ret != VM_FAULT_NOPAGE)
 			return ret;
-		mutex_lock(&region->lock);
+		down_read(&region->lock);
 		changed = mmu_interval_read_retry(&region->notifier, seq);
-		mutex_unlock(&region->lock);
+		up_read(&region->lock);
 		if (!changed)
 			return VM_FAULT_NOPAGE;
 		zap_vma_ptes(vma, addr, PAGE_SIZE);
@@ -159,15 +159,15 @@ int nccom_export_mmap(struct nccom_export *exp, struct vm_area_struct *vma)
 	if (ret)
 		return ret;
 	/* A stale region is checked at the first fault (nccom_map_fault()). */
-	mutex_lock(&region->lock);
+	down_write(&region->lock);
 	if (region->dead) {
-		mutex_unlock(&region->lock);
+		up_write(&region->lock);
 		nccom_warn_rl("grant mmap: owner's range is gone, register and export again\n");
 		return -EFAULT;
 	}
 	exp->nvmas++;
 	atomic_inc(&region->nmaps);
-	mutex_unlock(&region->lock);
+	up_write(&region->lock);
 	/* PFN mappings: GUP and process_vm_readv() refuse them. */
 	nccom_vm_flags_set(vma, VM_PFNMAP | VM_IO | VM_DONTEXPAND |
 			   VM_DONTDUMP | VM_DONTCOPY);

@@ -14,6 +14,7 @@
 #include <linux/kref.h>
 #include <linux/xarray.h>
 #include <linux/mutex.h>
+#include <linux/rwsem.h>
 #include <linux/spinlock.h>
 #include <linux/wait.h>
 #include <linux/list.h>
@@ -127,9 +128,11 @@ void nccom_dma_dev_fini(void);
 
 /*
  * Backing memory shared by a registration, its dma-buf exports and nccom
- * imports of those. @lock is held by the engine for as long as it touches
- * the pages and by the invalidation callback while it marks @dead, so the
- * engine never touches a page after its mapping went away.
+ * imports of those. @lock is held for reading by the engines for as long
+ * as they touch the pages (several at once: in an in-place collective
+ * every rank's engine reads and writes the same regions) and for writing
+ * by the invalidation callback while it marks @dead, so no engine touches
+ * a page after its mapping went away.
  */
 enum nccom_region_kind {
 	NCCOM_REGION_PAGES,
@@ -139,7 +142,7 @@ enum nccom_region_kind {
 struct nccom_region {
 	struct kref kref;
 	enum nccom_region_kind kind;
-	struct mutex lock;		/* protects @dead/@stale against the engine */
+	struct rw_semaphore lock;	/* engines read, state changes write */
 	bool dead;			/* the user's mapping is gone for good */
 	bool stale;			/* page tables changed: revalidate first */
 	u32 access;
