@@ -91,20 +91,13 @@ static int krace_agree(struct ccomComm *comm, const struct ccom_op *op, bool *ev
 	return 0;
 }
 
-/* Whether the in-place calls of race @r's collective and size race apart. */
-static bool *ip_open_of(struct ccom_tune_krace *kr, const struct ccom_race *r)
-{
-	int i = ccom_tune_krace_index(kr, r) % CCOM_KRACE_PER_PLACE;
-
-	return &kr->ip_open[i / CCOM_KRACE_SIZES][i % CCOM_KRACE_SIZES];
-}
 
 /* After a check-in's first barrier: every rank's call of out-of-place race @r is in place. */
 static void krace_open_ip(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
 {
 	struct ccom_tune_krace *kr = comm->tune->krace;
 	struct ccom_shm *s = comm->shm;
-	bool *open = ip_open_of(kr, r);
+	bool *open = ccom_tune_krace_ip_open(kr, r);
 	int l;
 
 	if (ccom_tune_krace_is_ip(kr, r) || *open)
@@ -203,7 +196,7 @@ int ccom_krace_begin(struct ccomComm *comm, const struct ccom_op *op, struct cco
 	kr = comm->tune->krace;
 	kr->cur_ip = false;
 	/* Both kept on one path: the out-of-place race times the call, no barrier. */
-	if (*ip_open_of(kr, r)) {
+	if (*ccom_tune_krace_ip_open(kr, r)) {
 		struct ccom_race *rip = ccom_tune_krace_at(kr, ccom_tune_krace_index(kr, r) +
 								 CCOM_KRACE_PER_PLACE);
 

@@ -206,6 +206,13 @@ bool ccom_tune_krace_is_ip(const struct ccom_tune_krace *kr, const struct ccom_r
 	return ccom_tune_krace_index(kr, r) >= CCOM_KRACE_PER_PLACE;
 }
 
+bool *ccom_tune_krace_ip_open(struct ccom_tune_krace *kr, const struct ccom_race *r)
+{
+	int i = ccom_tune_krace_index(kr, r) % CCOM_KRACE_PER_PLACE;
+
+	return &kr->ip_open[i / CCOM_KRACE_SIZES][i % CCOM_KRACE_SIZES];
+}
+
 void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
 			    const uint64_t worst[CCOM_KPATH_NUM])
 {

@@ -98,6 +98,8 @@ int ccom_tune_krace_index(const struct ccom_tune_krace *kr, const struct ccom_ra
 struct ccom_race *ccom_tune_krace_at(struct ccom_tune_krace *kr, int index);
 /* Whether race @r is one of in-place calls. */
 bool ccom_tune_krace_is_ip(const struct ccom_tune_krace *kr, const struct ccom_race *r);
+/* The flag saying in-place calls of @r's collective and size race apart (either placement's @r). */
+bool *ccom_tune_krace_ip_open(struct ccom_tune_krace *kr, const struct ccom_race *r);
 /* Keep a path of @r from @worst (every rank's slowest medians); logs the verdict, caches it. */
 void ccom_tune_krace_decide(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r,
 			    const uint64_t worst[CCOM_KPATH_NUM]);

@@ -6,9 +6,17 @@
  * and rank 1 not, then the other way round).  The engine's in-place
  * schedule trades blocks with in-place peers only; before the mixed case
  * was sent to shm (coll/kdev_sched.c) the out-of-place rank got the wrong
- * block in 19-25 of 40 runs in a 6.12 guest.  Skips (77) without a usable
- * /dev/nccom.
+ * block in 19-25 of 40 runs in a 6.12 guest.  Then the same under the
+ * automatic choice (CCOM_KDEV unset, a private race cache), after 64 calls
+ * with both ranks in place, which the kdev race measures: its engine turns
+ * must run the engine (each rank's TRACE log shows in-place AlltoAlls on
+ * the engine; before 2026-12-07 the tables' vote for shm ran shm in every
+ * turn of the race, so none did).
+ * Skips (77) without a usable /dev/nccom.
  */
+#include <stdbool.h>
+#include <sys/wait.h>
+
 #include "kdev_util.h"
 
 #define PER (128 * 1024)	/* floats per block: 1 MiB per rank */
@@ -43,6 +51,13 @@ static int mixed_rank(int rank, int n, void *arg)
 	T_CHECK(a && b, "malloc");
 	if (ct_init(j, rank, &comm))
 		return T_FAIL;
+	for (it = 0; j->count && it < (int)j->count; it++) {
+		fill(a, rank);
+		T_CCOM(ccomAlltoAll(a, a, PER, ccomFloat32, comm, NULL), ccomSuccess);
+		T_CCOM(ccomCommSynchronize(comm), ccomSuccess);
+		if (check(a, rank, -1, it))
+			return T_FAIL;
+	}
 	for (in = 0; in < 2; in++) {
 		for (it = 0; it < ITERS; it++) {
 			float *out = rank == in ? a : b;
@@ -61,13 +76,83 @@ static int mixed_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
+/* Lines of @path holding @what. */
+static int count_lines(const char *path, const char *what)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, what) != NULL;
+	fclose(f);
+	return n;
+}
+
+/* The automatic choice's job: every rank's log (CCOM_DEBUG_FILE %p: its pid). */
+static int auto_rank(int rank, int n, void *arg)
+{
+	char path[96], head[64];
+	int engine;
+
+	if (mixed_rank(rank, n, arg))
+		return T_FAIL;
+	snprintf(path, sizeof(path), "/tmp/kdev_mixed_a2a.%d.log", (int)getpid());
+	/* kdev_sched.c's line for an operation on the engine (the job runs AlltoAlls only). */
+	snprintf(head, sizeof(head), " %d elements: registrations", PER);
+	engine = count_lines(path, head);
+	T_CHECK(engine > 0, "rank %d: the race's engine turns ran no in-place AlltoAll on the engine (%s: %d)",
+		rank, path, engine);
+	unlink(path);
+	return T_PASS;
+}
+
+/*
+ * One job of 2 ranks in a child process, which sets up logging afresh
+ * (a process's log destination is fixed at its first use); with @traced
+ * each rank logs KDEV at TRACE to /tmp/kdev_mixed_a2a.<pid>.log.
+ */
+static int run_job(struct ct_job *j, int (*fn)(int, int, void *), bool traced, const char *what)
+{
+	int codes[2], status;
+	pid_t pid = fork();
+
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		if (traced) {
+			setenv("CCOM_DEBUG", "TRACE", 1);
+			setenv("CCOM_DEBUG_SUBSYS", "KDEV", 1);
+			setenv("CCOM_DEBUG_FILE", "/tmp/kdev_mixed_a2a.%p.log", 1);
+		}
+		if (t_fork_ranks_id(2, fn, j, codes, 300, &j->id) == 0)
+			_exit(T_PASS);
+		fprintf(stderr, "FAIL kdev_mixed_a2a: %s: ranks exited with %d %d\n", what, codes[0], codes[1]);
+		_exit(T_FAIL);
+	}
+	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == T_PASS,
+		"%s: the job failed (%#x)", what, status);
+	return T_PASS;
+}
+
 int main(void)
 {
 	struct ct_job j = { .nranks = 2, .env = { "CCOM_KDEV=1" } };
-	int codes[2];
+	char race[96], env_race[128];
+	int err;
 
 	KT_REQUIRE(2);
-	T_CHECK(t_fork_ranks_id(2, mixed_rank, &j, codes, 300, &j.id) == 0,
-		"ranks exited with %d %d", codes[0], codes[1]);
-	return T_PASS;
+	if (run_job(&j, mixed_rank, false, "the engine forced"))
+		return T_FAIL;
+	snprintf(race, sizeof(race), "/tmp/kdev_mixed_a2a.%d.cache", (int)getpid());
+	unlink(race);
+	snprintf(env_race, sizeof(env_race), "CCOM_KDEV_RACE_FILE=%s", race);
+	unsetenv("CCOM_KDEV");
+	unsetenv("CCOM_KDEV_MAP");
+	unsetenv("CCOM_KDEV_MIN_BYTES");
+	j = (struct ct_job){ .nranks = 2, .count = 64, .env = { env_race } };
+	err = run_job(&j, auto_rank, true, "the automatic choice");
+	unlink(race);
+	return err;
 }
