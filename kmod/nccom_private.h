@@ -129,10 +129,10 @@ void nccom_dma_dev_fini(void);
 /*
  * Backing memory shared by a registration, its dma-buf exports and nccom
  * imports of those. @lock is held for reading by the engines for as long
- * as they touch the pages (several at once: in an in-place collective
- * every rank's engine reads and writes the same regions) and for writing
- * by the invalidation callback while it marks @dead, so no engine touches
- * a page after its mapping went away.
+ * as they touch the pages (several at once: the engines of a collective's
+ * ranks read and write the same regions) and for writing by the
+ * invalidation callback while it marks @dead, so no engine touches a page
+ * after its mapping went away.
  */
 enum nccom_region_kind {
 	NCCOM_REGION_PAGES,
