@@ -76,21 +76,6 @@ static int mixed_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
-/* Lines of @path holding @what. */
-static int count_lines(const char *path, const char *what)
-{
-	char line[512];
-	FILE *f = fopen(path, "r");
-	int n = 0;
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, what) != NULL;
-	fclose(f);
-	return n;
-}
-
 /* The automatic choice's job: every rank's log (CCOM_DEBUG_FILE %p: its pid). */
 static int auto_rank(int rank, int n, void *arg)
 {
@@ -102,7 +87,7 @@ static int auto_rank(int rank, int n, void *arg)
 	snprintf(path, sizeof(path), "/tmp/kdev_mixed_a2a.%d.log", (int)getpid());
 	/* kdev_sched.c's line for an operation on the engine (the job runs AlltoAlls only). */
 	snprintf(head, sizeof(head), " %d elements: registrations", PER);
-	engine = count_lines(path, head);
+	engine = t_file_lines(path, head, NULL);
 	T_CHECK(engine > 0, "rank %d: the race's engine turns ran no in-place AlltoAll on the engine (%s: %d)",
 		rank, path, engine);
 	unlink(path);
