@@ -91,7 +91,6 @@ static int krace_agree(struct ccomComm *comm, const struct ccom_op *op, bool *ev
 	return 0;
 }
 
-
 /* After a check-in's first barrier: every rank's call of out-of-place race @r is in place. */
 static void krace_open_ip(struct ccomComm *comm, const struct ccom_op *op, struct ccom_race *r)
 {
