@@ -17,7 +17,6 @@
  * /dev/nccom.
  */
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "kdev_util.h"
 
@@ -126,35 +125,18 @@ static int seed_calibration(int slow)
 	return T_PASS;
 }
 
-/*
- * One run of auto_rank() on 2 ranks, the calibration verdict seeded to
- * @slow, from a child process: libccom reads its logging configuration
- * once per process, and the job id's creation in the launcher would fix it
- * for the ranks of a second job.
- */
+/* One run of auto_rank() on 2 ranks, the calibration verdict seeded to @slow. */
 static int run_job(int slow)
 {
 	struct ct_job j = { .nranks = 2,
 			    .env = { "CCOM_DEBUG=TRACE", "CCOM_DEBUG_SUBSYS=KDEV" } };
-	int codes[2], status;
-	pid_t pid;
 
 	snprintf(logdir, sizeof(logdir), "/tmp/kdev_auto.%d.%d", (int)getpid(), slow);
 	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
 	if (seed_calibration(slow))
 		return T_FAIL;
-	pid = fork();
-	T_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		if (t_fork_ranks_id(2, auto_rank, &j, codes, 300, &j.id) == 0)
-			_exit(T_PASS);
-		fprintf(stderr, "FAIL kdev_auto: ranks exited with %d %d\n", codes[0], codes[1]);
-		_exit(T_FAIL);
-	}
-	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == T_PASS, "the job with the verdict seeded %s failed (%#x)",
-		slow ? "slow" : "fast", status);
-	return T_PASS;
+	return kt_job_in_child(&j, auto_rank, slow ? "kdev_auto, the engine seeded slow" :
+						       "kdev_auto, the engine seeded fast");
 }
 
 int main(void)

@@ -14,8 +14,6 @@
  * turn of the race, so none did).
  * Skips (77) without a usable /dev/nccom.
  */
-#include <stdbool.h>
-#include <sys/wait.h>
 
 #include "kdev_util.h"
 
@@ -94,33 +92,6 @@ static int auto_rank(int rank, int n, void *arg)
 	return T_PASS;
 }
 
-/*
- * One job of 2 ranks in a child process, which sets up logging afresh
- * (a process's log destination is fixed at its first use); with @traced
- * each rank logs KDEV at TRACE to /tmp/kdev_mixed_a2a.<pid>.log.
- */
-static int run_job(struct ct_job *j, int (*fn)(int, int, void *), bool traced, const char *what)
-{
-	int codes[2], status;
-	pid_t pid = fork();
-
-	T_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		if (traced) {
-			setenv("CCOM_DEBUG", "TRACE", 1);
-			setenv("CCOM_DEBUG_SUBSYS", "KDEV", 1);
-			setenv("CCOM_DEBUG_FILE", "/tmp/kdev_mixed_a2a.%p.log", 1);
-		}
-		if (t_fork_ranks_id(2, fn, j, codes, 300, &j->id) == 0)
-			_exit(T_PASS);
-		fprintf(stderr, "FAIL kdev_mixed_a2a: %s: ranks exited with %d %d\n", what, codes[0], codes[1]);
-		_exit(T_FAIL);
-	}
-	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == T_PASS,
-		"%s: the job failed (%#x)", what, status);
-	return T_PASS;
-}
-
 int main(void)
 {
 	struct ct_job j = { .nranks = 2, .env = { "CCOM_KDEV=1" } };
@@ -128,7 +99,7 @@ int main(void)
 	int err;
 
 	KT_REQUIRE(2);
-	if (run_job(&j, mixed_rank, false, "the engine forced"))
+	if (kt_job_in_child(&j, mixed_rank, "kdev_mixed_a2a, the engine forced"))
 		return T_FAIL;
 	snprintf(race, sizeof(race), "/tmp/kdev_mixed_a2a.%d.cache", (int)getpid());
 	unlink(race);
@@ -137,7 +108,11 @@ int main(void)
 	unsetenv("CCOM_KDEV_MAP");
 	unsetenv("CCOM_KDEV_MIN_BYTES");
 	j = (struct ct_job){ .nranks = 2, .count = 64, .env = { env_race } };
-	err = run_job(&j, auto_rank, true, "the automatic choice");
+	/* Each rank logs KDEV at TRACE to /tmp/kdev_mixed_a2a.<pid>.log (auto_rank() reads it). */
+	setenv("CCOM_DEBUG", "TRACE", 1);
+	setenv("CCOM_DEBUG_SUBSYS", "KDEV", 1);
+	setenv("CCOM_DEBUG_FILE", "/tmp/kdev_mixed_a2a.%p.log", 1);
+	err = kt_job_in_child(&j, auto_rank, "kdev_mixed_a2a, the automatic choice");
 	unlink(race);
 	return err;
 }

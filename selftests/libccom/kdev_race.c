@@ -26,7 +26,6 @@
  * and races nothing.  Skips (77) without a usable /dev/nccom.
  */
 #include <sys/stat.h>
-#include <sys/wait.h>
 
 #include "kdev_util.h"
 
@@ -119,8 +118,8 @@ static int race_rank(int rank, int n, void *arg)
 static int run_job(const char *tag, const char *const *env)
 {
 	struct ct_job j = { .nranks = 2 };
-	int codes[2], status, k;
-	pid_t pid;
+	char what[96];
+	int k;
 
 	snprintf(logdir, sizeof(logdir), "/tmp/kdev_race.%d.%s", (int)getpid(), tag);
 	T_CHECK(mkdir(logdir, 0700) == 0, "mkdir %s", logdir);
@@ -128,18 +127,8 @@ static int run_job(const char *tag, const char *const *env)
 	for (k = 0; env[k] && k < 3; k++)
 		j.env[k + 1] = env[k];
 	setenv("CCOM_DEBUG_SUBSYS", "KDEV,TUNE", 1);
-	pid = fork();
-	T_CHECK(pid >= 0, "fork");
-	if (pid == 0) {
-		if (t_fork_ranks_id(2, race_rank, &j, codes, 300, &j.id) == 0)
-			_exit(T_PASS);
-		fprintf(stderr, "FAIL kdev_race %s: ranks exited with %d %d\n", tag, codes[0],
-			codes[1]);
-		_exit(T_FAIL);
-	}
-	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
-		WEXITSTATUS(status) == T_PASS, "job %s failed (%#x)", tag, status);
-	return T_PASS;
+	snprintf(what, sizeof(what), "kdev_race, job %s", tag);
+	return kt_job_in_child(&j, race_rank, what);
 }
 
 static int count(int rank, const char *s)

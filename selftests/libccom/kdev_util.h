@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <linux/nccom.h>
@@ -88,6 +89,34 @@ static inline int kt_counters_zero(const char *when)
 	T_CHECK(info.out_objects == 0 && info.out_pinned_pages == 0,
 		"driver counters did not return to zero %s: %llu objects, %llu pinned pages", when,
 		(unsigned long long)info.out_objects, (unsigned long long)info.out_pinned_pages);
+	return T_PASS;
+}
+
+/*
+ * Run @fn on the @j->nranks ranks of job @j (timeout 300 s) in a child
+ * process, so that each job's ranks set up logging afresh: a process's log
+ * destination is fixed at its first use, and creating the job's id in
+ * this process (t_fork_ranks_id()) would fix it for the ranks of the next
+ * job.  T_PASS, or T_FAIL naming @what.
+ */
+static inline int kt_job_in_child(struct ct_job *j, t_rank_fn fn, const char *what)
+{
+	int codes[64], status;
+	pid_t pid;
+
+	T_CHECK(j->nranks > 0 && j->nranks <= 64, "%s: %d ranks", what, j->nranks);
+	pid = fork();
+	T_CHECK(pid >= 0, "fork");
+	if (pid == 0) {
+		if (t_fork_ranks_id(j->nranks, fn, j, codes, 300, &j->id) == 0)
+			_exit(T_PASS);
+		for (int r = 0; r < j->nranks; r++)
+			if (codes[r])
+				fprintf(stderr, "FAIL %s: rank %d exited with %d\n", what, r, codes[r]);
+		_exit(T_FAIL);
+	}
+	T_CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == T_PASS,
+		"%s: the job failed (%#x)", what, status);
 	return T_PASS;
 }
 
