@@ -130,8 +130,11 @@ static int sync_all(struct perf_ctx *c)
 	return 0;
 }
 
+/* Every rank gets the sum or maximum of *@v: hostsync.c with -n, else libccom. */
 static int agree(struct perf_ctx *c, void *v, ccomDataType_t dt, ccomRedOp_t op)
 {
+	if (c->sync)
+		return perf_sync_agree(c->sync, c->rank, &c->sync_round, v, dt, op);
 	if (ccomAllReduce(v, v, 1, dt, op, c->comm, NULL) != ccomSuccess)
 		return -1;
 	return sync_all(c);

@@ -236,9 +236,9 @@ static void free_buffers(struct perf_ctx *c)
 	}
 }
 
-static int run_rank(const struct perf_opts *o, ccomComm_t comm)
+static int run_rank(const struct perf_opts *o, ccomComm_t comm, struct perf_sync *sync)
 {
-	struct perf_ctx c = { .o = o, .comm = comm };
+	struct perf_ctx c = { .o = o, .comm = comm, .sync = sync };
 	int rc;
 
 	ccomCommUserRank(comm, &c.rank);
@@ -285,7 +285,7 @@ static void bind_rank(const struct perf_opts *o, int rank)
 	}
 }
 
-static int child(const struct perf_opts *o, int idfd, int rank)
+static int child(const struct perf_opts *o, int idfd, int rank, struct perf_sync *sync)
 {
 	ccomUniqueId id;
 	ccomComm_t comm;
@@ -306,22 +306,44 @@ static int child(const struct perf_opts *o, int idfd, int rank)
 			ccomGetErrorString(res), ccomGetLastError(NULL));
 		return 2;
 	}
-	rc = run_rank(o, comm);
+	rc = run_rank(o, comm, sync);
 	ccomCommDestroy(comm);
 	return rc;
 }
 
-static int wait_ranks(const struct perf_opts *o, const pid_t *pids)
+/*
+ * Reap the ranks in the order they exit; one that died or failed (exit 2)
+ * before the others finished stops them at ccom-perf's next barrier.
+ */
+static int wait_ranks(const struct perf_opts *o, const pid_t *pids, struct perf_sync *sync)
 {
-	int r, st, rc = 0;
+	int r, st, rc = 0, left = 0;
+	pid_t p;
 
-	for (r = 0; r < o->nranks && pids[r] > 0; r++) {
-		if (waitpid(pids[r], &st, 0) < 0 || !WIFEXITED(st)) {
+	for (r = 0; r < o->nranks && pids[r] > 0; r++)
+		left++;
+	while (left > 0) {
+		p = waitpid(-1, &st, 0);
+		if (p < 0 && errno == EINTR)
+			continue;
+		if (p < 0) {
+			perror("ccom-perf: waitpid");
+			return 2;
+		}
+		for (r = 0; r < o->nranks && pids[r] != p; r++)
+			;
+		if (r == o->nranks)
+			continue;
+		left--;
+		if (!WIFEXITED(st)) {
 			fprintf(stderr, "ccom-perf: rank %d died (%s)\n", r,
 				WIFSIGNALED(st) ? strsignal(WTERMSIG(st)) : "unknown");
 			rc = 2;
+			perf_sync_abort(sync);
 		} else if (WEXITSTATUS(st) && (rc == 0 || WEXITSTATUS(st) == 2)) {
 			rc = WEXITSTATUS(st);
+			if (rc == 2)
+				perf_sync_abort(sync);
 		}
 	}
 	return rc;
@@ -331,10 +353,11 @@ static int fork_ranks(const struct perf_opts *o)
 {
 	pid_t *pids = calloc((size_t)o->nranks, sizeof(pid_t));
 	int *wfd = calloc((size_t)o->nranks, sizeof(int));
+	struct perf_sync *sync = perf_sync_create(o->nranks);
 	ccomUniqueId id;
 	int r, p[2], rc = 0;
 
-	if (!pids || !wfd)
+	if (!pids || !wfd || !sync)
 		return 2;
 	fflush(stdout);
 	for (r = 0; r < o->nranks; r++) {
@@ -345,7 +368,7 @@ static int fork_ranks(const struct perf_opts *o)
 		}
 		if (pids[r] == 0) {
 			close(p[1]);
-			_exit(child(o, p[0], r));
+			_exit(child(o, p[0], r, sync));
 		}
 		close(p[0]);
 		wfd[r] = p[1];
@@ -359,7 +382,7 @@ static int fork_ranks(const struct perf_opts *o)
 			rc = 2;
 		close(wfd[r]);
 	}
-	r = wait_ranks(o, pids);
+	r = wait_ranks(o, pids, sync);
 	free(pids);
 	free(wfd);
 	return rc ? rc : r;
@@ -383,7 +406,7 @@ int main(int argc, char **argv)
 			ccomGetErrorString(res), ccomGetLastError(NULL));
 		return 2;
 	}
-	rc = run_rank(&o, comm);
+	rc = run_rank(&o, comm, NULL);
 	ccomCommDestroy(comm);
 	return rc;
 }

@@ -52,6 +52,8 @@ struct perf_ctx {
 	size_t probe_half;
 	double roof_sum;	/* -R: sum of the out-of-place percentages */
 	int nroof;
+	struct perf_sync *sync;	/* -n: the harness agrees through it (hostsync.c), else NULL */
+	unsigned int sync_round;
 };
 
 /* check.c */
@@ -65,6 +67,18 @@ int perf_run(struct perf_ctx *c);
 int perf_barrier(struct perf_ctx *c);
 int perf_agree_max(struct perf_ctx *c, double *v);
 void perf_fmt_bw(char *buf, size_t len, double gbs);
+
+/*
+ * hostsync.c: with -n, the harness's barrier and agreements between the
+ * forked ranks, outside libccom.  perf_sync_create() before the fork;
+ * perf_sync_abort() (the parent) when a rank died; perf_sync_agree():
+ * *@v becomes the sum or maximum over the ranks (int32, int64, double),
+ * 0 or -1 with the reason on stderr.
+ */
+struct perf_sync *perf_sync_create(int nranks);
+void perf_sync_abort(struct perf_sync *s);
+int perf_sync_agree(struct perf_sync *s, int rank, unsigned int *round, void *v,
+		    ccomDataType_t dt, ccomRedOp_t op);
 
 /* roof.c */
 int perf_roof_alloc(struct perf_ctx *c);
