@@ -101,6 +101,11 @@ int perf_sync_agree(struct perf_sync *s, int rank, unsigned int *round, void *v,
 	int64_t i;
 	double d;
 
+	if (rank < 0 || rank >= s->nranks) {
+		fprintf(stderr, "ccom-perf: rank %d is not one of the %d forked ranks\n", rank,
+			s->nranks);
+		return -1;
+	}
 	if ((dt != ccomInt32 && dt != ccomInt64 && dt != ccomFloat64) ||
 	    (op != ccomSum && op != ccomMax)) {
 		fprintf(stderr, "ccom-perf: rank %d: the harness agrees on int32, int64 or double sums and maxima only\n",
