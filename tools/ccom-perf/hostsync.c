@@ -8,9 +8,9 @@
  * Why: the harness's small agreements ran on whatever path the variant
  * forced.  Under CCOM_KDEV=1 they took the driver's path, under the
  * automatic choice shm, and in a TCG guest that history alone moved the
- * next timed loop of the mapped path between two speeds 2x apart
- * (AllReduce 1 MiB: 4.4-6.2 ms per operation after agreements on the
- * driver, 7.2-11.0 after agreements on shm; Documentation/libccom/
+ * next timed loop of the mapped path by 1.6x (AllReduce 1 MiB, median
+ * 5.3 ms per operation after agreements on the driver, 8.5 after
+ * agreements on shm; Documentation/libccom/
  * kdev.rst), so a forced variant and the automatic choice were not timed
  * alike.  Launcher mode (no -n) still agrees through libccom.
  *
