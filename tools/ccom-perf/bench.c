@@ -15,7 +15,8 @@
 
 static const double busbw_num[PERF_NCOLLS] = { 2, 1, 1, 1, 1, 1, 1, 1, 1 };
 
-static double now_s(void)
+/* Monotonic seconds (perf.h). */
+double perf_now_s(void)
 {
 	struct timespec ts;
 
@@ -198,13 +199,13 @@ static int timed(struct perf_ctx *c, size_t count, int inplace, int iters, int w
 			return -1;
 	if (sync_all(c))
 		return -1;
-	t0 = now_s();
+	t0 = perf_now_s();
 	for (i = 0; i < iters; i++)
 		if (issue(c, s, r, count) != ccomSuccess)
 			return -1;
 	if (sync_all(c))
 		return -1;
-	*us = (now_s() - t0) * 1e6 / iters;
+	*us = (perf_now_s() - t0) * 1e6 / iters;
 	return agree(c, us, ccomFloat64, ccomMax);
 }
 

@@ -58,14 +58,6 @@ void perf_sync_abort(struct perf_sync *s)
 		atomic_store(&s->abort, 1);
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Every rank returns once all arrived: 0, or -1 with the reason on stderr. */
 static int sync_barrier(struct perf_sync *s, int rank)
 {
@@ -78,13 +70,13 @@ static int sync_barrier(struct perf_sync *s, int rank)
 		atomic_fetch_add(&s->gen, 1);
 		return 0;
 	}
-	deadline = now_s() + SYNC_TIMEOUT_S;
+	deadline = perf_now_s() + SYNC_TIMEOUT_S;
 	while (atomic_load(&s->gen) == g) {
 		if (atomic_load(&s->abort)) {
 			fprintf(stderr, "ccom-perf: rank %d: another rank died; stopping\n", rank);
 			return -1;
 		}
-		if (now_s() > deadline) {
+		if (perf_now_s() > deadline) {
 			fprintf(stderr, "ccom-perf: rank %d: not every rank reached ccom-perf's barrier within %d s; stopping\n",
 				rank, SYNC_TIMEOUT_S);
 			return -1;

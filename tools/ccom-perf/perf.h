@@ -64,6 +64,7 @@ int64_t perf_check(const struct perf_ctx *c, size_t count, void *out);
 
 /* bench.c */
 int perf_run(struct perf_ctx *c);
+double perf_now_s(void);
 int perf_barrier(struct perf_ctx *c);
 int perf_agree_max(struct perf_ctx *c, double *v);
 void perf_fmt_bw(char *buf, size_t len, double gbs);
