@@ -103,17 +103,24 @@ bool ccom_tune_engine_wants(struct ccomComm *comm, const struct ccom_op *op)
 		comm->tune->engine_fp_told = true;
 		return false;
 	}
-	if (!e->forced && e->slow)
-		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
+	/*
+	 * Measured: the race's trial or verdict (coll/coll.c decided a READY
+	 * race).  An engine calibrated slow is no candidate of the race, but
+	 * the mapped path still is and runs through the driver: this test
+	 * comes before the calibration's, or the race's mapped turns and a
+	 * mapped verdict would run the staged path (they did, in the 6.1
+	 * guest, until 2026-12-07).
+	 */
 	if (!e->forced &&
 	    (r = ccom_tune_krace_of(comm, op, comm->tune->krace && comm->tune->krace->cur_ip))) {
-		/* Measured: the race's trial or verdict (coll/coll.c decided a READY race). */
 		if (ccom_tune_krace_kpath(comm->tune->krace, op->kind, ccom_race_next(r)) ==
 		    CCOM_KPATH_STAGED)
 			return false;
 		log_first_engine_pick(comm, op);
 		return true;
 	}
+	if (!e->forced && e->slow)
+		return false;	/* transport/kdev/calibrate.c: slower than shm on this machine */
 	if (!e->forced && ccom_op_bytes(comm, op) < kdev_auto_min(e, op->kind))
 		return false;
 	log_first_engine_pick(comm, op);

@@ -96,7 +96,7 @@ static const struct ccom_param_desc params[] = {
 	{ "CCOM_KDEV_MIN_BYTES", "65536",
 	  "With CCOM_KDEV unset: no collective or Send/Recv smaller than this (bytes as ccom-perf counts them) runs on the nccom engine; above it the per-collective thresholds of Documentation/libccom/kdev.rst apply (same on every rank)." },
 	{ "CCOM_KDEV_CALIB_FILE", NULL,
-	  "Where the kdev engine's calibration (one engine copy timed against memcpy at the first init after the driver was loaded; a verdict of slow keeps the automatic choice on shm) is cached; unset: /dev/shm/ccom-kdev-calib-UID-BOOTID-DEVICE. The file holds 'engine_us memcpy_us slow(0|1)'; a file without a verdict is measured and written." },
+	  "Where the kdev engine's calibration (one engine copy timed against memcpy at the first init after the driver was loaded; a verdict of slow keeps the automatic choice off the engine: the staged and mapped paths are still measured) is cached; unset: /dev/shm/ccom-kdev-calib-UID-BOOTID-DEVICE. The file holds 'engine_us memcpy_us slow(0|1)'; a file without a verdict is measured and written." },
 	{ "CCOM_KDEV_MAP", "auto",
 	  "1: with the kdev transport in use and a driver with NCCOM_FEAT_DMABUF_MMAP, every collective of the kdev schedule and Send/Recv read the local peers' user buffers through mmap()s of their grants and copy or reduce in userspace (mapped single copy, no engine copy per operation); 0: the engine does the copies; auto: grants are mapped and, with CCOM_KDEV unset, the mapped path is one of the candidates the automatic choice measures per collective and size for every collective of the kdev schedule (Send/Recv: the engine; with CCOM_KDEV=1: the engine). May differ between ranks." },
 	{ "CCOM_KDEV_RACE_FILE", NULL,

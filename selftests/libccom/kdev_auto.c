@@ -8,7 +8,8 @@
  * one where only rank 0 is in place (the ranks differ, the choice must
  * not).  Then again with the engine's calibration verdict (the cache
  * file of transport/kdev/calibrate.c, seeded) saying the engine is slow:
- * every collective stays on shm.  Every result is checked; which path ran
+ * no collective runs on the engine (each size's first operation is the
+ * race's staged trial; kdev_race tests the mapped path's turns there).  Every result is checked; which path ran
  * is read from each rank's KDEV trace log.  From 64 KiB the choice is
  * measured on the operations (tune/kdev_race.c, tested by kdev_race): its
  * cache (CCOM_KDEV_RACE_FILE) is seeded with the engine for the 1 MiB
@@ -161,7 +162,7 @@ int main(void)
 		T_CHECK(log_count(r, "shm for every rank (automatic choice)") == 2,
 			"%s: the in-place AlltoAlls did not both go to shm by the vote (log %s/rank%d.log)", what, logdir, r);
 	}
-	/* The engine calibrated as slow: the automatic choice keeps everything on shm. */
+	/* The engine calibrated as slow: the automatic choice never runs the engine. */
 	if (run_job(1))
 		return T_FAIL;
 	for (r = 0; r < 2; r++) {

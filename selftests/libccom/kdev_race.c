@@ -23,7 +23,10 @@
  * check-in (op 16) finds both ranks in place, in-place calls race apart
  * (logged), their verdict follows the measurement as above and is cached
  * on its own line (kind 3 + 6); a second in-place job reads both verdicts
- * and races nothing.  Skips (77) without a usable /dev/nccom.
+ * and races nothing.  Last, with the engine's calibration seeded slow, 48
+ * AllReduces race staged against mapped: no engine operation, and the
+ * mapped turns (and a mapped verdict) run mapped.  Skips (77) without a
+ * usable /dev/nccom.
  */
 #include <sys/stat.h>
 
@@ -303,6 +306,56 @@ static int allgather_inplace(const char *const *auto_env, const char *race)
 	return T_PASS;
 }
 
+/*
+ * The engine calibrated slow (its cache file seeded, CCOM_KDEV_CALIB_FILE):
+ * no candidate, but the mapped path still races the staged path, and its
+ * turns and a mapped verdict run mapped (until 2026-12-07 they ran the
+ * staged path: the calibration's filter came before the race's).  A fresh
+ * cache; 48 AllReduces: >= the longest race of 2 paths (40) and fewer than
+ * CCOM_RACE_RECHECK_OPS past the shortest (24), so no re-check fires.
+ */
+static int slow_engine(const char *race)
+{
+	char calib[160], env_calib[200], env_race[200];
+	const char *env[] = { env_race, env_calib, NULL };
+	int kept[2], trials, want, r;
+	FILE *f;
+
+	_Static_assert(2 * (CCOM_RACE_TURNS + CCOM_RACE_EXTRA_MAX) * CCOM_RACE_RUN <= 48 &&
+		       48 - 2 * CCOM_RACE_TURNS * CCOM_RACE_RUN < CCOM_RACE_RECHECK_OPS,
+		       "the slow-engine job: a whole race, no re-check after it");
+	snprintf(calib, sizeof(calib), "/tmp/kdev_race.%d.calib", (int)getpid());
+	f = fopen(calib, "w");
+	T_CHECK(f, "fopen %s", calib);
+	fprintf(f, "1 1 1\n");	/* engine us, memcpy us, slow */
+	fclose(f);
+	unlink(race);
+	snprintf(env_race, sizeof(env_race), "CCOM_KDEV_RACE_FILE=%s", race);
+	snprintf(env_calib, sizeof(env_calib), "CCOM_KDEV_CALIB_FILE=%s", calib);
+	nops = 48;
+	if (run_job("slow-engine", env))
+		return T_FAIL;
+	T_CHECK(count(0, "staged, mapped measured") == 1,
+		"engine seeded slow: the race is not staged against mapped (log %s)", logdir);
+	trials = 2 * turns_run() * CCOM_RACE_RUN;
+	for (r = 0; r < 2; r++)
+		if (verdict(r, &kept[r]))
+			return T_FAIL;
+	T_CHECK(kept[0] == kept[1] && kept[0] != 1,
+		"engine seeded slow: the ranks kept %d and %d (0 staged, 2 mapped)", kept[0], kept[1]);
+	want = trials / 2 + (kept[0] == 2 ? nops - trials : 0);
+	for (r = 0; r < 2; r++)
+		T_CHECK(count(r, ENGINE_LINE) == 0 && count(r, MAPPED_LINE) == want,
+			"engine seeded slow, rank %d: %d engine and %d mapped operations, want 0 and %d (log %s)",
+			r, count(r, ENGINE_LINE), count(r, MAPPED_LINE), want, logdir);
+	printf("engine seeded slow: staged against mapped, %s kept, %d mapped operations\n",
+	       kept[0] == 2 ? "mapped" : "staged", want);
+	fflush(stdout);
+	unlink(calib);
+	nops = NOPS;
+	return T_PASS;
+}
+
 int main(void)
 {
 	const char *auto_env[] = { NULL, NULL };
@@ -380,6 +433,10 @@ int main(void)
 	if (forced("kdev0", k0, 0, 0) || forced("kdev1-map0", k1m0, NOPS, 0) ||
 	    forced("kdev1-map1", k1m1, nslots == 3 ? 0 : NOPS, nslots == 3 ? NOPS : 0))
 		return T_FAIL;
+	if (nslots == 3 && slow_engine(race))
+		return T_FAIL;
+	if (nslots < 3)
+		printf("engine seeded slow: not run, the driver maps no grants here\n");
 	unlink(race);
 	printf("PASS: kdev_race\n");
 	return kt_counters_zero("after the measured-choice cases");

@@ -206,7 +206,7 @@ int ccom_kdev_calibrate(struct ccom_kdev *kd, bool *slow)
 	*slow = v == 1;
 	ccom_info(CCOM_SUBSYS_KDEV, "kdev: engine copy of %u KiB %lld us, memcpy %lld us (%s): %s",
 		  CALIB_BYTES >> 10, te, tm, path,
-		  *slow ? "the engine is more than 2x slower, the automatic choice keeps collectives on shm (CCOM_KDEV=1 forces the engine)"
+		  *slow ? "the engine is more than 2x slower, the automatic choice never picks it (the mapped path is still measured; CCOM_KDEV=1 forces the engine)"
 			: "the engine is used as the tables say");
 	return 0;
 }
