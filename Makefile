@@ -99,6 +99,9 @@ $(BUILD)/selftests/libccom/%: selftests/libccom/%.c $(wildcard selftests/libccom
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS_COMMON) $(CPPFLAGS_COMMON) -Iselftests/libccom -o $@ $< $(LIBA) $(LDLIBS_COMMON)
 
+# perf_hostsync compiles ccom-perf's hostsync.c in.
+$(BUILD)/selftests/libccom/perf_hostsync: tools/ccom-perf/hostsync.c tools/ccom-perf/perf.h
+
 # Benchmarks, not tests (not in make check): make build/bench/NAME for
 # selftests/libccom/bench/NAME.c.
 $(BUILD)/bench/%: selftests/libccom/bench/%.c $(wildcard selftests/libccom/*.h) $(LIBA)
