@@ -302,6 +302,7 @@ class _State(Watchdog):
         self.stop = False
         self.error = None
         self.thread = None
+        self.watchdog_thread = None
         self.held = set()  # Works a C++ caller may still wait on (see Work)
         self.timeout = None  # the group's timeout (s): the watchdog's bound
         self.timed_out = None
@@ -422,6 +423,7 @@ class _State(Watchdog):
             self.lock.notify_all()
         if self.thread is not None and threading.current_thread() is not self.thread:
             self.thread.join()
+        self.join_watchdog()
         with self.lock:
             comm, self.comm = self.comm, L.comm_t()
         _live.discard(self)
@@ -434,6 +436,7 @@ class _State(Watchdog):
             comm, self.comm = self.comm, L.comm_t()
             self.stop = True
             self.lock.notify_all()
+        self.join_watchdog()
         _live.discard(self)
         self.held.clear()
         if comm:
@@ -480,8 +483,9 @@ class ProcessGroupCCOM(_compat.ProcessGroup):
         if secs is not None:
             st.timeout = secs
             st.store = store
-            threading.Thread(target=st.watchdog, args=(store, size),
-                             name="ccom-watchdog-%d" % rank, daemon=True).start()
+            st.watchdog_thread = threading.Thread(target=st.watchdog, args=(store, size),
+                                                  name="ccom-watchdog-%d" % rank, daemon=True)
+            st.watchdog_thread.start()
         self._finalizer = weakref.finalize(self, st.shutdown)
 
     # ----------------------------------------------------------- plumbing

@@ -7,6 +7,7 @@ answer a progress query once a period, and only a timeout asks one.
 """
 import ctypes
 import datetime
+import threading
 import time
 
 from . import _lib as L
@@ -24,6 +25,22 @@ class Watchdog:
 
     QUERY = "ccom_torch/progress_query"
     VERDICT = "ccom_torch/timeout_verdict"
+
+    # A store call the watchdog may be in when the group shuts down: a
+    # query's round trip, or a diagnosis of at most 3 periods + 1 s.
+    JOIN_S = 10.0
+
+    def join_watchdog(self):
+        """Wait for the watchdog thread to end (after @stop is set).  A
+        daemon thread still inside a store call (torch's C++, the GIL
+        released) when the interpreter finalizes is ended by CPython with
+        pthread_exit, whose unwinding through those C++ frames aborts the
+        process: "terminate called without an active exception", after the
+        script had finished (1 torchrun rank in 40 runs here, and one in a
+        full check).  Bounded: a store that no longer answers keeps it."""
+        t = getattr(self, "watchdog_thread", None)
+        if t is not None and t is not threading.current_thread():
+            t.join(self.JOIN_S)
 
     def _failure(self, rc, msg):
         """The exception of a failed operation.  When a rank's watchdog

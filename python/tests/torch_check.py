@@ -35,6 +35,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 import types
@@ -569,6 +570,7 @@ def scenario_main(rank, n, port, out):
         for (name, p), q in zip(m_gloo.named_parameters(), m_ccom.parameters()):
             ck.same("DDP no_sync accumulated gradient %s" % name, q.grad, p.grad)
     ck.run("ddp", ddp)
+    ck.run("shutdown joins the watchdog", lambda: check_shutdown_joins_watchdog(ck, rank))
 
     import gc
     from ccom_torch import backend
@@ -581,6 +583,50 @@ def scenario_main(rank, n, port, out):
           "%d -> %d live communicators" % (before, after))
     dist.destroy_process_group()
     out.put(("DONE", rank, ck.passed, ck.failed, sorted(ck.ccom_only)))
+
+
+class _SlowStore:
+    """The store calls a 1-rank ProcessGroupCCOM makes (set, get, add),
+    with add() held while @slow is set, until @release is."""
+
+    def __init__(self):
+        self.kv, self.slow = {}, False
+        self.inside, self.release = threading.Event(), threading.Event()
+
+    def set(self, key, value):
+        self.kv[key] = value
+
+    def get(self, key):
+        return self.kv[key]
+
+    def add(self, key, delta):
+        if self.slow:
+            self.inside.set()
+            self.release.wait(5)
+        self.kv[key] = self.kv.get(key, 0) + delta
+        return self.kv[key]
+
+
+def check_shutdown_joins_watchdog(ck, rank):
+    """shutdown() waits for a watchdog that is inside a store call.  One
+    still there when the interpreter finalizes aborted the process ("terminate
+    called without an active exception") after a torchrun worker finished."""
+    from ccom_torch import backend
+    store = _SlowStore()
+    before = set(threading.enumerate())
+    pg = backend.ProcessGroupCCOM(store, 0, 1, timeout=datetime.timedelta(seconds=0.4))
+    mine = [t for t in threading.enumerate() if t not in before and t.name.startswith("ccom-")]
+    store.slow = True
+    inside = store.inside.wait(10)
+    threading.Timer(0.3, store.release.set).start()
+    t0 = time.monotonic()
+    pg.shutdown()
+    took = time.monotonic() - t0
+    alive = [t.name for t in mine if t.is_alive()]
+    ck.ok("rank %d: shutdown waits for a watchdog inside a store call" % rank,
+          len(mine) == 2 and inside and not alive and took >= 0.2,
+          "the group's threads: %s, watchdog in the store: %s, alive after shutdown: %s, "
+          "shutdown took %.2f s" % ([t.name for t in mine], inside, alive, took))
 
 
 def check_registration(ck, caught):
