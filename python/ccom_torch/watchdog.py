@@ -38,7 +38,7 @@ class Watchdog:
         process: "terminate called without an active exception", after the
         script had finished (1 torchrun rank in 40 runs here, and one in a
         full check).  Bounded: a store that no longer answers keeps it."""
-        t = getattr(self, "watchdog_thread", None)
+        t = self.watchdog_thread
         if t is not None and t is not threading.current_thread():
             t.join(self.JOIN_S)
 

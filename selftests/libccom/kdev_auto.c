@@ -9,8 +9,9 @@
  * not).  Then again with the engine's calibration verdict (the cache
  * file of transport/kdev/calibrate.c, seeded) saying the engine is slow:
  * no collective runs on the engine (each size's first operation is the
- * race's staged trial; kdev_race tests the mapped path's turns there).  Every result is checked; which path ran
- * is read from each rank's KDEV trace log.  From 64 KiB the choice is
+ * race's staged trial; kdev_race tests the mapped path's turns there).
+ * Every result is checked; which path ran is read from each rank's KDEV
+ * trace log.  From 64 KiB the choice is
  * measured on the operations (tune/kdev_race.c, tested by kdev_race): its
  * cache (CCOM_KDEV_RACE_FILE) is seeded with the engine for the 1 MiB
  * AllReduce and the AlltoAlls, so these cases test the votes and the

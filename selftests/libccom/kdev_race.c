@@ -314,6 +314,8 @@ static int allgather_inplace(const char *const *auto_env, const char *race)
  * cache; 48 AllReduces: >= the longest race of 2 paths (40) and fewer than
  * CCOM_RACE_RECHECK_OPS past the shortest (24), so no re-check fires.
  */
+#define NOPS_SLOW_ENGINE 48
+
 static int slow_engine(const char *race)
 {
 	char calib[160], env_calib[200], env_race[200];
@@ -321,8 +323,8 @@ static int slow_engine(const char *race)
 	int kept[2], trials, want, r;
 	FILE *f;
 
-	_Static_assert(2 * (CCOM_RACE_TURNS + CCOM_RACE_EXTRA_MAX) * CCOM_RACE_RUN <= 48 &&
-		       48 - 2 * CCOM_RACE_TURNS * CCOM_RACE_RUN < CCOM_RACE_RECHECK_OPS,
+	_Static_assert(2 * (CCOM_RACE_TURNS + CCOM_RACE_EXTRA_MAX) * CCOM_RACE_RUN <= NOPS_SLOW_ENGINE &&
+		       NOPS_SLOW_ENGINE - 2 * CCOM_RACE_TURNS * CCOM_RACE_RUN < CCOM_RACE_RECHECK_OPS,
 		       "the slow-engine job: a whole race, no re-check after it");
 	snprintf(calib, sizeof(calib), "/tmp/kdev_race.%d.calib", (int)getpid());
 	f = fopen(calib, "w");
@@ -332,7 +334,7 @@ static int slow_engine(const char *race)
 	unlink(race);
 	snprintf(env_race, sizeof(env_race), "CCOM_KDEV_RACE_FILE=%s", race);
 	snprintf(env_calib, sizeof(env_calib), "CCOM_KDEV_CALIB_FILE=%s", calib);
-	nops = 48;
+	nops = NOPS_SLOW_ENGINE;
 	if (run_job("slow-engine", env))
 		return T_FAIL;
 	T_CHECK(count(0, "staged, mapped measured") == 1,
